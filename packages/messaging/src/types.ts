@@ -1,0 +1,167 @@
+/**
+ * The contract of @saga/messaging: the shapes producers, consumers and the relay share.
+ * Nothing here knows a specific event; contracts live in another package.
+ */
+
+/**
+ * A schema in the Standard Schema v1 shape (https://standardschema.dev), which zod 4 implements.
+ * Messaging validates consumed payloads through it without depending on zod.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1
+    readonly vendor: string
+    readonly validate: (
+      value: unknown,
+    ) => StandardSchemaV1.Result<Output> | Promise<StandardSchemaV1.Result<Output>>
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-namespace
+export declare namespace StandardSchemaV1 {
+  type Result<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<Issue> }
+  interface Issue {
+    readonly message: string
+    readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined
+  }
+  type InferOutput<S extends StandardSchemaV1> = NonNullable<S['~standard']['types']>['output']
+}
+
+/**
+ * One message type as producers and consumers know it: a versioned type name, the routing key it
+ * is published under, and the schema of its payload.
+ * Example: `{ type: 'order.created.v1', routingKey: 'order.created', schema: OrderCreatedSchema }`.
+ */
+export interface MessageContract<P = unknown> {
+  readonly type: string
+  readonly routingKey: string
+  readonly schema: StandardSchemaV1<unknown, P>
+}
+
+/**
+ * What a producer hands to `enqueue`. The message id (UUIDv7) is made by `enqueue`, once, and
+ * travels as AMQP `messageId` and CloudEvents `id`.
+ */
+export interface OutgoingMessage<P = unknown> {
+  /** Versioned type name, e.g. `order.created.v1`. */
+  type: string
+  /** Topic routing key, e.g. `order.created`. */
+  routingKey: string
+  /** The event data; serialised as JSON. */
+  payload: P
+  /** The entity the event is about (e.g. the order id); stored for look-ups, sent as CloudEvents `subject`. */
+  aggregateId?: string | undefined
+  /** Ties every message of one saga together (the order id). */
+  correlationId: string
+  /** The id of the message that caused this one; absent for a message caused by an HTTP request. */
+  causationId?: string | undefined
+  /** W3C trace context (https://www.w3.org/TR/trace-context/#traceparent-header). */
+  traceparent?: string | undefined
+  /** When the fact happened; defaults to the time of `enqueue`. */
+  occurredAt?: Date | undefined
+}
+
+/**
+ * The envelope on the wire: a CloudEvents 1.0 structured-mode JSON body
+ * (https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md)
+ * with the extension attributes `correlationid`, `causationid` and `traceparent`.
+ */
+export interface Envelope<P = unknown> {
+  specversion: '1.0'
+  id: string
+  source: string
+  type: string
+  time: string
+  subject?: string | undefined
+  datacontenttype: 'application/json'
+  correlationid: string
+  causationid?: string | undefined
+  traceparent?: string | undefined
+  data: P
+}
+
+/** A consumed, validated message as a handler sees it. */
+export interface ConsumedMessage<P = unknown> {
+  id: string
+  type: string
+  source: string
+  /** When the fact happened (CloudEvents `time`). */
+  time: Date
+  subject?: string | undefined
+  correlationId: string
+  causationId?: string | undefined
+  traceparent?: string | undefined
+  routingKey: string
+  payload: P
+  /** 1 on the first delivery to this handler, counting retries after handler errors. */
+  attempt: number
+}
+
+/**
+ * A transaction a handler or producer writes in. Messaging accepts either a Prisma interactive
+ * transaction client (anything with `$executeRawUnsafe`/`$queryRawUnsafe` and no `$connect`) or a
+ * `pg` client inside `BEGIN`.
+ */
+export interface PrismaTransactionLike {
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>
+}
+
+export interface PgClientLike {
+  query(text: string, values?: unknown[]): Promise<{ rowCount: number | null; rows: unknown[] }>
+}
+
+export type TransactionClient = PrismaTransactionLike | PgClientLike
+
+/**
+ * How messaging opens a transaction in the service's database: commits when `fn` resolves, rolls
+ * back when it throws. See `prismaDatabase` and `pgDatabase`.
+ */
+export interface Database<Tx extends TransactionClient> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+}
+
+/**
+ * One reaction of a service to one message type. The queue is `<service>.<name>`; its
+ * dead-letter queue `<service>.<name>.dlq`.
+ */
+export interface HandlerDefinition<Tx extends TransactionClient = TransactionClient, P = unknown> {
+  /** Unique within the service, kebab-case, e.g. `reserve-stock-when-payment-processed`. */
+  name: string
+  /** The message type handled; a delivery of any other type on this queue is dead-lettered. */
+  message: MessageContract<P>
+  /**
+   * Runs inside the inbox transaction: its writes and its `enqueue` calls commit together with
+   * the inbox row, or not at all. Throwing rolls everything back and the delivery is retried.
+   */
+  handle(message: ConsumedMessage<P>, tx: Tx): Promise<void>
+}
+
+/** Minimal structured logger (pino-compatible). */
+export interface Logger {
+  debug(obj: object, msg?: string): void
+  info(obj: object, msg?: string): void
+  warn(obj: object, msg?: string): void
+  error(obj: object, msg?: string): void
+}
+
+/** Signals messaging emits; tests await them instead of sleeping. */
+export interface SignalMap {
+  /** A row confirmed by the broker and marked published. */
+  published: { id: string; type: string; routingKey: string }
+  /** A row whose publish failed this attempt (nack, return, timeout, channel error). */
+  publishFailed: { id: string; type: string; attempts: number; error: string }
+  /** A row that used up its attempts and was parked (`failed_at` set). */
+  parked: { id: string; type: string; attempts: number; error: string }
+  /** A delivery whose handler committed. */
+  handled: { id: string; type: string; handler: string; correlationId: string }
+  /** A delivery the inbox had already seen for this handler. */
+  duplicate: { id: string; type: string; handler: string }
+  /** A handler error that will be retried. */
+  retrying: { id: string; type: string; handler: string; attempt: number; error: string }
+  /** A delivery moved to the handler's dead-letter queue. */
+  deadLettered: { id: string | undefined; type: string | undefined; handler: string; reason: string }
+}
+
+export type SignalName = keyof SignalMap
