@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest'
+import type { MessageContract, StandardSchemaV1 } from '../types.js'
+import { parseDelivery } from './parse-delivery.js'
+
+interface Paid {
+  orderId: string
+  amount: number
+}
+
+// A hand-made Standard Schema, so the unit test needs no zod.
+const schema: StandardSchemaV1<unknown, Paid> = {
+  '~standard': {
+    version: 1,
+    vendor: 'test',
+    validate(value) {
+      const v = value as Partial<Paid> | null
+      if (typeof v?.orderId !== 'string')
+        return { issues: [{ message: 'expected a string', path: ['orderId'] }] }
+      if (typeof v.amount !== 'number')
+        return { issues: [{ message: 'expected a number', path: [{ key: 'amount' }] }] }
+      return { value: { orderId: v.orderId, amount: v.amount } }
+    },
+  },
+}
+const contract: MessageContract<Paid> = {
+  type: 'payment.processed.v1',
+  routingKey: 'payment.processed',
+  schema,
+}
+
+const envelope = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  specversion: '1.0',
+  id: '0190f1d2-3c4b-7a5e-8f00-000000000001',
+  source: 'payment',
+  type: 'payment.processed.v1',
+  time: '2026-11-29T19:00:00.000Z',
+  datacontenttype: 'application/json',
+  correlationid: 'order-1',
+  causationid: '0190f1d2-3c4b-7a5e-8f00-000000000000',
+  data: { orderId: 'order-1', amount: 1250 },
+  ...overrides,
+})
+const deliver = (body: unknown) =>
+  parseDelivery(
+    {
+      content: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+      routingKey: 'payment.processed',
+    },
+    contract,
+  )
+
+describe('parseDelivery', () => {
+  it('when the envelope and payload are valid, then the handler gets the message with its attributes', async () => {
+    const parsed = await deliver(envelope())
+    expect(parsed).toEqual({
+      ok: true,
+      message: {
+        id: '0190f1d2-3c4b-7a5e-8f00-000000000001',
+        type: 'payment.processed.v1',
+        source: 'payment',
+        time: new Date('2026-11-29T19:00:00.000Z'),
+        subject: undefined,
+        correlationId: 'order-1',
+        causationId: '0190f1d2-3c4b-7a5e-8f00-000000000000',
+        traceparent: undefined,
+        routingKey: 'payment.processed',
+        payload: { orderId: 'order-1', amount: 1250 },
+      },
+    })
+  })
+
+  it('when the body is not JSON, then it is poison with the parse error', async () => {
+    const parsed = await deliver('{"specversion":')
+    expect(parsed.ok).toBe(false)
+    expect(!parsed.ok && parsed.reason).toMatch(/^body is not JSON/)
+  })
+
+  it('when the type is another version, then it is poison naming both types', async () => {
+    const parsed = await deliver(envelope({ type: 'payment.processed.v2' }))
+    expect(parsed).toMatchObject({ ok: false, type: 'payment.processed.v2' })
+    expect(!parsed.ok && parsed.reason).toContain(
+      `'payment.processed.v2' is not the handled type 'payment.processed.v1'`,
+    )
+  })
+
+  it('when several attributes are wrong, then the reason lists each of them', async () => {
+    const parsed = await deliver(envelope({ id: 'not-a-uuid', time: 'yesterday', correlationid: undefined }))
+    expect(!parsed.ok && parsed.reason).toBe(
+      'invalid envelope: id: not a UUID; time: not RFC 3339; correlationid: missing or not a non-empty string',
+    )
+  })
+
+  it('when the payload fails the schema, then the reason carries the issue path', async () => {
+    const parsed = await deliver(envelope({ data: { orderId: 'order-1', amount: '12.50' } }))
+    expect(parsed).toMatchObject({ ok: false, id: '0190f1d2-3c4b-7a5e-8f00-000000000001' })
+    expect(!parsed.ok && parsed.reason).toBe('invalid payload: amount: expected a number')
+  })
+
+  it('when the body is a JSON array, then it is poison', async () => {
+    expect(await deliver([1, 2])).toEqual({ ok: false, reason: 'body is not a JSON object' })
+  })
+})
