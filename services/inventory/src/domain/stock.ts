@@ -12,26 +12,28 @@ export interface OrderLine {
 /** The units of one sku free to reserve right now. A sku missing from the map is unknown. */
 export type StockLevels = ReadonlyMap<string, number>
 
-/** A line that cannot be served: how many units the order asks for, how many are free. */
+/** A line that cannot be served: the units this line asks for and the units of its sku that are free. */
 export interface ShortLine {
   sku: string
   requested: number
   available: number
 }
 
-/** Why a reservation was refused. */
-export type ReservationFailureReason = 'INSUFFICIENT_STOCK' | 'UNKNOWN_SKU'
+/** Why a reservation was refused (snake_case reason codes, as the contracts' `ReasonCode`). */
+export type ReservationFailureReason = 'out_of_stock' | 'unknown_sku'
 
 /**
  * The decision for one order: every line reserved, or none.
  * - `reserved`: `take` holds the units to move from available to reserved, one entry per sku
  *   (lines naming the same sku are summed), in sku order, the order rows are locked and updated in.
- * - `refused`: `short` lists each sku whose total request exceeds what is free (unknown skus have
- *   `available: 0`); `reason` is `UNKNOWN_SKU` when any sku is unknown, else `INSUFFICIENT_STOCK`.
+ * - `refused`: `short` lists, in order-line order, every line whose sku's total request (over all
+ *   lines of that sku) exceeds what is free; unknown skus have `available: 0`. `reason` is
+ *   `unknown_sku` when any sku is unknown, else `out_of_stock`.
+ * `lines` is the order's lines as given, in both cases.
  */
-export type ReservationOutcome =
-  | { kind: 'reserved'; lines: OrderLine[]; take: OrderLine[] }
-  | { kind: 'refused'; reason: ReservationFailureReason; lines: OrderLine[]; short: ShortLine[] }
+export type ReservationOutcome<L extends OrderLine = OrderLine> =
+  | { kind: 'reserved'; lines: readonly L[]; take: OrderLine[] }
+  | { kind: 'refused'; reason: ReservationFailureReason; lines: readonly L[]; short: ShortLine[] }
 
 /** The skus of the lines, distinct and sorted: the fixed order rows are locked in, so two orders never deadlock. */
 export function lockOrder(lines: readonly OrderLine[]): string[] {
@@ -45,7 +47,7 @@ export function lockOrder(lines: readonly OrderLine[]): string[] {
  * @param stock available units per known sku
  * @throws RangeError when a quantity is not a positive integer (a contract violation, not a business outcome)
  */
-export function reserve(lines: readonly OrderLine[], stock: StockLevels): ReservationOutcome {
+export function reserve<L extends OrderLine>(lines: readonly L[], stock: StockLevels): ReservationOutcome<L> {
   const requested = new Map<string, number>()
   for (const line of lines) {
     if (!Number.isSafeInteger(line.quantity) || line.quantity <= 0) {
@@ -53,24 +55,23 @@ export function reserve(lines: readonly OrderLine[], stock: StockLevels): Reserv
     }
     requested.set(line.sku, (requested.get(line.sku) ?? 0) + line.quantity)
   }
-  const skus = lockOrder(lines)
-  const short: ShortLine[] = []
+  const shortSkus = new Set<string>()
   let unknown = false
-  for (const sku of skus) {
-    const want = requested.get(sku) ?? 0
+  for (const [sku, want] of requested) {
     const free = stock.get(sku)
     if (free === undefined) unknown = true
-    if (free === undefined || free < want) short.push({ sku, requested: want, available: free ?? 0 })
+    if (free === undefined || free < want) shortSkus.add(sku)
   }
-  const copy = lines.map((line) => ({ sku: line.sku, quantity: line.quantity }))
-  if (short.length > 0) {
-    return { kind: 'refused', reason: unknown ? 'UNKNOWN_SKU' : 'INSUFFICIENT_STOCK', lines: copy, short }
+  if (shortSkus.size > 0) {
+    // Per line, not per sku: each entry stays within a line's quantity limit, and together the
+    // entries of one sku show its whole request.
+    const short = lines
+      .filter((line) => shortSkus.has(line.sku))
+      .map((line) => ({ sku: line.sku, requested: line.quantity, available: stock.get(line.sku) ?? 0 }))
+    return { kind: 'refused', reason: unknown ? 'unknown_sku' : 'out_of_stock', lines, short }
   }
-  return {
-    kind: 'reserved',
-    lines: copy,
-    take: skus.map((sku) => ({ sku, quantity: requested.get(sku) ?? 0 })),
-  }
+  const take = lockOrder(lines).map((sku) => ({ sku, quantity: requested.get(sku) ?? 0 }))
+  return { kind: 'reserved', lines, take }
 }
 
 /** Code-point order, the same in every locale (and the same as PostgreSQL's "C" collation). */

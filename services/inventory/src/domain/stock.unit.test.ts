@@ -31,12 +31,12 @@ describe('reserve', () => {
     )
     expect(outcome).toMatchObject({
       kind: 'refused',
-      reason: 'INSUFFICIENT_STOCK',
+      reason: 'out_of_stock',
       short: [{ sku: 'MUG-002', requested: 4, available: 3 }],
     })
   })
 
-  it('when two lines of one sku together exceed the stock, then the order is refused', () => {
+  it('when two lines of one sku together exceed the stock, then the order is refused and both lines are reported', () => {
     const outcome = reserve(
       [
         { sku: 'MUG-002', quantity: 2 },
@@ -46,15 +46,18 @@ describe('reserve', () => {
     )
     expect(outcome).toMatchObject({
       kind: 'refused',
-      short: [{ sku: 'MUG-002', requested: 4, available: 3 }],
+      short: [
+        { sku: 'MUG-002', requested: 2, available: 3 },
+        { sku: 'MUG-002', requested: 2, available: 3 },
+      ],
     })
   })
 
-  it('when a sku is unknown, then the order is refused as UNKNOWN_SKU with zero available', () => {
+  it('when a sku is unknown, then the order is refused as unknown_sku with zero available', () => {
     const outcome = reserve([{ sku: 'NOPE-1', quantity: 1 }], stock({}))
     expect(outcome).toMatchObject({
       kind: 'refused',
-      reason: 'UNKNOWN_SKU',
+      reason: 'unknown_sku',
       short: [{ sku: 'NOPE-1', requested: 1, available: 0 }],
     })
   })

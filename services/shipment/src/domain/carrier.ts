@@ -10,7 +10,7 @@ export const CARRIER_NAME = 'saga-parcel'
 
 /**
  * ISO 3166-1 alpha-2 codes the simulated carrier delivers to. Anything else (e.g. "AQ",
- * Antarctica) fails the shipment with `UNSUPPORTED_COUNTRY`.
+ * Antarctica) fails the shipment with `unsupported_country`.
  */
 export const SUPPORTED_COUNTRIES: ReadonlySet<string> = new Set([
   'AT', 'AU', 'BE', 'CA', 'CH', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GB', 'GR', 'HU', 'IE', 'IS', 'IT',
@@ -33,7 +33,7 @@ export interface ShipmentRequest {
 }
 
 /** Why the carrier refused a shipment. */
-export type ShipmentFailureReason = 'UNSUPPORTED_COUNTRY'
+export type ShipmentFailureReason = 'unsupported_country'
 
 /**
  * The carrier's answer.
@@ -58,7 +58,7 @@ export function bookShipment(request: ShipmentRequest, carrierAccount: string): 
   if (!SUPPORTED_COUNTRIES.has(country)) {
     return {
       kind: 'refused',
-      reason: 'UNSUPPORTED_COUNTRY',
+      reason: 'unsupported_country',
       detail: `carrier ${CARRIER_NAME} does not deliver to country ${country}`,
     }
   }

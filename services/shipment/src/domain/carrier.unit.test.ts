@@ -27,10 +27,10 @@ describe('bookShipment', () => {
     expect(a.kind === 'booked' && b.kind === 'booked' && a.trackingNumber !== b.trackingNumber).toBe(true)
   })
 
-  it('when the country is Antarctica (AQ), then the shipment is refused as UNSUPPORTED_COUNTRY', () => {
+  it('when the country is Antarctica (AQ), then the shipment is refused as unsupported_country', () => {
     expect(SUPPORTED_COUNTRIES.has('AQ')).toBe(false)
     const outcome = bookShipment({ orderId: crypto.randomUUID(), address: address('AQ') }, 'demo-carrier')
-    expect(outcome).toMatchObject({ kind: 'refused', reason: 'UNSUPPORTED_COUNTRY' })
+    expect(outcome).toMatchObject({ kind: 'refused', reason: 'unsupported_country' })
     expect(outcome.kind === 'refused' && outcome.detail).toContain('AQ')
   })
 
