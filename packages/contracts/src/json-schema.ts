@@ -1,0 +1,29 @@
+import { z } from 'zod'
+import type { EventContract } from './define.js'
+
+/**
+ * The JSON Schema (draft 2020-12) of an event's payload, as a producer must write it (zod's
+ * `input` view). `$id` is the event type so tools can tell the files apart.
+ */
+export const eventJsonSchema = (event: EventContract): Record<string, unknown> => {
+  const schema = z.toJSONSchema(event.schema, {
+    target: 'draft-2020-12',
+    io: 'input',
+    unrepresentable: 'throw',
+  })
+  return {
+    $schema: schema.$schema,
+    $id: `urn:saga:event:${event.type}`,
+    'x-routing-key': event.routingKey,
+    ...schema,
+  }
+}
+
+/**
+ * The checked-in files of docs/events: file name (`<type>.json`) -> content (2-space JSON plus a
+ * trailing newline). The generator writes them; a unit test compares them with the files.
+ */
+export const eventJsonSchemaFiles = (events: ReadonlyArray<EventContract>): Map<string, string> =>
+  new Map(
+    events.map((event) => [`${event.type}.json`, `${JSON.stringify(eventJsonSchema(event), null, 2)}\n`]),
+  )

@@ -1,0 +1,69 @@
+/** Events the payment service produces. */
+import { z } from 'zod'
+import { defineEvent } from './define.js'
+import { Currency, Id, Instant, MinorUnits, OrderLines, ReasonCode, ShippingAddress, text } from './values.js'
+
+/**
+ * The order's total was captured. Carries the lines and the address on to inventory and shipment,
+ * so neither ever asks the order service.
+ */
+export const PaymentProcessedSchema = z.object({
+  orderId: Id,
+  customerId: Id,
+  paymentId: Id,
+  amount: MinorUnits,
+  currency: Currency,
+  lines: OrderLines,
+  shippingAddress: ShippingAddress,
+  processedAt: Instant,
+})
+export const PaymentProcessed = defineEvent(
+  'PaymentProcessed',
+  'payment.processed.v1',
+  'payment.processed',
+  PaymentProcessedSchema,
+)
+export type PaymentProcessed = z.infer<typeof PaymentProcessedSchema>
+
+/**
+ * The provider declined the charge; nothing was captured. `reason` e.g. `card_declined`,
+ * `insufficient_funds`; `message` is for people, not for code.
+ */
+export const PaymentFailedSchema = z.object({
+  orderId: Id,
+  customerId: Id,
+  paymentId: Id,
+  amount: MinorUnits,
+  currency: Currency,
+  reason: ReasonCode,
+  message: text(500).optional(),
+  failedAt: Instant,
+})
+export const PaymentFailed = defineEvent(
+  'PaymentFailed',
+  'payment.failed.v1',
+  'payment.failed',
+  PaymentFailedSchema,
+)
+export type PaymentFailed = z.infer<typeof PaymentFailedSchema>
+
+/**
+ * A capture was refunded in full because a later step failed (compensation). `reason` is the
+ * failure that caused it, e.g. `out_of_stock`, `unsupported_country`.
+ */
+export const PaymentRefundedSchema = z.object({
+  orderId: Id,
+  paymentId: Id,
+  refundId: Id,
+  amount: MinorUnits,
+  currency: Currency,
+  reason: ReasonCode,
+  refundedAt: Instant,
+})
+export const PaymentRefunded = defineEvent(
+  'PaymentRefunded',
+  'payment.refunded.v1',
+  'payment.refunded',
+  PaymentRefundedSchema,
+)
+export type PaymentRefunded = z.infer<typeof PaymentRefundedSchema>

@@ -1,0 +1,40 @@
+/** Events the shipment service produces. */
+import { z } from 'zod'
+import { defineEvent } from './define.js'
+import { Country, Id, Instant, OrderLines, ReasonCode, text } from './values.js'
+
+/** The carrier accepted the shipment. */
+export const ShipmentCreatedSchema = z.object({
+  orderId: Id,
+  shipmentId: Id,
+  carrier: text(64),
+  trackingNumber: text(64),
+  createdAt: Instant,
+})
+export const ShipmentCreated = defineEvent(
+  'ShipmentCreated',
+  'shipment.created.v1',
+  'shipment.created',
+  ShipmentCreatedSchema,
+)
+export type ShipmentCreated = z.infer<typeof ShipmentCreatedSchema>
+
+/**
+ * The carrier refused the shipment; nothing was shipped. `reason` e.g. `unsupported_country`.
+ * Carries the lines so inventory can release exactly what it reserved for the order.
+ */
+export const ShipmentFailedSchema = z.object({
+  orderId: Id,
+  reason: ReasonCode,
+  /** The destination country when the carrier refused it for that country. */
+  country: Country.optional(),
+  lines: OrderLines,
+  failedAt: Instant,
+})
+export const ShipmentFailed = defineEvent(
+  'ShipmentFailed',
+  'shipment.failed.v1',
+  'shipment.failed',
+  ShipmentFailedSchema,
+)
+export type ShipmentFailed = z.infer<typeof ShipmentFailedSchema>

@@ -1,0 +1,100 @@
+/**
+ * Value schemas shared by the events (and by the HTTP APIs that produce them). Limits live here so
+ * the API that accepts an order and the events that carry it agree on what a valid order is.
+ */
+import { z } from 'zod'
+import { COUNTRY_CODES, CURRENCY_CODES, CURRENCY_MINOR_UNITS, type CurrencyCode } from './iso-codes.js'
+
+/** Most units of one SKU on one order line; more is a typo or abuse, not an order. */
+export const MAX_LINE_QUANTITY = 1_000
+/** Most lines on one order. */
+export const MAX_ORDER_LINES = 100
+/** Highest unit price in minor units (1,000,000.00 in a 2-digit currency). */
+export const MAX_UNIT_PRICE = 100_000_000
+/** Highest amount anywhere, in minor units: MAX_ORDER_LINES x MAX_LINE_QUANTITY x MAX_UNIT_PRICE = 1e13, still an exact integer in JSON/JS. */
+export const MAX_AMOUNT = MAX_ORDER_LINES * MAX_LINE_QUANTITY * MAX_UNIT_PRICE
+
+/**
+ * A printable text field: 1..max characters, not blank, and without control characters. NUL bytes
+ * are rejected explicitly because PostgreSQL cannot store U+0000 in text and would answer 500.
+ */
+export const text = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'must not contain control characters (such as NUL)' })
+    .regex(/\S/, { error: 'must not be blank' })
+
+/** A positive amount of money in minor units of its currency (cents for EUR, yen for JPY). */
+export const MinorUnits = z.int().min(0).max(MAX_AMOUNT).meta({ description: 'Amount in minor units' })
+
+/** An ISO 4217 alphabetic currency code, e.g. `EUR`. */
+export const Currency = z.enum(CURRENCY_CODES).meta({ description: 'ISO 4217 alphabetic currency code' })
+
+/** An ISO 3166-1 alpha-2 country code, upper case, e.g. `DE`. */
+export const Country = z.enum(COUNTRY_CODES).meta({ description: 'ISO 3166-1 alpha-2 country code' })
+
+/** Digits after the decimal point of `currency` (ISO 4217 minor unit), e.g. 2 for EUR, 0 for JPY. */
+export const minorUnitExponent = (currency: CurrencyCode): number => CURRENCY_MINOR_UNITS[currency]
+
+/** A stock-keeping unit: 1-64 of letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
+export const Sku = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { error: 'must be letters, digits, ".", "_" or "-"' })
+
+/** Units of one SKU on one line: 1..MAX_LINE_QUANTITY. */
+export const Quantity = z.int().min(1).max(MAX_LINE_QUANTITY)
+
+/** Price of one unit in minor units: 1..MAX_UNIT_PRICE (free lines are not sold through the saga). */
+export const UnitPrice = z.int().min(1).max(MAX_UNIT_PRICE)
+
+/** One order line: `{ sku, quantity, unitPrice }`, unitPrice in minor units of the order's currency. */
+export const OrderLine = z.object({ sku: Sku, quantity: Quantity, unitPrice: UnitPrice })
+export type OrderLine = z.infer<typeof OrderLine>
+
+/** The lines of an order: 1..MAX_ORDER_LINES. */
+export const OrderLines = z.array(OrderLine).min(1).max(MAX_ORDER_LINES)
+
+/** Where an order is shipped to. */
+export const ShippingAddress = z.object({
+  name: text(200),
+  line1: text(200),
+  city: text(100),
+  postalCode: text(20),
+  country: Country,
+})
+export type ShippingAddress = z.infer<typeof ShippingAddress>
+
+/**
+ * A payment method token of the (simulated) provider, e.g. `tok_visa`. Never a card number: the
+ * token is what travels in events and logs.
+ */
+export const PaymentMethod = z
+  .string()
+  .min(5)
+  .max(64)
+  .regex(/^tok_[A-Za-z0-9_]+$/, { error: 'must be a payment token like "tok_visa"' })
+
+/**
+ * A machine-readable reason for a failure, snake_case, e.g. `card_declined`, `out_of_stock`,
+ * `unsupported_country`. Open on purpose: a producer may add reasons without a new event version.
+ */
+export const ReasonCode = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z][a-z0-9_]*$/, { error: 'must be a snake_case reason code' })
+
+/** A UUID (any RFC 9562 version; services make v4 or v7). */
+export const Id = z.uuid()
+
+/** An instant as an ISO 8601 / RFC 3339 string with offset, e.g. `2026-01-31T12:00:00.000Z`. */
+export const Instant = z.iso.datetime({ offset: true })
+
+/** Sum of quantity x unitPrice over `lines`, in minor units. */
+export const lineTotal = (lines: ReadonlyArray<Pick<OrderLine, 'quantity' | 'unitPrice'>>): number =>
+  lines.reduce((sum, line) => sum + line.quantity * line.unitPrice, 0)

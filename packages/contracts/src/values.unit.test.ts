@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest'
+import { COUNTRY_CODES, CURRENCY_CODES } from './iso-codes.js'
+import { Country, Currency, minorUnitExponent, OrderLine, ShippingAddress, Sku, text } from './values.js'
+
+const issuePaths = (result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) => [
+  ...new Set(result.error?.issues.map((issue) => issue.path.join('.'))),
+]
+
+describe('values', () => {
+  it('when the ISO lists are loaded, then they hold 249 distinct countries and distinct currencies', () => {
+    expect(new Set(COUNTRY_CODES).size).toBe(249)
+    expect(new Set(CURRENCY_CODES).size).toBe(CURRENCY_CODES.length)
+    // Node's ICU knows every ISO 4217 currency: a code it cannot name is a typo in our list.
+    const names = new Intl.DisplayNames(['en'], { type: 'currency', fallback: 'none' })
+    expect(CURRENCY_CODES.filter((code) => names.of(code) === undefined)).toEqual([])
+  })
+
+  it('when a currency or country code is unknown or lower case, then it is rejected', () => {
+    expect(Currency.safeParse('EUR').success).toBe(true)
+    expect(Currency.safeParse('eur').success).toBe(false)
+    expect(Currency.safeParse('XXX').success).toBe(false)
+    expect(Country.safeParse('DE').success).toBe(true)
+    expect(Country.safeParse('UK').success).toBe(false)
+    expect(Country.safeParse('de').success).toBe(false)
+  })
+
+  it('when asked for minor-unit exponents, then they follow ISO 4217', () => {
+    expect([minorUnitExponent('EUR'), minorUnitExponent('JPY'), minorUnitExponent('KWD')]).toEqual([2, 0, 3])
+  })
+
+  it('when a line has a zero, negative, fractional or absurd quantity or price, then the field is named', () => {
+    const bad = [
+      [{ sku: 'A-1', quantity: 0, unitPrice: 100 }, 'quantity'],
+      [{ sku: 'A-1', quantity: -1, unitPrice: 100 }, 'quantity'],
+      [{ sku: 'A-1', quantity: 1.5, unitPrice: 100 }, 'quantity'],
+      [{ sku: 'A-1', quantity: 1_000_001, unitPrice: 100 }, 'quantity'],
+      [{ sku: 'A-1', quantity: 1, unitPrice: 0 }, 'unitPrice'],
+      [{ sku: 'A-1', quantity: 1, unitPrice: 9.99 }, 'unitPrice'],
+      [{ sku: 'A-1', quantity: 1, unitPrice: '100' }, 'unitPrice'],
+      [{ sku: '', quantity: 1, unitPrice: 100 }, 'sku'],
+    ] as const
+    for (const [line, path] of bad) expect(issuePaths(OrderLine.safeParse(line))).toEqual([path])
+    expect(OrderLine.safeParse({ sku: 'A-1', quantity: 3, unitPrice: 1999 }).success).toBe(true)
+  })
+
+  it('when text holds a NUL byte, control characters or only blanks, then it is rejected', () => {
+    expect(text(10).safeParse('a\u0000b').success).toBe(false)
+    expect(text(10).safeParse('a\nb').success).toBe(false)
+    expect(text(10).safeParse('   ').success).toBe(false)
+    expect(text(10).safeParse('x'.repeat(11)).success).toBe(false)
+    expect(text(10).safeParse('Ana Lima').success).toBe(true)
+    expect(Sku.safeParse('SKU 1').success).toBe(false)
+  })
+
+  it('when an address misses a field or has a bad country, then each bad field is named', () => {
+    const result = ShippingAddress.safeParse({ name: 'Ana', line1: 'Rua 1', city: 'Porto', country: 'ZZ' })
+    expect(issuePaths(result).sort()).toEqual(['country', 'postalCode'])
+  })
+})
