@@ -95,7 +95,7 @@ export async function execute<R = Record<string, unknown>>(
     }
     return { rowCount: await tx.$executeRawUnsafe(sql, ...params), rows: [] }
   }
-  const result = await (tx).query(sql, params)
+  const result = await tx.query(sql, params)
   return { rowCount: result.rowCount ?? 0, rows: result.rows as R[] }
 }
 
@@ -117,7 +117,9 @@ type PgClientProbe = PgClientLike & {
 export async function assertInTransaction(tx: TransactionClient, what = 'enqueue'): Promise<void> {
   if (isPrismaClient(tx)) {
     if (typeof (tx as { $connect?: unknown }).$connect === 'function') {
-      throw new NotInTransactionError(`${what} got a root PrismaClient, not the client of prisma.$transaction`)
+      throw new NotInTransactionError(
+        `${what} got a root PrismaClient, not the client of prisma.$transaction`,
+      )
     }
     return
   }
@@ -128,7 +130,8 @@ export async function assertInTransaction(tx: TransactionClient, what = 'enqueue
   if (typeof client.getTransactionStatus === 'function') {
     const status = client.getTransactionStatus()
     if (status === 'T') return
-    if (status === 'E') throw new NotInTransactionError(`${what} got a pg client whose transaction already failed`)
+    if (status === 'E')
+      throw new NotInTransactionError(`${what} got a pg client whose transaction already failed`)
     throw new NotInTransactionError(`${what} got a pg client outside BEGIN`)
   }
   try {

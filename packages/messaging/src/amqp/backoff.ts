@@ -4,7 +4,12 @@
  * so many instances retrying the same failure spread out instead of retrying in lockstep.
  * `attempt` counts from 0.
  */
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const exponential = baseMs * 2 ** Math.min(Math.max(attempt, 0), 30)
   const capped = Math.min(maxMs, exponential)
   return Math.round(capped / 2 + (capped / 2) * random())

@@ -137,15 +137,20 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
         timeout: connectTimeoutMs,
         clientProperties: { connection_name: name },
       })
-      connection = await withTimeout(connecting, connectTimeoutMs + 500, 'amqp connect').catch((error: unknown) => {
-        // A connect that succeeds after we gave up must not leak an open connection.
-        connecting.then((late) => late.close().catch(() => undefined)).catch(() => undefined)
-        throw error
-      })
+      connection = await withTimeout(connecting, connectTimeoutMs + 500, 'amqp connect').catch(
+        (error: unknown) => {
+          // A connect that succeeds after we gave up must not leak an open connection.
+          connecting.then((late) => late.close().catch(() => undefined)).catch(() => undefined)
+          throw error
+        },
+      )
     } catch (error) {
       // Warn on the first failure and then now and again: a broker down for an hour must not flood the log.
       const level = attempt % 30 === 0 ? 'warn' : 'debug'
-      log?.[level]({ err: error, connection: name, url: redact(url), attempt }, 'amqp connect failed; retrying')
+      log?.[level](
+        { err: error, connection: name, url: redact(url), attempt },
+        'amqp connect failed; retrying',
+      )
       schedule()
       return
     }
@@ -153,12 +158,16 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
       await connection.close().catch(() => undefined)
       return
     }
-    connection.on('error', (error: Error) => log?.warn({ err: error, connection: name }, 'amqp connection error'))
+    connection.on('error', (error: Error) =>
+      log?.warn({ err: error, connection: name }, 'amqp connection error'),
+    )
     connection.on('handler-error', (error: Error, event: string) =>
       log?.error({ err: error, event, connection: name }, 'amqp event handler threw'),
     )
     connection.on('close', (error?: Error) => lose(connection, error ?? new Error('connection closed')))
-    connection.on('blocked', (reason: string) => log?.warn({ reason, connection: name }, 'amqp connection blocked'))
+    connection.on('blocked', (reason: string) =>
+      log?.warn({ reason, connection: name }, 'amqp connection blocked'),
+    )
     current = connection
     attempt = 0
     log?.info({ connection: name, url: redact(url) }, 'amqp connected')
@@ -213,7 +222,9 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
         if (current === connection) api.drop('channel open timed out')
         throw error
       }
-      channel.on('error', (error: Error) => log?.debug({ err: error, connection: name }, 'amqp channel error'))
+      channel.on('error', (error: Error) =>
+        log?.debug({ err: error, connection: name }, 'amqp channel error'),
+      )
       channel.on('handler-error', (error: Error, event: string) =>
         log?.error({ err: error, event, connection: name }, 'amqp channel event handler threw'),
       )

@@ -1,0 +1,65 @@
+import { readFile } from 'node:fs/promises'
+import pg from 'pg'
+import { uniqueName } from './names.js'
+
+/** The server tests create their databases on. */
+export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+
+/** A database made for one test file; `drop()` removes it. */
+export interface TestDatabase {
+  /** Its name, e.g. `relay_m3k9x_1a2b3c4d`. */
+  name: string
+  /** Connection URL to it. */
+  url: string
+  /** A pool on it (max 10 connections); ended by `drop()`. */
+  pool: pg.Pool
+  /** Ends the pool and drops the database, closing any connection still open (`WITH (FORCE)`, PostgreSQL 13+). */
+  drop(): Promise<void>
+}
+
+/** Options of `createTestDatabase`. */
+export interface TestDatabaseOptions {
+  /** Name prefix, e.g. `relay`. */
+  prefix: string
+  /** SQL files applied in order after creation (e.g. `packages/messaging/sql/messaging.sql`). */
+  sqlFiles?: string[]
+  /** Admin URL; default `POSTGRES_URL` env or postgresql://postgres@127.0.0.1:5432/postgres. */
+  adminUrl?: string
+}
+
+async function onAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Creates a uniquely named database, applies `sqlFiles`, and returns it with a pool. */
+export async function createTestDatabase(options: TestDatabaseOptions): Promise<TestDatabase> {
+  const adminUrl = options.adminUrl ?? POSTGRES_URL
+  const name = uniqueName(options.prefix).slice(0, 63)
+  await onAdmin(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`))
+  const parsed = new URL(adminUrl)
+  parsed.pathname = `/${name}`
+  const url = parsed.toString()
+  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  // A connection the server kills (a test's pg_terminate_backend) must not crash the test process.
+  pool.on('error', () => undefined)
+  let dropped = false
+  const drop = async (): Promise<void> => {
+    if (dropped) return
+    dropped = true
+    await pool.end().catch(() => undefined)
+    await onAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+  }
+  try {
+    for (const file of options.sqlFiles ?? []) await pool.query(await readFile(file, 'utf8'))
+  } catch (error) {
+    await drop()
+    throw error
+  }
+  return { name, url, pool, drop }
+}

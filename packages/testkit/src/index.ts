@@ -1,0 +1,5 @@
+export { uniqueName } from './names.js'
+export { createTestDatabase, POSTGRES_URL, type TestDatabase, type TestDatabaseOptions } from './database.js'
+export { TcpProxy } from './tcp-proxy.js'
+export { tapQueue, type TapQueue, type TappedMessage } from './tap-queue.js'
+export { deleteBrokerObjects, AMQP_URL, type BrokerCleanup } from './broker.js'

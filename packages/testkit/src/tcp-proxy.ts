@@ -1,0 +1,110 @@
+import net from 'node:net'
+
+/**
+ * A TCP proxy for fault injection between a client and a real server (the shared broker or
+ * database keeps running for everyone else):
+ * - `cut()`: closes every socket and refuses new connections (a link that is down);
+ * - `silence()`: keeps sockets open but stops moving bytes both ways, without closing anything (a
+ *   peer that died silently, or a network partition: the bytes wait in TCP buffers, as a stalled
+ *   link's would);
+ * - `restore()`: back to normal; silenced sockets move their buffered bytes again.
+ * Example: `const proxy = await TcpProxy.start('127.0.0.1', 5672); amqpUrl = \`amqp://guest:guest@127.0.0.1:${proxy.port}\``.
+ */
+export class TcpProxy {
+  private readonly sockets = new Set<net.Socket>()
+  private mode: 'open' | 'cut' | 'silent' = 'open'
+
+  private constructor(
+    private readonly server: net.Server,
+    readonly targetHost: string,
+    readonly targetPort: number,
+  ) {}
+
+  /** Starts a proxy on 127.0.0.1 (a free port) forwarding to `host:port`. */
+  static async start(host: string, port: number): Promise<TcpProxy> {
+    const server = net.createServer()
+    const proxy = new TcpProxy(server, host, port)
+    server.on('connection', (socket) => proxy.accept(socket))
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(0, '127.0.0.1', () => resolve())
+    })
+    return proxy
+  }
+
+  /** The proxy's port on 127.0.0.1. */
+  get port(): number {
+    return (this.server.address() as net.AddressInfo).port
+  }
+
+  /** `host:port` of the proxy, to put in a URL. */
+  get address(): string {
+    return `127.0.0.1:${this.port}`
+  }
+
+  /** Rewrites a URL (amqp://, postgresql://) to go through the proxy. */
+  url(targetUrl: string): string {
+    const parsed = new URL(targetUrl)
+    parsed.hostname = '127.0.0.1'
+    parsed.port = String(this.port)
+    return parsed.toString()
+  }
+
+  /** Number of open client-side and server-side sockets. */
+  get openSockets(): number {
+    return this.sockets.size
+  }
+
+  cut(): void {
+    this.mode = 'cut'
+    for (const socket of this.sockets) socket.destroy()
+    this.sockets.clear()
+  }
+
+  silence(): void {
+    this.mode = 'silent'
+    for (const socket of this.sockets) socket.pause()
+  }
+
+  restore(): void {
+    this.mode = 'open'
+    for (const socket of this.sockets) socket.resume()
+  }
+
+  /** Closes every socket and the listener. */
+  async close(): Promise<void> {
+    this.cut()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+
+  private accept(client: net.Socket): void {
+    if (this.mode === 'cut') {
+      client.destroy()
+      return
+    }
+    const upstream = net.connect(this.targetPort, this.targetHost)
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket)
+      socket.on('error', () => undefined)
+      socket.on('close', () => {
+        this.sockets.delete(socket)
+        client.destroy()
+        upstream.destroy()
+      })
+      if (this.mode === 'silent') socket.pause()
+    }
+    this.forward(client, upstream)
+    this.forward(upstream, client)
+  }
+
+  // By hand rather than pipe(): a piped source is resumed by the destination's 'drain', which
+  // would undo silence().
+  private forward(from: net.Socket, to: net.Socket): void {
+    from.on('data', (chunk: Buffer) => {
+      if (!to.write(chunk)) from.pause()
+    })
+    to.on('drain', () => {
+      if (this.mode === 'open') from.resume()
+    })
+  }
+}

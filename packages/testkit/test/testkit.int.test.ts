@@ -1,0 +1,94 @@
+import amqp from 'amqplib'
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  AMQP_URL,
+  TcpProxy,
+  createTestDatabase,
+  deleteBrokerObjects,
+  tapQueue,
+  uniqueName,
+} from '../src/index.js'
+
+describe('testkit', () => {
+  const cleanups: (() => Promise<void>)[] = []
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup()
+  })
+
+  it('when a test database is created, then it is reachable and drop() removes it', async () => {
+    const db = await createTestDatabase({ prefix: 'testkit' })
+    const { rows } = await db.pool.query<{ name: string }>('SELECT current_database() AS name')
+    expect(rows[0]?.name).toBe(db.name)
+    await db.drop()
+    const admin = new pg.Client({
+      connectionString: process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+    })
+    await admin.connect()
+    const left = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [db.name])
+    await admin.end()
+    expect(left.rowCount).toBe(0)
+  })
+
+  it('when the proxy is cut, silenced and restored, then connections fail, stall and work again', async () => {
+    const db = await createTestDatabase({ prefix: 'testkit' })
+    cleanups.push(db.drop)
+    const proxy = await TcpProxy.start('127.0.0.1', 5432)
+    cleanups.push(() => proxy.close())
+    const query = async (timeoutMs: number): Promise<unknown> => {
+      const client = new pg.Client({
+        connectionString: proxy.url(db.url),
+        connectionTimeoutMillis: timeoutMs,
+      })
+      client.on('error', () => undefined)
+      try {
+        await client.connect()
+        return (await client.query('SELECT 1 AS one')).rows[0]
+      } finally {
+        await client.end().catch(() => undefined)
+      }
+    }
+    expect(await query(2_000)).toEqual({ one: 1 })
+    proxy.cut()
+    await expect(query(2_000)).rejects.toThrow()
+    proxy.silence()
+    await expect(query(300)).rejects.toThrow(/timeout/i)
+    proxy.restore()
+    expect(await query(2_000)).toEqual({ one: 1 })
+  })
+
+  it('when messages are published to the exchange, then the tap collects them with their ids', async () => {
+    const exchange = uniqueName('testkit_ex')
+    const tap = await tapQueue(AMQP_URL, exchange, ['a.*'])
+    cleanups.push(() => deleteBrokerObjects({ exchanges: [exchange] }))
+    cleanups.push(() => tap.delete())
+    const connection = await amqp.connect(AMQP_URL)
+    const channel = await connection.createConfirmChannel()
+    channel.publish(exchange, 'a.one', Buffer.from('{"n":1}'), { messageId: 'm1' })
+    channel.publish(exchange, 'b.two', Buffer.from('{"n":2}'), { messageId: 'm2' })
+    channel.publish(exchange, 'a.three', Buffer.from('{"n":3}'), { messageId: 'm3' })
+    await channel.waitForConfirms()
+    await connection.close()
+    const messages = await tap.waitForCount(2, 5_000)
+    expect(messages.map((m) => [m.messageId, m.body])).toEqual([
+      ['m1', { n: 1 }],
+      ['m3', { n: 3 }],
+    ])
+  })
+
+  it('when broker objects are deleted by prefix, then none with that prefix is left', async () => {
+    const prefix = uniqueName('testkit_prefix')
+    const connection = await amqp.connect(AMQP_URL)
+    const channel = await connection.createChannel()
+    await channel.assertExchange(`${prefix}.ex`, 'topic')
+    await channel.assertQueue(`${prefix}.q`)
+    await connection.close()
+    await deleteBrokerObjects({ prefix })
+    const check = await amqp.connect(AMQP_URL)
+    check.on('error', () => undefined)
+    const probe = await check.createChannel()
+    probe.on('error', () => undefined)
+    await expect(probe.checkQueue(`${prefix}.q`)).rejects.toThrow(/NOT_FOUND/)
+    await check.close().catch(() => undefined)
+  })
+})
