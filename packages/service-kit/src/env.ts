@@ -1,0 +1,93 @@
+import { z } from 'zod'
+
+/** The four services of the fleet. */
+export type ServiceName = 'order' | 'payment' | 'inventory' | 'shipment'
+
+/** What differs per service in the shared environment: its name and its default HTTP port. */
+export interface ServiceEnvDefaults {
+  service: ServiceName
+  /** Default TCP port (order 3001, payment 3002, inventory 3003, shipment 3004). */
+  port: number
+}
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
+
+/** The local database URL of a service: role = database = password = `<service>_service`. */
+export const localDatabaseUrl = (service: ServiceName): string =>
+  `postgresql://${service}_service:${service}_service@127.0.0.1:5432/${service}_service`
+
+/**
+ * The zod schema of the environment every service shares (names and defaults in the README):
+ * PORT, HOST, DATABASE_URL, AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, MIGRATE_ON_START,
+ * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, SHUTDOWN_TIMEOUT_MS.
+ * Extend it with `.extend({...})` for service-specific variables.
+ */
+export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
+  return z.object({
+    PORT: z.coerce.number().int().min(0).max(65_535).default(port),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    DATABASE_URL: z
+      .url({ protocol: /^postgres(ql)?$/, error: 'expected a postgresql:// URL' })
+      .default(localDatabaseUrl(service)),
+    AMQP_URL: z
+      .url({ protocol: /^amqps?$/, error: 'expected an amqp:// URL' })
+      .default('amqp://guest:guest@127.0.0.1:5672'),
+    AMQP_EXCHANGE: z.string().min(1).default('saga.events'),
+    AMQP_QUEUE_PREFIX: z.string().min(1).default(service),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    MIGRATE_ON_START: z.stringbool().default(true),
+    OUTBOX_POLL_INTERVAL_MS: positiveInt(1_000),
+    OUTBOX_BATCH_SIZE: positiveInt(100),
+    OUTBOX_PUBLISH_TIMEOUT_MS: positiveInt(5_000),
+    OUTBOX_MAX_ATTEMPTS: positiveInt(10),
+    // Published rows are deleted after this age: dead index entries slow the claim query down.
+    OUTBOX_RETENTION_MS: positiveInt(600_000),
+    CONSUMER_PREFETCH: positiveInt(16),
+    CONSUMER_MAX_ATTEMPTS: positiveInt(5),
+    READY_MAX_OUTBOX_AGE_MS: positiveInt(60_000),
+    SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
+  })
+}
+
+/** The shared part of every service's parsed config. */
+export type BaseServiceConfig = z.output<ReturnType<typeof serviceEnvSchema>>
+
+/** One environment variable that failed to parse: its name, the reason, and the value that was given. */
+export interface EnvIssue {
+  variable: string
+  issue: string
+  received: string | undefined
+}
+
+/** Thrown by `parseEnv` when the environment does not parse; `issues` names each bad variable. */
+export class EnvError extends Error {
+  constructor(readonly issues: EnvIssue[]) {
+    super(
+      `Invalid environment:\n${issues
+        .map(
+          (i) =>
+            `  ${i.variable}: ${i.issue}${i.received === undefined ? ' (not set)' : ` (got ${JSON.stringify(i.received)})`}`,
+        )
+        .join('\n')}`,
+    )
+    this.name = 'EnvError'
+  }
+}
+
+/** An environment, e.g. `process.env`. An empty string is a value, not an unset variable. */
+export type Environment = Record<string, string | undefined>
+
+/**
+ * Parses `env` with `schema`.
+ * @throws EnvError naming every bad variable with the reason and the value received.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Environment): z.output<S> {
+  const result = schema.safeParse(env)
+  if (result.success) return result.data
+  throw new EnvError(
+    result.error.issues.map((issue) => {
+      const variable = issue.path.map(String).join('.') || '(environment)'
+      return { variable, issue: issue.message, received: env[variable] }
+    }),
+  )
+}

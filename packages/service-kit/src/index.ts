@@ -1,0 +1,44 @@
+export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
+export {
+  EnvError,
+  localDatabaseUrl,
+  parseEnv,
+  serviceEnvSchema,
+  type BaseServiceConfig,
+  type EnvIssue,
+  type Environment,
+  type ServiceEnvDefaults,
+  type ServiceName,
+} from './env.js'
+export {
+  clientError,
+  errorHandlerPlugin,
+  HttpError,
+  type ClientErrorBody,
+  type ErrorDetail,
+  type ServerErrorBody,
+} from './errors.js'
+export {
+  brokerCheck,
+  databaseCheck,
+  healthPlugin,
+  outboxCheck,
+  type CheckResult,
+  type HealthOptions,
+  type ReadinessBody,
+  type ReadinessCheck,
+} from './health.js'
+export { loggerOptions } from './logger.js'
+export type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
+export { metricsPlugin, numericLeaves, seriesOf, type MetricsOptions } from './metrics.js'
+export {
+  MIGRATION_LOCK_KEY,
+  MigrationError,
+  readMigrations,
+  runMigrations,
+  type MigrationFile,
+  type RunMigrationsOptions,
+} from './migrate.js'
+export { genReqId, REQUEST_ID_HEADER } from './request-id.js'
+export { runServer, type RunServerOptions } from './run-server.js'
+export { swaggerPlugin, type SwaggerOptions } from './swagger.js'

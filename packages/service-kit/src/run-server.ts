@@ -1,0 +1,60 @@
+import closeWithGrace from 'close-with-grace'
+import type { FastifyInstance } from 'fastify'
+import { EnvError } from './env.js'
+
+/** Options of `runServer`. */
+export interface RunServerOptions<C extends { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number }> {
+  /** Used in the messages printed before a logger exists. */
+  service: string
+  /** Parses the environment; an `EnvError` is printed and the process exits with code 1. */
+  loadConfig: () => C
+  /** Builds the app (registers everything); awaited before listening. */
+  buildApp: (config: C) => Promise<FastifyInstance>
+}
+
+/**
+ * Hosts a service: parse config (exit 1 naming each bad variable), build the app, install
+ * close-with-grace (SIGTERM/SIGINT close the app: stop consuming, drain, close pools; forced exit
+ * after SHUTDOWN_TIMEOUT_MS), listen on HOST:PORT. A failing start (e.g. a migration error) is logged
+ * and exits with code 1.
+ */
+export async function runServer<C extends { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number }>(
+  opts: RunServerOptions<C>,
+): Promise<FastifyInstance> {
+  let config: C
+  try {
+    config = opts.loadConfig()
+  } catch (error) {
+    if (!(error instanceof EnvError)) throw error
+    process.stderr.write(`${opts.service}: ${error.message}\n`)
+    process.exit(1)
+  }
+
+  let app: FastifyInstance
+  try {
+    app = await opts.buildApp(config)
+    await app.ready()
+  } catch (error) {
+    // Pools or connections opened before the failure would keep the process alive: exit outright.
+    process.stderr.write(
+      `${opts.service}: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    )
+    process.exit(1)
+  }
+
+  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: false }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'closing after an unexpected error')
+    else app.log.info({ signal }, 'closing')
+    await app.close()
+    app.log.info('closed')
+  })
+
+  try {
+    await app.listen({ host: config.HOST, port: config.PORT })
+  } catch (error) {
+    app.log.fatal({ err: error }, 'cannot listen')
+    await app.close()
+    process.exit(1)
+  }
+  return app
+}

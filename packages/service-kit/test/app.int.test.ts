@@ -1,0 +1,177 @@
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { createServiceApp, type ServiceApp } from '../src/app.js'
+import { HttpError } from '../src/errors.js'
+import { brokerCheck, databaseCheck, healthPlugin, outboxCheck } from '../src/health.js'
+import type { MessagingHealthLike } from '../src/messaging-status.js'
+import { metricsPlugin } from '../src/metrics.js'
+import { createScratchDatabase, type ScratchDatabase } from './support/database.js'
+
+// A stand-in for the messaging facade's status: the broker/outbox state is the test's input here;
+// the real broker is exercised in the services' tests.
+const status: MessagingHealthLike & { publishedTotal: number } = {
+  broker: true,
+  oldestPendingAgeMs: 0,
+  publishedTotal: 7,
+}
+const messaging = {
+  health: () => ({ broker: status.broker, oldestPendingAgeMs: status.oldestPendingAgeMs }),
+  metrics: () => ({ relay: { publishedTotal: status.publishedTotal }, oldestPendingAgeMs: 2500 }),
+}
+
+let db: ScratchDatabase
+let pool: pg.Pool
+let app: ServiceApp
+
+beforeAll(async () => {
+  db = await createScratchDatabase('app')
+  pool = new pg.Pool({ connectionString: db.url, max: 2 })
+  app = await createServiceApp({ service: 'kit-test', logLevel: 'silent', bodyLimit: 1_024 })
+  await app.register(healthPlugin, {
+    checks: [databaseCheck(pool), brokerCheck(messaging), outboxCheck(messaging, 10_000)],
+  })
+  await app.register(metricsPlugin, { service: 'kit-test', messaging })
+  app.post(
+    '/things',
+    {
+      schema: {
+        body: z.object({
+          name: z.string().min(1),
+          lines: z.array(z.object({ qty: z.number().int().positive() })),
+        }),
+      },
+    },
+    (request) => ({ received: request.body.name }),
+  )
+  app.get('/missing', () => {
+    throw new HttpError(404, 'thing 42 not found')
+  })
+  app.get('/boom', () => {
+    throw new Error('password=hunter2 in a stack')
+  })
+  await app.ready()
+})
+
+afterAll(async () => {
+  await app.close()
+  await pool.end()
+  await db.drop()
+})
+
+describe('error handler', () => {
+  it('when the body fails the zod schema, then 400 lists each path and issue', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/things',
+      payload: { name: '', lines: [{ qty: 0 }] },
+    })
+    expect(res.statusCode).toBe(400)
+    const body = res.json<{ error: string; details: Array<{ path: string; issue: string }> }>()
+    expect(body.error).toBe('Bad Request')
+    expect(body.details.map((d) => d.path).sort()).toEqual(['body.lines.0.qty', 'body.name'])
+    expect(body.details.every((d) => d.issue.length > 0)).toBe(true)
+  })
+
+  it('when the body is larger than the limit, then 413 in the same shape', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/things',
+      payload: { name: 'x'.repeat(2_000), lines: [] },
+    })
+    expect(res.statusCode).toBe(413)
+    expect(res.json()).toMatchObject({ error: 'Payload Too Large', details: [] })
+  })
+
+  it('when a route throws an HttpError, then its status and message are returned', async () => {
+    const res = await app.inject({ method: 'GET', url: '/missing' })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'Not Found', message: 'thing 42 not found', details: [] })
+  })
+
+  it('when a route throws unexpectedly, then 500 hides the message and carries the request id', async () => {
+    const res = await app.inject({ method: 'GET', url: '/boom', headers: { 'x-request-id': 'req-123' } })
+    expect(res.statusCode).toBe(500)
+    expect(res.body).not.toContain('hunter2')
+    expect(res.json()).toMatchObject({ error: 'Internal Server Error', requestId: 'req-123' })
+    expect(res.headers['x-request-id']).toBe('req-123')
+  })
+
+  it('when no route matches, then 404 in the 4xx shape', async () => {
+    const res = await app.inject({ method: 'GET', url: '/nowhere?x=1' })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'Not Found', message: 'Route GET /nowhere not found', details: [] })
+  })
+})
+
+describe('health', () => {
+  it('when the database and broker are up, then ready is 200 naming each check', async () => {
+    status.broker = true
+    const res = await app.inject({ method: 'GET', url: '/health/ready' })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({
+      status: 'ready',
+      checks: { database: { status: 'up' }, broker: { status: 'up' }, outbox: { status: 'up' } },
+    })
+  })
+
+  it('when the broker is down or the outbox too old, then ready is 503 naming them and live stays 200', async () => {
+    status.broker = false
+    status.oldestPendingAgeMs = 20_000
+    try {
+      const ready = await app.inject({ method: 'GET', url: '/health/ready' })
+      expect(ready.statusCode).toBe(503)
+      expect(ready.json()).toMatchObject({
+        status: 'not ready',
+        checks: {
+          database: { status: 'up' },
+          broker: { status: 'down' },
+          outbox: { status: 'down', oldestPendingAgeMs: 20_000 },
+        },
+      })
+      expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
+    } finally {
+      status.broker = true
+      status.oldestPendingAgeMs = 0
+    }
+  })
+
+  it('when the database cannot be reached, then the database check is down with the reason', async () => {
+    const unreachable = new pg.Pool({
+      connectionString: 'postgresql://postgres@127.0.0.1:1/postgres',
+      max: 1,
+    })
+    try {
+      const result = await databaseCheck(unreachable, 500).check()
+      expect(result.status).toBe('down')
+      expect(String(result.error)).toMatch(/ECONNREFUSED|did not answer/)
+    } finally {
+      await unreachable.end()
+    }
+  })
+})
+
+describe('metrics and documentation', () => {
+  it('when scraped, then default, http and messaging series are in Prometheus text', async () => {
+    await app.inject({ method: 'GET', url: '/health/live' })
+    status.publishedTotal = 9
+    const res = await app.inject({ method: 'GET', url: '/metrics' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toContain('text/plain')
+    expect(res.body).toContain('process_cpu_user_seconds_total{service="kit-test"}')
+    expect(res.body).toMatch(
+      /http_request_duration_seconds_count\{service="kit-test",method="GET",route="\/health\/live",status_code="200"\} \d+/,
+    )
+    expect(res.body).toContain('saga_messaging_relay_published_total{service="kit-test"} 9')
+    expect(res.body).toContain('saga_messaging_oldest_pending_age_seconds{service="kit-test"} 2.5')
+  })
+
+  it('when the OpenAPI document is requested, then it lists the zod-typed route', async () => {
+    const res = await app.inject({ method: 'GET', url: '/documentation/json' })
+    expect(res.statusCode).toBe(200)
+    const doc = res.json<{ openapi: string; paths: Record<string, unknown> }>()
+    expect(doc.openapi).toMatch(/^3\./)
+    expect(Object.keys(doc.paths)).toContain('/things')
+    expect(Object.keys(doc.paths)).not.toContain('/health/ready')
+  })
+})
