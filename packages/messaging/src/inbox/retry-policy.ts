@@ -1,27 +1,26 @@
+import { backoffDelay } from '../amqp/backoff.js'
+
 /** How a handler that throws is retried. All durations in milliseconds. */
 export interface RetryPolicy {
   /** Attempts in all, the first included; after the last failure the message is dead-lettered. */
   maxAttempts: number
-  /** Delay before the second attempt, ms. Doubles per attempt. */
+  /** Delay before the second attempt, ms (the upper end; equal jitter takes 50-100 % of it). Doubles per attempt. */
   baseMs: number
   /** Cap of the delay, ms. */
   maxMs: number
 }
 
 /**
- * The delay before attempt `attempt + 1` after attempt `attempt` failed: capped exponential backoff
- * with "equal jitter" (half fixed, half random; https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/),
- * so retries of many messages failing together spread out yet never come sooner than half the step.
- * Example with base 200 and max 30,000: attempt 1 -> 100..200 ms, attempt 4 -> 800..1,600 ms.
+ * The delay before attempt `attempt + 1` after attempt `attempt` (1-based) failed: the same capped
+ * exponential backoff with equal jitter the connection uses, so retries of many messages failing
+ * together spread out yet never come sooner than half the step.
+ * Example with base 500 and max 60,000: after attempt 1 -> 250..500 ms, after attempt 4 -> 2..4 s.
  */
-export function retryDelayMs(
+export const retryDelayMs = (
   attempt: number,
   policy: Pick<RetryPolicy, 'baseMs' | 'maxMs'>,
-  random = Math.random,
-): number {
-  const step = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1))
-  return Math.round(step / 2 + random() * (step / 2))
-}
+  random: () => number = Math.random,
+): number => backoffDelay(attempt - 1, policy.baseMs, policy.maxMs, random)
 
 /** Whether a failed attempt is retried or the message has used up its attempts. */
 export const afterFailure = (

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto'
+import type { ConfirmChannel, Message, Options } from 'amqplib'
+
+/** Why and where a message is dead-lettered. */
+export interface DeadLetterDetails {
+  /** The dead-letter queue, `<queue>.dlq`. */
+  queue: string
+  handler: string
+  /** What was wrong: the validation problem, or the last handler error. */
+  reason: string
+  /** Attempts the handler made; 0 for a message that never reached it (invalid). */
+  attempts: number
+}
+
+/** Thrown when the broker did not take the dead-letter copy; the original must then stay unacked. */
+export class DeadLetterError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'DeadLetterError'
+  }
+}
+
+// amqplib 2.3 throws once an encoded header table passes 64 KiB; a stack trace must not get near it.
+const MAX_REASON_CHARS = 4_000
+
+/** Publishes dead-letter copies on one confirm channel; see `createDeadLetterPublisher`. */
+export type DeadLetterPublisher = (original: Message, details: DeadLetterDetails) => Promise<void>
+
+/**
+ * Returns a publisher of dead-letter copies on `channel` (a confirm channel). Each copy keeps the
+ * original body and properties and adds headers `x-dead-letter-reason`, `x-dead-letter-handler`,
+ * `x-dead-letter-attempts`, `x-original-exchange`, `x-original-routing-key`, `x-dead-lettered-at`
+ * (ISO 8601). It resolves only once the broker confirmed the copy into the queue: it is published
+ * `mandatory`, and a copy the broker returns (the queue is gone) rejects with `DeadLetterError`,
+ * because a returned message is confirmed too and would otherwise be lost with the acked original.
+ */
+export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPublisher {
+  const returned = new Set<string>()
+  channel.on('return', (message: Message) => {
+    const token: unknown = message.properties.headers?.['x-dead-letter-id']
+    if (typeof token === 'string') returned.add(token)
+  })
+
+  return (original, details) => {
+    const token = randomUUID()
+    const { properties, fields } = original
+    const options: Options.Publish = {
+      // expiration and userId are left out on purpose: the copy must not expire in the DLQ, and the
+      // broker rejects a userId that is not this connection's user.
+      contentType: properties.contentType as string | undefined,
+      contentEncoding: properties.contentEncoding as string | undefined,
+      messageId: properties.messageId as string | undefined,
+      correlationId: properties.correlationId as string | undefined,
+      type: properties.type as string | undefined,
+      appId: properties.appId as string | undefined,
+      timestamp: properties.timestamp as number | undefined,
+      persistent: true,
+      mandatory: true,
+      headers: {
+        ...(properties.headers ?? {}),
+        'x-dead-letter-id': token,
+        'x-dead-letter-reason': details.reason.slice(0, MAX_REASON_CHARS),
+        'x-dead-letter-handler': details.handler,
+        'x-dead-letter-attempts': details.attempts,
+        'x-original-exchange': fields.exchange,
+        'x-original-routing-key': fields.routingKey,
+        'x-dead-lettered-at': new Date().toISOString(),
+      },
+    }
+    return new Promise<void>((resolve, reject) => {
+      const confirmed = (error: unknown): void => {
+        const wasReturned = returned.delete(token)
+        if (error)
+          reject(
+            new DeadLetterError(`dead-letter copy to '${details.queue}' was not confirmed`, { cause: error }),
+          )
+        else if (wasReturned)
+          reject(new DeadLetterError(`dead-letter queue '${details.queue}' does not exist`))
+        else resolve()
+      }
+      try {
+        // The default exchange routes by queue name; the broker sends a return before the confirm.
+        channel.publish('', details.queue, original.content, options, confirmed)
+      } catch (error) {
+        reject(
+          new DeadLetterError(`dead-letter copy to '${details.queue}' could not be sent`, { cause: error }),
+        )
+      }
+    })
+  }
+}

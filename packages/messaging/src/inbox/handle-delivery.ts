@@ -1,0 +1,183 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Message } from 'amqplib'
+import type { Signals } from '../signals.js'
+import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
+import { recordInbox } from './inbox-record.js'
+import { parseDelivery } from './parse-delivery.js'
+import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
+
+/** Counters of one handler; the consumer's metrics read them. */
+export interface HandlerCounters {
+  handled: number
+  duplicates: number
+  retried: number
+  deadLettered: number
+  inFlight: number
+}
+
+/** What the pipeline needs from the channel the delivery came on. */
+export interface DeliveryControl {
+  /** Acks the delivery; a channel that closed meanwhile is logged, not thrown (redelivery is a duplicate). */
+  ack(): void
+  /** Puts the delivery back in the queue (nack with requeue). */
+  requeue(): void
+  /** Publishes the dead-letter copy, confirmed; rejects when the broker did not take it. */
+  deadLetter(reason: string, attempts: number): Promise<void>
+}
+
+/** The handler and everything around it, fixed per handler queue. */
+export interface DeliveryRuntime<Tx extends TransactionClient> {
+  handler: HandlerDefinition<Tx>
+  database: Database<Tx>
+  policy: RetryPolicy
+  signals: Signals
+  logger: Logger
+  counters: HandlerCounters
+  /** Aborted when the consumer stops: pending retries end and leave their delivery for redelivery. */
+  stopping: AbortSignal
+  /** Called after a handler's transaction committed (wakes the relay for the rows it enqueued). */
+  onCommitted: () => void
+}
+
+type Attempt =
+  | { kind: 'handled' }
+  | { kind: 'duplicate' }
+  | { kind: 'handler-failed'; error: unknown }
+  /** The transaction failed outside the handler (database down, COMMIT lost): not the message's fault. */
+  | { kind: 'unavailable'; error: unknown }
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** Resolves true after `ms`, or false at once when `signal` aborts first. */
+const pause = (ms: number, signal: AbortSignal): Promise<boolean> =>
+  sleep(ms, true, { signal }).catch(() => false)
+
+/**
+ * Deliveries this message had before this one. Quorum queues count returned deliveries in
+ * `x-delivery-count` (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling), so the
+ * attempt budget holds across crashes and restarts; other queues only say `redelivered`.
+ */
+const priorDeliveries = (delivery: Message): number => {
+  const count: unknown = delivery.properties.headers?.['x-delivery-count']
+  if (typeof count === 'number' && Number.isInteger(count) && count >= 0) return count
+  return delivery.fields.redelivered ? 1 : 0
+}
+
+async function attemptOnce<Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  runtime: DeliveryRuntime<Tx>,
+): Promise<Attempt> {
+  const { handler, database } = runtime
+  let handlerError: { error: unknown } | undefined
+  try {
+    const fresh = await database.transaction(async (tx) => {
+      if (!(await recordInbox(tx, message.id, handler.name))) return false
+      try {
+        await handler.handle(message, tx)
+      } catch (error) {
+        handlerError = { error }
+        throw error
+      }
+      return true
+    })
+    return fresh ? { kind: 'handled' } : { kind: 'duplicate' }
+  } catch (error) {
+    return handlerError
+      ? { kind: 'handler-failed', error: handlerError.error }
+      : { kind: 'unavailable', error }
+  }
+}
+
+/**
+ * One delivery, start to end: poison is dead-lettered at once; a valid message runs its handler in
+ * an inbox transaction and is acked only after COMMIT; a handler error is retried in-process with
+ * backoff (the delivery stays unacked meanwhile) until the attempts are used up, then dead-lettered.
+ * Never throws. When the consumer stops, a delivery not yet running or waiting for a retry is left
+ * unacked; closing the channel returns it to the queue.
+ */
+export async function handleDelivery<Tx extends TransactionClient>(
+  delivery: Message,
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+): Promise<void> {
+  const { handler, signals, logger, counters, stopping, policy } = runtime
+  if (stopping.aborted) return
+
+  const deadLetter = async (
+    reason: string,
+    attempts: number,
+    ids: { id?: string; type?: string },
+  ): Promise<void> => {
+    try {
+      await control.deadLetter(reason, attempts)
+    } catch (error) {
+      // The copy is not safely in the DLQ, so the original must not be acked: back off, then requeue.
+      logger.error(
+        { err: error, messageId: ids.id, handler: handler.name },
+        'dead-lettering failed; requeueing',
+      )
+      if (await pause(retryDelayMs(attempts + 1, policy), stopping)) control.requeue()
+      return
+    }
+    control.ack()
+    counters.deadLettered += 1
+    logger.error(
+      { messageId: ids.id, type: ids.type, handler: handler.name, reason, attempts },
+      'message dead-lettered',
+    )
+    signals.emit('deadLettered', { id: ids.id, type: ids.type, handler: handler.name, reason })
+  }
+
+  const parsed = await parseDelivery(
+    { content: delivery.content, routingKey: delivery.fields.routingKey },
+    handler.message,
+  )
+  if (!parsed.ok) {
+    await deadLetter(parsed.reason, 0, parsed)
+    return
+  }
+
+  const { id, type, correlationId } = parsed.message
+  const log = { messageId: id, type, handler: handler.name, correlationId }
+  let attempt = priorDeliveries(delivery) + 1
+  let outages = 0
+  for (;;) {
+    const outcome = await attemptOnce({ ...parsed.message, attempt }, runtime)
+    if (outcome.kind === 'handled' || outcome.kind === 'duplicate') {
+      control.ack()
+      if (outcome.kind === 'handled') {
+        counters.handled += 1
+        logger.debug({ ...log, attempt }, 'message handled')
+        signals.emit('handled', { id, type, handler: handler.name, correlationId })
+        runtime.onCommitted()
+      } else {
+        counters.duplicates += 1
+        logger.info(log, 'duplicate message skipped')
+        signals.emit('duplicate', { id, type, handler: handler.name })
+      }
+      return
+    }
+
+    if (outcome.kind === 'unavailable') {
+      // The database, not the message, failed: retry for as long as it takes, without using attempts.
+      outages += 1
+      logger.warn(
+        { ...log, err: outcome.error, outages },
+        'inbox transaction failed outside the handler; retrying',
+      )
+      if (!(await pause(retryDelayMs(outages, policy), stopping))) return
+      continue
+    }
+
+    const error = describe(outcome.error)
+    if (afterFailure(attempt, policy) === 'dead-letter') {
+      await deadLetter(`handler failed after ${attempt} attempts: ${error}`, attempt, { id, type })
+      return
+    }
+    counters.retried += 1
+    logger.warn({ ...log, err: outcome.error, attempt }, 'handler failed; retrying')
+    signals.emit('retrying', { id, type, handler: handler.name, attempt, error })
+    if (!(await pause(retryDelayMs(attempt, policy), stopping))) return
+    attempt += 1
+  }
+}

@@ -1,0 +1,192 @@
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib'
+import { backoffDelay } from '../amqp/backoff.js'
+import type { AmqpConnection } from '../amqp/connection.js'
+import { withTimeout } from '../amqp/timeout.js'
+import type { TransactionClient } from '../types.js'
+import { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letter.js'
+import {
+  handleDelivery,
+  type DeliveryControl,
+  type DeliveryRuntime,
+  type HandlerCounters,
+} from './handle-delivery.js'
+
+/** Options of one handler's queue consumer; see `createConsumer` for the public ones. */
+export interface QueueConsumerOptions<Tx extends TransactionClient> extends Omit<
+  DeliveryRuntime<Tx>,
+  'counters' | 'stopping'
+> {
+  connection: AmqpConnection
+  queue: string
+  deadLetterQueue: string
+  prefetch: number
+  /** Longest `stop` waits for running handlers before closing the channel anyway, ms. */
+  drainTimeoutMs: number
+}
+
+/** One handler queue consumed on its own channel; `createConsumer` runs one per handler. */
+export interface QueueConsumer {
+  readonly queue: string
+  readonly counters: Readonly<HandlerCounters>
+  readonly consuming: boolean
+  /** Opens the channel and starts consuming, unless it already does; failures reopen with backoff. */
+  open(): Promise<void>
+  /** Forgets the channel of a lost connection; the next `open` makes a new one. */
+  lost(): void
+  /** Stops: cancel the consumer, let running handlers finish (bounded), close the channel. */
+  stop(): Promise<void>
+}
+
+// Channel operations on a broker that went silent must not hang a stop.
+const CHANNEL_OP_TIMEOUT_MS = 5_000
+const REOPEN_BASE_MS = 100
+const REOPEN_MAX_MS = 5_000
+
+/**
+ * Consumes one handler queue. The channel is a confirm channel so dead-letter copies are published
+ * on it with confirms; one channel per handler keeps a failing or slow handler from touching the
+ * others (each has its own prefetch window and its own channel errors).
+ */
+export function createQueueConsumer<Tx extends TransactionClient>(
+  options: QueueConsumerOptions<Tx>,
+): QueueConsumer {
+  const { connection, queue, logger } = options
+  const handlerName = options.handler.name
+  const counters: HandlerCounters = { handled: 0, duplicates: 0, retried: 0, deadLettered: 0, inFlight: 0 }
+  const stopping = new AbortController()
+  const runtime: DeliveryRuntime<Tx> = { ...options, counters, stopping: stopping.signal }
+  const inFlight = new Set<Promise<void>>()
+  let channel: ConfirmChannel | undefined
+  let consumerTag: string | undefined
+  let opening = false
+  let reopenAttempt = 0
+  let reopenTimer: NodeJS.Timeout | undefined
+
+  const scheduleReopen = (): void => {
+    if (stopping.signal.aborted || reopenTimer) return
+    reopenTimer = setTimeout(
+      () => {
+        reopenTimer = undefined
+        // Without a connection the connection's own hook reopens once it is back.
+        if (connection.isConnected) void open()
+      },
+      backoffDelay(reopenAttempt++, REOPEN_BASE_MS, REOPEN_MAX_MS),
+    )
+  }
+
+  const closed = (closedChannel: ConfirmChannel): void => {
+    if (channel !== closedChannel) return
+    channel = undefined
+    consumerTag = undefined
+    if (stopping.signal.aborted) return
+    logger.warn({ queue, handler: handlerName }, 'consumer channel closed; reopening')
+    scheduleReopen()
+  }
+
+  const controlFor = (
+    ch: ConfirmChannel,
+    publish: DeadLetterPublisher,
+    message: ConsumeMessage,
+  ): DeliveryControl => ({
+    ack() {
+      try {
+        ch.ack(message)
+      } catch (error) {
+        // The channel is gone; the broker redelivers and the inbox recognises the duplicate.
+        logger.warn({ err: error, queue, messageId: message.properties.messageId as unknown }, 'ack failed')
+      }
+    },
+    requeue() {
+      try {
+        ch.nack(message, false, true)
+      } catch (error) {
+        logger.warn({ err: error, queue }, 'requeue failed; the closed channel returns the message anyway')
+      }
+    },
+    deadLetter: (reason, attempts) =>
+      publish(message, { queue: options.deadLetterQueue, handler: handlerName, reason, attempts }),
+  })
+
+  const deliver = (
+    ch: ConfirmChannel,
+    publish: DeadLetterPublisher,
+    message: ConsumeMessage | null,
+  ): void => {
+    if (message === null) {
+      // The broker cancelled the consumer (the queue was deleted): close, and reopen with backoff.
+      logger.warn({ queue, handler: handlerName }, 'consumer cancelled by the broker')
+      ch.close().catch(() => undefined)
+      return
+    }
+    // After stop began, a delivery still in the client buffer is left unacked: the close requeues it.
+    if (stopping.signal.aborted) return
+    counters.inFlight += 1
+    const running = handleDelivery(message, controlFor(ch, publish, message), runtime)
+      .catch((error: unknown) => logger.error({ err: error, queue }, 'delivery pipeline failed unexpectedly'))
+      .finally(() => {
+        counters.inFlight -= 1
+        inFlight.delete(running)
+      })
+    inFlight.add(running)
+  }
+
+  async function open(): Promise<void> {
+    if (stopping.signal.aborted || opening || channel) return
+    opening = true
+    let ch: ConfirmChannel | undefined
+    try {
+      ch = await connection.openChannel(true, CHANNEL_OP_TIMEOUT_MS)
+      const opened = ch
+      opened.on('close', () => closed(opened))
+      await opened.prefetch(options.prefetch)
+      const publish = createDeadLetterPublisher(opened)
+      channel = opened
+      const reply = await opened.consume(queue, (message) => deliver(opened, publish, message), {
+        noAck: false,
+      })
+      consumerTag = reply.consumerTag
+      reopenAttempt = 0
+      logger.info({ queue, handler: handlerName, prefetch: options.prefetch }, 'consuming')
+    } catch (error) {
+      logger.warn({ err: error, queue, handler: handlerName }, 'could not start consuming; retrying')
+      if (ch && channel === ch) channel = undefined
+      ch?.close().catch(() => undefined)
+      scheduleReopen()
+    } finally {
+      opening = false
+    }
+  }
+
+  return {
+    queue,
+    counters,
+    get consuming() {
+      return channel !== undefined && consumerTag !== undefined
+    },
+    open,
+    lost() {
+      channel = undefined
+      consumerTag = undefined
+    },
+    async stop() {
+      stopping.abort()
+      clearTimeout(reopenTimer)
+      const ch = channel
+      if (ch && consumerTag) {
+        await withTimeout(ch.cancel(consumerTag), CHANNEL_OP_TIMEOUT_MS, `cancel ${queue}`).catch(
+          (error: unknown) => logger.warn({ err: error, queue }, 'consumer cancel failed'),
+        )
+      }
+      consumerTag = undefined
+      const drained = Promise.allSettled([...inFlight])
+      await withTimeout(drained, options.drainTimeoutMs, `drain ${queue}`).catch(() =>
+        logger.warn(
+          { queue, inFlight: inFlight.size },
+          'handlers still running at stop; their deliveries are redelivered',
+        ),
+      )
+      channel = undefined
+      if (ch) await withTimeout(ch.close(), CHANNEL_OP_TIMEOUT_MS, `close ${queue}`).catch(() => undefined)
+    },
+  }
+}
