@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto'
+
+/** The body of POST /orders (issue 4): money in minor units. */
+export interface PlaceOrder {
+  customerId: string
+  currency: string
+  items: Array<{ sku: string; quantity: number; unitPrice: number }>
+  shippingAddress: { name: string; line1: string; city: string; postalCode: string; country: string }
+  paymentMethod: string
+}
+
+/** What the suite reads from an order. */
+export interface OrderView {
+  id: string
+  status: 'PENDING' | 'CONFIRMED' | 'CANCELLED'
+  total?: unknown
+  [key: string]: unknown
+}
+
+/** An order body with sensible defaults; override what a story needs. */
+export function orderBody(
+  lines: Array<{ sku: string; quantity: number; unitPrice?: number }>,
+  { country = 'DE', paymentMethod = 'tok_visa', currency = 'EUR' } = {},
+): PlaceOrder {
+  return {
+    customerId: randomUUID(),
+    currency,
+    items: lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unitPrice: l.unitPrice ?? 1250 })),
+    shippingAddress: { name: 'Ada Lovelace', line1: '1 Analytical Way', city: 'Berlin', postalCode: '10115', country },
+    paymentMethod,
+  }
+}
+
+/** Sum of quantity x unitPrice in minor units. */
+export const orderTotal = (body: PlaceOrder): number =>
+  body.items.reduce((sum, l) => sum + l.quantity * l.unitPrice, 0)
+
+async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  })
+  const text = await res.text()
+  let json: unknown
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = text
+  }
+  return { status: res.status, body: json }
+}
+
+/**
+ * POST /orders; throws unless 201, naming status and body. Returns the order and the local time
+ * (ms since epoch) the request was sent, the start of its time-to-terminal.
+ */
+export async function placeOrder(
+  orderUrl: string,
+  body: PlaceOrder,
+  headers: Record<string, string> = {},
+): Promise<{ order: OrderView; sentAt: number }> {
+  const sentAt = Date.now()
+  const res = await call('POST', `${orderUrl}/orders`, body, headers)
+  if (res.status !== 201) throw new Error(`POST /orders answered ${res.status}: ${JSON.stringify(res.body)}`)
+  return { order: res.body as OrderView, sentAt }
+}
+
+/** GET /orders/:id. */
+export async function getOrder(orderUrl: string, id: string): Promise<OrderView> {
+  const res = await call('GET', `${orderUrl}/orders/${id}`)
+  if (res.status !== 200) throw new Error(`GET /orders/${id} answered ${res.status}: ${JSON.stringify(res.body)}`)
+  return res.body as OrderView
+}
+
+/** PUT /stock/:sku with `{ available }` (inventory). */
+export async function setStock(inventoryUrl: string, sku: string, available: number): Promise<void> {
+  const res = await call('PUT', `${inventoryUrl}/stock/${encodeURIComponent(sku)}`, { available })
+  if (res.status >= 300) throw new Error(`PUT /stock/${sku} answered ${res.status}: ${JSON.stringify(res.body)}`)
+}
+
+/** GET /stock/:sku -> `{ available, reserved }`. */
+export async function getStock(inventoryUrl: string, sku: string): Promise<{ available: number; reserved: number }> {
+  const res = await call('GET', `${inventoryUrl}/stock/${encodeURIComponent(sku)}`)
+  if (res.status !== 200) throw new Error(`GET /stock/${sku} answered ${res.status}: ${JSON.stringify(res.body)}`)
+  return res.body as { available: number; reserved: number }
+}
+
+/** Runs `tasks` with at most `limit` in flight; results in input order. */
+export async function inBatches<T>(limit: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
+  const results: T[] = new Array<T>(tasks.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++
+      results[i] = await tasks[i]!()
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker))
+  return results
+}

@@ -1,0 +1,54 @@
+import pg from 'pg'
+import { databaseUrl, infra, SERVICES, type RunNames, type ServiceName } from './run.js'
+
+/**
+ * Creates the run's four empty databases (the services migrate them on start, MIGRATE_ON_START
+ * defaults to true). Owned by the superuser of `infra.postgresUrl`: a per-run role per database
+ * would test nothing the services' own tests do not, and costs a role to clean up.
+ */
+export async function createRunDatabases(names: RunNames): Promise<void> {
+  const admin = new pg.Client({ connectionString: infra.postgresUrl })
+  await admin.connect()
+  try {
+    for (const service of SERVICES) await admin.query(`CREATE DATABASE "${names.database[service]}"`)
+  } finally {
+    await admin.end()
+  }
+}
+
+/** Drops the run's databases, also with services still connected (WITH (FORCE), PostgreSQL 13+). */
+export async function dropRunDatabases(names: RunNames): Promise<void> {
+  const admin = new pg.Client({ connectionString: infra.postgresUrl })
+  await admin.connect()
+  try {
+    for (const service of SERVICES) {
+      await admin.query(`DROP DATABASE IF EXISTS "${names.database[service]}" WITH (FORCE)`)
+    }
+  } finally {
+    await admin.end()
+  }
+}
+
+/** One small pool per service database, for the invariant checker and direct look-ups. */
+export class RunDatabases {
+  readonly pools: Record<ServiceName, pg.Pool>
+
+  constructor(names: RunNames) {
+    this.pools = Object.fromEntries(
+      SERVICES.map((s) => [s, new pg.Pool({ connectionString: databaseUrl(names.database[s]), max: 2 })]),
+    ) as Record<ServiceName, pg.Pool>
+  }
+
+  /** Runs `sql` in the service's database and returns the rows. */
+  async query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    service: ServiceName,
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<R[]> {
+    return (await this.pools[service].query<R>(sql, params)).rows
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(SERVICES.map((s) => this.pools[s].end()))
+  }
+}

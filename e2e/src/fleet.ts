@@ -1,0 +1,160 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { createRunDatabases, dropRunDatabases, RunDatabases } from './databases.js'
+import { deleteRunTopology } from './broker.js'
+import { freePort } from './ports.js'
+import { databaseUrl, infra, runNames, SERVICES, type RunNames, type ServiceName } from './run.js'
+import { repoRoot, ServiceProcess } from './service-process.js'
+import { Tap } from './tap.js'
+import { E2eTcpProxy } from './tcp-proxy.js'
+
+/** How to start a fleet for one scenario. */
+export interface FleetOptions {
+  /** Instances per service (default 1 each). */
+  instances?: Partial<Record<ServiceName, number>>
+  /** Extra env per service (e.g. `{ shipment: { CARRIER_ACCOUNT: '' } }`). */
+  env?: Partial<Record<ServiceName, Record<string, string>>>
+}
+
+/**
+ * Environment every e2e service gets. Retention is an hour so every published outbox row is still
+ * there when the invariant checker compares the outbox with what the tap saw; the poll interval is
+ * the safety net only (the relay is woken on commit).
+ */
+const COMMON_ENV = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+  MIGRATE_ON_START: 'true',
+  OUTBOX_RETENTION_MS: '3600000',
+  OUTBOX_POLL_INTERVAL_MS: '500',
+  CONSUMER_MAX_ATTEMPTS: '10',
+}
+
+/**
+ * One e2e run: four (or more) service processes with their own databases and broker names, the
+ * services' AMQP going through a proxy the test controls, and a raw tap on the run's exchange.
+ * `stop()` tears everything down and is safe to call after a partial start.
+ */
+export class Fleet {
+  readonly instances: ServiceProcess[] = []
+  readonly logDir: string
+  dbs: RunDatabases | undefined
+  tap: Tap | undefined
+  private databasesCreated = false
+
+  private constructor(
+    readonly names: RunNames,
+    readonly proxy: E2eTcpProxy,
+  ) {
+    this.logDir = path.join(repoRoot, 'e2e', '.runs', names.id)
+  }
+
+  /** Starts everything and waits until every instance answers /health/ready. */
+  static async start(options: FleetOptions = {}): Promise<Fleet> {
+    const names = runNames()
+    const broker = new URL(infra.amqpUrl)
+    const fleet = new Fleet(names, new E2eTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) }))
+    try {
+      fs.mkdirSync(fleet.logDir, { recursive: true })
+      await fleet.proxy.start()
+      await createRunDatabases(names)
+      fleet.databasesCreated = true
+      fleet.dbs = new RunDatabases(names)
+      fleet.tap = await Tap.open(infra.amqpUrl, names.exchange)
+      // First instance of each service in parallel (own databases); extra instances after, so two
+      // instances never race on the migrations of one database.
+      for (const service of SERVICES) await fleet.add(service, options.env?.[service])
+      await Promise.all(fleet.instances.map((p) => p.waitReady(60_000)))
+      const extra: ServiceProcess[] = []
+      for (const service of SERVICES) {
+        for (let i = 1; i < (options.instances?.[service] ?? 1); i++) {
+          extra.push(await fleet.add(service, options.env?.[service]))
+        }
+      }
+      await Promise.all(extra.map((p) => p.waitReady(60_000)))
+      return fleet
+    } catch (error) {
+      await fleet.stop()
+      throw error
+    }
+  }
+
+  private async add(service: ServiceName, env: Record<string, string> = {}): Promise<ServiceProcess> {
+    const n = this.instances.filter((p) => p.service === service).length + 1
+    const port = await freePort()
+    const name = `${service}#${n}`
+    const proc = new ServiceProcess(
+      service,
+      name,
+      port,
+      {
+        PATH: process.env.PATH ?? '',
+        ...COMMON_ENV,
+        PORT: String(port),
+        DATABASE_URL: databaseUrl(this.names.database[service]),
+        AMQP_URL: this.proxiedAmqpUrl(),
+        AMQP_EXCHANGE: this.names.exchange,
+        AMQP_QUEUE_PREFIX: this.names.queuePrefix[service],
+        ...env,
+      },
+      path.join(this.logDir, `${service}-${n}.log`),
+    )
+    this.instances.push(proc)
+    proc.start()
+    return proc
+  }
+
+  /** The broker URL through the fault proxy. */
+  proxiedAmqpUrl(): string {
+    const url = new URL(infra.amqpUrl)
+    url.hostname = '127.0.0.1'
+    url.port = String(this.proxy.port)
+    return url.toString()
+  }
+
+  /** Instances of one service. */
+  of(service: ServiceName): ServiceProcess[] {
+    return this.instances.filter((p) => p.service === service)
+  }
+
+  /** The first instance of a service. */
+  one(service: ServiceName): ServiceProcess {
+    const proc = this.of(service)[0]
+    if (!proc) throw new Error(`no ${service} instance`)
+    return proc
+  }
+
+  /** Env for the order CLI pointed at this run (see packages/fleet/src/cli/). */
+  cliEnv(): Record<string, string> {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      ORDER_SERVICE_URL: this.one('order').url,
+      AMQP_URL: infra.amqpUrl,
+      AMQP_EXCHANGE: this.names.exchange,
+    }
+    for (const s of SERVICES) {
+      env[`${s.toUpperCase()}_DATABASE_URL`] = databaseUrl(this.names.database[s])
+      env[`${s.toUpperCase()}_QUEUE_PREFIX`] = this.names.queuePrefix[s]
+    }
+    return env
+  }
+
+  /** Stops every process, closes the tap and proxy, drops databases, deletes queues and exchange. */
+  async stop(): Promise<void> {
+    const errors: unknown[] = []
+    const attempt = async (f: () => Promise<unknown>): Promise<void> => {
+      try {
+        await f()
+      } catch (error) {
+        errors.push(error)
+      }
+    }
+    await Promise.all(this.instances.map((p) => attempt(() => p.stop(5_000))))
+    await attempt(async () => this.tap?.close())
+    await attempt(() => this.proxy.stop())
+    await attempt(async () => this.dbs?.close())
+    if (this.databasesCreated) await attempt(() => dropRunDatabases(this.names))
+    await attempt(() => deleteRunTopology(this.names.id, this.names.exchange))
+    if (errors.length > 0) process.stderr.write(`[e2e] teardown of ${this.names.id}: ${errors.map(String).join('; ')}\n`)
+  }
+}

@@ -1,0 +1,20 @@
+import net from 'node:net'
+
+/**
+ * Asks the OS for a free TCP port on 127.0.0.1 (listen on 0, read it, close). The port is free at
+ * the moment of the call; the services bind it a little later, which is the usual small race that
+ * the ephemeral range makes unlikely. Never one of the dev fleet's 3001-3004.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = net.createServer()
+      server.once('error', reject)
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo
+        server.close(() => resolve(port))
+      })
+    })
+    if (port < 3001 || port > 3004) return port
+  }
+}

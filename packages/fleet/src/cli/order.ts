@@ -1,0 +1,181 @@
+#!/usr/bin/env node
+/**
+ * The order CLI: place an order and follow its event chain live, see where an order is stuck, and
+ * list or requeue dead-lettered messages and parked outbox rows. `npm run order -- help`.
+ */
+import { parseArgs } from 'node:util'
+import amqp from 'amqplib'
+import { ChainWatcher, printChain } from './follow.js'
+import { parkedRows, retryParked } from './outbox.js'
+import { orderBody } from './place.js'
+import { listDeadLetters, requeueDeadLetters } from './queues.js'
+import { loadSettings, type CliSettings } from './settings.js'
+import { where } from './where.js'
+
+const USAGE = `usage: npm run order -- <command>
+
+  place --sku <sku> [--qty <n>] [--sku <sku> --qty <n> ...] [--price <minor units>] [--currency EUR]
+        [--country DE] [--payment tok_visa|tok_chargeDeclined] [--follow] [--timeout <ms>]
+  follow <orderId> [--timeout <ms>]     print the order's event chain, live, until it is final
+  where <orderId>                       status, facts, what it waits for, dead letters
+  dlq list                              dead-lettered messages of every handler
+  dlq requeue <messageId> | --all       move dead-lettered messages back to their handler's queue
+  parked list                           outbox rows whose publishing gave up
+  parked retry <id>                     make a parked row pending again
+
+environment: ORDER_SERVICE_URL (http://127.0.0.1:3001), AMQP_URL, AMQP_EXCHANGE (saga.events),
+  <SERVICE>_DATABASE_URL and <SERVICE>_QUEUE_PREFIX for SERVICE in ORDER PAYMENT INVENTORY SHIPMENT,
+  RABBITMQ_MANAGEMENT_URL (optional, to list queues)`
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const out = (line: string): void => void process.stdout.write(`${line}\n`)
+
+class UsageError extends Error {}
+
+function uuidArg(value: string | undefined, what: string): string {
+  if (!value || !UUID.test(value)) throw new UsageError(`${what}: expected a uuid, got ${value ?? 'nothing'}`)
+  return value
+}
+
+async function place(settings: CliSettings, args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      sku: { type: 'string', multiple: true, default: [] },
+      qty: { type: 'string', multiple: true, default: [] },
+      price: { type: 'string', default: '1999' },
+      currency: { type: 'string', default: 'EUR' },
+      country: { type: 'string', default: 'DE' },
+      payment: { type: 'string', default: 'tok_visa' },
+      follow: { type: 'boolean', default: false },
+      timeout: { type: 'string', default: '30000' },
+    },
+  })
+  const body = orderBody({
+    skus: values.sku,
+    quantities: values.qty,
+    unitPrice: Number(values.price),
+    currency: values.currency,
+    country: values.country,
+    paymentMethod: values.payment,
+  })
+  // Subscribe before placing, so not even the first event can slip past.
+  const watcher = values.follow ? await ChainWatcher.open(settings) : undefined
+  try {
+    const sentAt = new Date()
+    const res = await fetch(`${settings.orderUrl}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    })
+    const answer = (await res.json()) as { id?: string; status?: string; total?: unknown }
+    if (res.status !== 201 || !answer.id) {
+      out(`POST /orders answered ${res.status}: ${JSON.stringify(answer, null, 2)}`)
+      return 1
+    }
+    out(`order ${answer.id} placed: ${answer.status ?? '?'} total ${JSON.stringify(answer.total)}`)
+    if (!watcher) return 0
+    return await finish(settings, watcher, answer.id, sentAt, Number(values.timeout))
+  } finally {
+    await watcher?.close()
+  }
+}
+
+async function finish(
+  settings: CliSettings,
+  watcher: ChainWatcher,
+  orderId: string,
+  placedAt: Date | undefined,
+  timeoutMs: number,
+): Promise<number> {
+  const terminal = await printChain(settings, watcher, orderId, placedAt, { timeoutMs })
+  const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, { signal: AbortSignal.timeout(5_000) })
+  const order = (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
+  const reason = order.cancellationReason ?? order.reason
+  out(`final status: ${order.status ?? `unknown (${res.status})`}${reason ? ` (${reason})` : ''}`)
+  if (terminal) return 0
+  out(`no final event within ${timeoutMs} ms; run \`npm run order -- where ${orderId}\``)
+  return 2
+}
+
+async function withBroker<T>(settings: CliSettings, fn: (c: amqp.ChannelModel) => Promise<T>): Promise<T> {
+  const connection = await amqp.connect(settings.amqpUrl)
+  connection.on('error', () => undefined)
+  try {
+    return await fn(connection)
+  } finally {
+    await connection.close().catch(() => undefined)
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const settings = loadSettings()
+  const [command, sub, ...rest] = argv
+  switch (command) {
+    case 'place':
+      return place(settings, argv.slice(1))
+    case 'follow': {
+      const orderId = uuidArg(sub, 'follow <orderId>')
+      const { values } = parseArgs({ args: rest, options: { timeout: { type: 'string', default: '30000' } } })
+      const watcher = await ChainWatcher.open(settings)
+      try {
+        return await finish(settings, watcher, orderId, undefined, Number(values.timeout))
+      } finally {
+        await watcher.close()
+      }
+    }
+    case 'where':
+      await where(settings, uuidArg(sub, 'where <orderId>'))
+      return 0
+    case 'dlq':
+      if (sub === 'list') {
+        const dead = await withBroker(settings, (c) => listDeadLetters(settings, c))
+        if (dead.length === 0) out('no dead-lettered messages')
+        for (const d of dead) {
+          out(`${d.queue}\n  ${d.messageId ?? '?'} ${d.type ?? '?'} order=${d.correlationId ?? '?'} at=${d.deadLetteredAt ?? '?'}\n  reason: ${d.reason ?? '?'}`)
+        }
+        return 0
+      }
+      if (sub === 'requeue') {
+        const target = rest[0] === '--all' ? undefined : uuidArg(rest[0], 'dlq requeue <messageId>|--all')
+        const moved = await withBroker(settings, (c) => requeueDeadLetters(settings, c, target))
+        for (const m of moved) out(`requeued ${m.messageId ?? '?'} ${m.type ?? '?'} -> ${m.queue.replace(/\.dlq$/, '')}`)
+        out(`${moved.length} message(s) requeued`)
+        return target && moved.length === 0 ? 1 : 0
+      }
+      break
+    case 'parked':
+      if (sub === 'list') {
+        const { rows, unreachable } = await parkedRows(settings)
+        if (rows.length === 0) out('no parked outbox rows')
+        for (const r of rows) {
+          out(`${r.service.padEnd(10)} ${r.id} ${r.type} attempts=${r.attempts} parked=${r.failedAt?.toISOString()}\n  last error: ${r.lastError ?? '?'}`)
+        }
+        for (const u of unreachable) out(`(${u.service} database unreachable: ${u.error})`)
+        return 0
+      }
+      if (sub === 'retry') {
+        const id = uuidArg(rest[0], 'parked retry <id>')
+        const services = await retryParked(settings, id)
+        out(services.length ? `row ${id} is pending again in ${services.join(', ')}` : `no parked row ${id}`)
+        return services.length ? 0 : 1
+      }
+      break
+    case 'help':
+    case '--help':
+    case undefined:
+      out(USAGE)
+      return command ? 0 : 1
+  }
+  throw new UsageError(`unknown command: ${argv.join(' ')}`)
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+    if (error instanceof UsageError) process.stderr.write(`${USAGE}\n`)
+    process.exitCode = 1
+  },
+)

@@ -1,0 +1,188 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import amqp from 'amqplib'
+import { SERVICES, type CliSettings } from './settings.js'
+
+const exec = promisify(execFile)
+
+/**
+ * Names of the handlers each service consumes with (design.md, "The chain"; queues are
+ * `<prefix>.<handler>`). Only the fallback when the broker cannot list its queues (management
+ * plugin off and no rabbitmqctl): the broker's own list is preferred, so a renamed handler is found.
+ */
+const KNOWN_HANDLERS: Record<string, string[]> = {
+  order: [
+    'confirm-order-when-shipment-created',
+    'cancel-order-when-payment-failed',
+    'cancel-order-when-stock-reservation-failed',
+    'cancel-order-when-shipment-failed',
+  ],
+  payment: [
+    'process-payment-when-order-created',
+    'refund-payment-when-stock-reservation-failed',
+    'refund-payment-when-shipment-failed',
+  ],
+  inventory: ['reserve-stock-when-payment-processed', 'release-stock-when-shipment-failed'],
+  shipment: ['create-shipment-when-stock-reserved'],
+}
+
+async function brokerQueueNames(settings: CliSettings): Promise<string[] | undefined> {
+  if (settings.managementUrl) {
+    try {
+      const url = new URL('/api/queues?columns=name', settings.managementUrl)
+      const auth = Buffer.from(`${decodeURIComponent(url.username || 'guest')}:${decodeURIComponent(url.password || 'guest')}`)
+      url.username = ''
+      url.password = ''
+      const res = await fetch(url, { headers: { authorization: `Basic ${auth.toString('base64')}` } })
+      if (res.ok) return ((await res.json()) as { name: string }[]).map((q) => q.name)
+    } catch {
+      // fall through
+    }
+  }
+  try {
+    const { stdout } = await exec('rabbitmqctl', ['list_queues', 'name', '--no-table-headers', '-q'], {
+      timeout: 15_000,
+    })
+    return stdout.split('\n').map((l) => l.trim()).filter(Boolean)
+  } catch {
+    return undefined
+  }
+}
+
+/** The dead-letter queues of the fleet's handlers (`<prefix>.<handler>.dlq`) that exist on the broker. */
+export async function deadLetterQueues(settings: CliSettings, connection: amqp.ChannelModel): Promise<string[]> {
+  const prefixes = SERVICES.map((s) => `${settings.services[s].queuePrefix}.`)
+  const listed = await brokerQueueNames(settings)
+  const candidates = listed
+    ? listed.filter((q) => q.endsWith('.dlq') && prefixes.some((p) => q.startsWith(p)))
+    : SERVICES.flatMap((s) => KNOWN_HANDLERS[s]!.map((h) => `${settings.services[s].queuePrefix}.${h}.dlq`))
+  const existing: string[] = []
+  for (const queue of candidates) {
+    // checkQueue on a missing queue closes the channel with 404, so one channel per probe.
+    const channel = await connection.createChannel()
+    channel.on('error', () => undefined)
+    try {
+      await channel.checkQueue(queue)
+      existing.push(queue)
+      await channel.close()
+    } catch {
+      // not declared (yet)
+    }
+  }
+  return existing.sort()
+}
+
+/** A dead-lettered message as listed. */
+export interface DeadLetter {
+  queue: string
+  messageId: string | undefined
+  type: string | undefined
+  correlationId: string | undefined
+  reason: string | undefined
+  handler: string | undefined
+  deadLetteredAt: string | undefined
+  routingKey: string | undefined
+}
+
+const header = (msg: amqp.GetMessage, name: string): string | undefined => {
+  const headers: unknown = msg.properties.headers
+  const value = (headers as Record<string, unknown> | undefined)?.[name]
+  return value === undefined || value === null ? undefined : String(value as string)
+}
+
+function describe(queue: string, msg: amqp.GetMessage): DeadLetter {
+  return {
+    queue,
+    messageId: msg.properties.messageId as string | undefined,
+    type: msg.properties.type as string | undefined,
+    correlationId: msg.properties.correlationId as string | undefined,
+    reason: header(msg, 'x-dead-letter-reason') ?? header(msg, 'x-first-death-reason'),
+    handler: header(msg, 'x-dead-letter-handler'),
+    deadLetteredAt: header(msg, 'x-dead-lettered-at'),
+    routingKey: header(msg, 'x-original-routing-key'),
+  }
+}
+
+/**
+ * Reads every message of `queue` without removing it: gets them unacknowledged on one channel,
+ * then closes the channel, which returns them all to the queue. `onMessage` may ack a message
+ * (through the channel it is given) to remove it instead. At most `limit` messages.
+ */
+export async function browse(
+  connection: amqp.ChannelModel,
+  queue: string,
+  onMessage: (msg: amqp.GetMessage, channel: amqp.Channel) => Promise<void> | void,
+  limit = 10_000,
+): Promise<number> {
+  const channel = await connection.createChannel()
+  channel.on('error', () => undefined)
+  let n = 0
+  try {
+    for (; n < limit; n++) {
+      const msg = await channel.get(queue, { noAck: false })
+      if (!msg) break
+      await onMessage(msg, channel)
+    }
+  } finally {
+    await channel.close().catch(() => undefined)
+  }
+  return n
+}
+
+/** Lists the dead-lettered messages of the fleet, optionally only those of one order. */
+export async function listDeadLetters(
+  settings: CliSettings,
+  connection: amqp.ChannelModel,
+  correlationId?: string,
+): Promise<DeadLetter[]> {
+  const found: DeadLetter[] = []
+  for (const queue of await deadLetterQueues(settings, connection)) {
+    await browse(connection, queue, (msg) => {
+      const d = describe(queue, msg)
+      if (!correlationId || d.correlationId === correlationId) found.push(d)
+    })
+  }
+  return found
+}
+
+/** Headers the broker or the consumer added on the way to the DLQ; a requeued copy starts clean. */
+const DEAD_LETTER_HEADERS = /^x-(dead-letter|death|first-death|last-death|original-routing-key|delivery-count|retry|attempt)/
+
+/**
+ * Moves dead-lettered messages back to their handler's queue (the DLQ name without `.dlq`),
+ * through the default exchange so only that handler sees it again (a handler that already has the
+ * message in its inbox skips it). `match` selects by message id, or every message when undefined.
+ * Each copy is confirmed by the broker before its DLQ copy is acked. Returns what was moved.
+ */
+export async function requeueDeadLetters(
+  settings: CliSettings,
+  connection: amqp.ChannelModel,
+  match: string | undefined,
+): Promise<DeadLetter[]> {
+  const moved: DeadLetter[] = []
+  const confirm = await connection.createConfirmChannel()
+  try {
+    for (const queue of await deadLetterQueues(settings, connection)) {
+      const target = queue.replace(/\.dlq$/, '')
+      await browse(connection, queue, async (msg, channel) => {
+        if (match !== undefined && msg.properties.messageId !== match) return
+        const headers = Object.fromEntries(
+          Object.entries((msg.properties.headers ?? {}) as Record<string, unknown>).filter(
+            ([k]) => !DEAD_LETTER_HEADERS.test(k),
+          ),
+        )
+        confirm.sendToQueue(target, msg.content, {
+          ...(msg.properties as amqp.Options.Publish),
+          headers,
+          persistent: true,
+        })
+        await confirm.waitForConfirms()
+        channel.ack(msg)
+        moved.push(describe(queue, msg))
+      })
+    }
+  } finally {
+    await confirm.close().catch(() => undefined)
+  }
+  return moved
+}

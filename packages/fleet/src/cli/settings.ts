@@ -1,0 +1,45 @@
+/** The four services, in chain order. */
+export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
+export type ServiceName = (typeof SERVICES)[number]
+
+/**
+ * Where the CLI finds the fleet. Defaults are the local fleet of `npm start` (the shared decisions:
+ * database = role = password = `<service>_service`); every value is overridable so the same tool
+ * works against a test run with prefixed names.
+ */
+export interface CliSettings {
+  /** Base URL of the order service, e.g. `http://127.0.0.1:3001` (ORDER_SERVICE_URL). */
+  orderUrl: string
+  /** Broker URL (AMQP_URL). */
+  amqpUrl: string
+  /** The topic exchange of domain events (AMQP_EXCHANGE). */
+  exchange: string
+  /** Management API (RABBITMQ_MANAGEMENT_URL), used to list queues when set. */
+  managementUrl: string | undefined
+  /** Per service: its database URL (`<SERVICE>_DATABASE_URL`) and queue prefix (`<SERVICE>_QUEUE_PREFIX`). */
+  services: Record<ServiceName, { databaseUrl: string; queuePrefix: string }>
+}
+
+/** Reads the settings from `env`. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings {
+  const services = Object.fromEntries(
+    SERVICES.map((s) => {
+      const key = s.toUpperCase()
+      const db = `${s}_service`
+      return [
+        s,
+        {
+          databaseUrl: env[`${key}_DATABASE_URL`] ?? `postgres://${db}:${db}@127.0.0.1:5432/${db}`,
+          queuePrefix: env[`${key}_QUEUE_PREFIX`] ?? s,
+        },
+      ]
+    }),
+  ) as CliSettings['services']
+  return {
+    orderUrl: (env.ORDER_SERVICE_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, ''),
+    amqpUrl: env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+    exchange: env.AMQP_EXCHANGE ?? 'saga.events',
+    managementUrl: env.RABBITMQ_MANAGEMENT_URL,
+    services,
+  }
+}
