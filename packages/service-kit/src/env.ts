@@ -18,7 +18,7 @@ export const localDatabaseUrl = (service: ServiceName): string =>
 
 /**
  * The zod schema of the environment every service shares (names and defaults in the README):
- * PORT, HOST, DATABASE_URL, AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, MIGRATE_ON_START,
+ * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, MIGRATE_ON_START,
  * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, SHUTDOWN_TIMEOUT_MS.
  * Extend it with `.extend({...})` for service-specific variables.
  */
@@ -29,6 +29,8 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     DATABASE_URL: z
       .url({ protocol: /^postgres(ql)?$/, error: 'expected a postgresql:// URL' })
       .default(localDatabaseUrl(service)),
+    // Shared by Prisma (routes, handler transactions) and messaging (relay claims, LISTEN, retention).
+    DATABASE_POOL_MAX: positiveInt(10),
     AMQP_URL: z
       .url({ protocol: /^amqps?$/, error: 'expected an amqp:// URL' })
       .default('amqp://guest:guest@127.0.0.1:5672'),

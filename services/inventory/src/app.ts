@@ -22,7 +22,11 @@ export interface BuildAppOptions {
  * messaging (relay + consumers), health, metrics, then the routes. Tests build it and `inject`.
  */
 export async function buildApp(config: Config, options: BuildAppOptions = {}) {
-  const app = await createServiceApp({ service: 'inventory', logLevel: config.LOG_LEVEL, fastify: options.fastify })
+  const app = await createServiceApp({
+    service: 'inventory',
+    logLevel: config.LOG_LEVEL,
+    fastify: options.fastify,
+  })
   await app.register(dbPlugin, { config })
   await app.register(messagingPlugin, { config, handlers: inventoryReactions({ logger: app.log }) })
   await app.register(healthPlugin, {

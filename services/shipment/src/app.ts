@@ -22,9 +22,16 @@ export interface BuildAppOptions {
  * messaging (relay + consumers), health, metrics, then the routes. Tests build it and `inject`.
  */
 export async function buildApp(config: Config, options: BuildAppOptions = {}) {
-  const app = await createServiceApp({ service: 'shipment', logLevel: config.LOG_LEVEL, fastify: options.fastify })
+  const app = await createServiceApp({
+    service: 'shipment',
+    logLevel: config.LOG_LEVEL,
+    fastify: options.fastify,
+  })
   await app.register(dbPlugin, { config })
-  await app.register(messagingPlugin, { config, handlers: shipmentReactions({ logger: app.log, carrierAccount: config.CARRIER_ACCOUNT }) })
+  await app.register(messagingPlugin, {
+    config,
+    handlers: shipmentReactions({ logger: app.log, carrierAccount: config.CARRIER_ACCOUNT }),
+  })
   await app.register(healthPlugin, {
     checks: [
       databaseCheck(app.pool),

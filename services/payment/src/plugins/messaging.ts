@@ -1,0 +1,50 @@
+import { createMessaging, prismaDatabase, type Messaging } from '@saga/messaging'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Config } from '../config.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    messaging: Messaging
+  }
+}
+
+/** Options of the messaging plugin: the config and the handlers from src/reactions/index.ts. */
+export interface MessagingPluginOptions {
+  config: Config
+  handlers: Parameters<typeof createMessaging>[0]['handlers']
+}
+
+/**
+ * The outbox relay and the inbox consumers of the payment service. `start()` never throws because the
+ * broker is down (it keeps reconnecting; /health/ready says so). preClose stops consuming and drains
+ * in-flight handlers and the relay batch before the db plugin closes the pool.
+ */
+export const messagingPlugin = fp(
+  async (app: FastifyInstance, { config, handlers }: MessagingPluginOptions) => {
+    const messaging = createMessaging({
+      service: 'payment',
+      queuePrefix: config.AMQP_QUEUE_PREFIX,
+      database: prismaDatabase(app.prisma),
+      pool: app.pool,
+      amqpUrl: config.AMQP_URL,
+      exchange: config.AMQP_EXCHANGE,
+      handlers,
+      logger: app.log,
+      relay: {
+        batchSize: config.OUTBOX_BATCH_SIZE,
+        pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+        publishTimeoutMs: config.OUTBOX_PUBLISH_TIMEOUT_MS,
+        maxAttempts: config.OUTBOX_MAX_ATTEMPTS,
+        retentionMs: config.OUTBOX_RETENTION_MS,
+      },
+      consumer: { prefetch: config.CONSUMER_PREFETCH, maxAttempts: config.CONSUMER_MAX_ATTEMPTS },
+    })
+    app.decorate('messaging', messaging)
+    await messaging.start()
+    app.addHook('preClose', async () => {
+      await messaging.stop()
+    })
+  },
+  { name: 'messaging', dependencies: ['db'], fastify: '5.x' },
+)
