@@ -87,7 +87,10 @@ export interface DeadLetter {
 const header = (msg: amqp.GetMessage, name: string): string | undefined => {
   const headers: unknown = msg.properties.headers
   const value = (headers as Record<string, unknown> | undefined)?.[name]
-  return value === undefined || value === null ? undefined : String(value as string)
+  if (value === undefined || value === null) return undefined
+  if (typeof value === 'string') return value
+  if (Buffer.isBuffer(value)) return value.toString('utf8')
+  return JSON.stringify(value)
 }
 
 function describe(queue: string, msg: amqp.GetMessage): DeadLetter {
