@@ -26,7 +26,13 @@ export function orderBody(
     customerId: randomUUID(),
     currency,
     items: lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unitPrice: l.unitPrice ?? 1250 })),
-    shippingAddress: { name: 'Ada Lovelace', line1: '1 Analytical Way', city: 'Berlin', postalCode: '10115', country },
+    shippingAddress: {
+      name: 'Ada Lovelace',
+      line1: '1 Analytical Way',
+      city: 'Berlin',
+      postalCode: '10115',
+      country,
+    },
     paymentMethod,
   }
 }
@@ -70,20 +76,26 @@ export async function placeOrder(
 /** GET /orders/:id. */
 export async function getOrder(orderUrl: string, id: string): Promise<OrderView> {
   const res = await call('GET', `${orderUrl}/orders/${id}`)
-  if (res.status !== 200) throw new Error(`GET /orders/${id} answered ${res.status}: ${JSON.stringify(res.body)}`)
+  if (res.status !== 200)
+    throw new Error(`GET /orders/${id} answered ${res.status}: ${JSON.stringify(res.body)}`)
   return res.body as OrderView
 }
 
 /** PUT /stock/:sku with `{ available }` (inventory). */
 export async function setStock(inventoryUrl: string, sku: string, available: number): Promise<void> {
   const res = await call('PUT', `${inventoryUrl}/stock/${encodeURIComponent(sku)}`, { available })
-  if (res.status >= 300) throw new Error(`PUT /stock/${sku} answered ${res.status}: ${JSON.stringify(res.body)}`)
+  if (res.status >= 300)
+    throw new Error(`PUT /stock/${sku} answered ${res.status}: ${JSON.stringify(res.body)}`)
 }
 
 /** GET /stock/:sku -> `{ available, reserved }`. */
-export async function getStock(inventoryUrl: string, sku: string): Promise<{ available: number; reserved: number }> {
+export async function getStock(
+  inventoryUrl: string,
+  sku: string,
+): Promise<{ available: number; reserved: number }> {
   const res = await call('GET', `${inventoryUrl}/stock/${encodeURIComponent(sku)}`)
-  if (res.status !== 200) throw new Error(`GET /stock/${sku} answered ${res.status}: ${JSON.stringify(res.body)}`)
+  if (res.status !== 200)
+    throw new Error(`GET /stock/${sku} answered ${res.status}: ${JSON.stringify(res.body)}`)
   return res.body as { available: number; reserved: number }
 }
 

@@ -1,12 +1,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRunDatabases, dropRunDatabases, RunDatabases } from './databases.js'
-import { deleteRunTopology } from './broker.js'
 import { freePort } from './ports.js'
 import { databaseUrl, infra, runNames, SERVICES, type RunNames, type ServiceName } from './run.js'
 import { repoRoot, ServiceProcess } from './service-process.js'
 import { Tap } from './tap.js'
-import { E2eTcpProxy } from './tcp-proxy.js'
+import { deleteBrokerObjects, TcpProxy } from '@saga/testkit'
 
 /** How to start a fleet for one scenario. */
 export interface FleetOptions {
@@ -42,10 +41,10 @@ export class Fleet {
   tap: Tap | undefined
   private databasesCreated = false
 
-  private constructor(
-    readonly names: RunNames,
-    readonly proxy: E2eTcpProxy,
-  ) {
+  /** The services' way to the broker; `cut()` / `restore()` it to simulate an outage. */
+  proxy: TcpProxy | undefined
+
+  private constructor(readonly names: RunNames) {
     this.logDir = path.join(repoRoot, 'e2e', '.runs', names.id)
   }
 
@@ -53,10 +52,10 @@ export class Fleet {
   static async start(options: FleetOptions = {}): Promise<Fleet> {
     const names = runNames()
     const broker = new URL(infra.amqpUrl)
-    const fleet = new Fleet(names, new E2eTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) }))
+    const fleet = new Fleet(names)
     try {
       fs.mkdirSync(fleet.logDir, { recursive: true })
-      await fleet.proxy.start()
+      fleet.proxy = await TcpProxy.start(broker.hostname, Number(broker.port || 5672))
       await createRunDatabases(names)
       fleet.databasesCreated = true
       fleet.dbs = new RunDatabases(names)
@@ -106,10 +105,8 @@ export class Fleet {
 
   /** The broker URL through the fault proxy. */
   proxiedAmqpUrl(): string {
-    const url = new URL(infra.amqpUrl)
-    url.hostname = '127.0.0.1'
-    url.port = String(this.proxy.port)
-    return url.toString()
+    if (!this.proxy) throw new Error('the proxy is not started')
+    return this.proxy.url(infra.amqpUrl)
   }
 
   /** Instances of one service. */
@@ -151,10 +148,13 @@ export class Fleet {
     }
     await Promise.all(this.instances.map((p) => attempt(() => p.stop(5_000))))
     await attempt(async () => this.tap?.close())
-    await attempt(() => this.proxy.stop())
+    await attempt(async () => this.proxy?.close())
     await attempt(async () => this.dbs?.close())
     if (this.databasesCreated) await attempt(() => dropRunDatabases(this.names))
-    await attempt(() => deleteRunTopology(this.names.id, this.names.exchange))
-    if (errors.length > 0) process.stderr.write(`[e2e] teardown of ${this.names.id}: ${errors.map(String).join('; ')}\n`)
+    await attempt(() =>
+      deleteBrokerObjects({ prefix: `${this.names.id}.`, exchanges: [this.names.exchange] }, infra.amqpUrl),
+    )
+    if (errors.length > 0)
+      process.stderr.write(`[e2e] teardown of ${this.names.id}: ${errors.map(String).join('; ')}\n`)
   }
 }

@@ -52,7 +52,8 @@ export class ServiceProcess {
     if (this.running) throw new Error(`${this.name} is already running (pid ${this.pid})`)
     this.env = { ...this.env, ...envOverrides }
     const entry = path.join(repoRoot, 'services', this.service, 'dist', 'server.js')
-    if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: build the services first (npx turbo run build)`)
+    if (!fs.existsSync(entry))
+      throw new Error(`${entry} is missing: build the services first (npx turbo run build)`)
     const log = fs.openSync(this.logFile, 'a')
     fs.writeSync(log, `\n----- ${new Date().toISOString()} start #${this.starts + 1} of ${this.name} -----\n`)
     const child = spawn(process.execPath, [entry], {

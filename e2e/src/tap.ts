@@ -70,7 +70,8 @@ export class Tap {
   /** How many times each message id was seen. */
   countsById(): Map<string, number> {
     const counts = new Map<string, number>()
-    for (const m of this.messages) if (m.messageId) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
+    for (const m of this.messages)
+      if (m.messageId) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
     return counts
   }
 
@@ -78,7 +79,11 @@ export class Tap {
    * Resolves with the first message (already seen or arriving later) that satisfies `predicate`;
    * rejects after `timeoutMs`.
    */
-  waitFor(predicate: (m: TappedMessage) => boolean, timeoutMs: number, what = 'message'): Promise<TappedMessage> {
+  waitFor(
+    predicate: (m: TappedMessage) => boolean,
+    timeoutMs: number,
+    what = 'message',
+  ): Promise<TappedMessage> {
     const already = this.messages.find(predicate)
     if (already) return Promise.resolve(already)
     return new Promise((resolve, reject) => {

@@ -1,7 +1,9 @@
 /** Thrown by `eventually` when the condition did not hold before the deadline. */
 export class DeadlineError extends Error {
   constructor(what: string, timeoutMs: number, last: unknown) {
-    super(`${what}: not reached within ${timeoutMs} ms${last === undefined ? '' : `; last: ${describe(last)}`}`)
+    super(
+      `${what}: not reached within ${timeoutMs} ms${last === undefined ? '' : `; last: ${describe(last)}`}`,
+    )
     this.name = 'DeadlineError'
   }
 }
