@@ -1,0 +1,229 @@
+/**
+ * What the inbox, consumer and topology tests share: a database with the messaging tables and an
+ * `effect` table handlers write to, a unique exchange and queue prefix, a confirm-channel publisher
+ * of raw envelopes (so a test can send duplicates and poison the relay never would), and cleanup.
+ */
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import amqp from 'amqplib'
+import type { ChannelModel, ConfirmChannel, GetMessage } from 'amqplib'
+import pg from 'pg'
+import {
+  AMQP_URL,
+  createTestDatabase,
+  deleteBrokerObjects,
+  uniqueName,
+  type TestDatabase,
+} from '@saga/testkit'
+import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
+import { createConsumer, type Consumer, type ConsumerOptions } from '../src/inbox/consumer.js'
+import { pgDatabase } from '../src/database.js'
+import { createSignals, type Signals } from '../src/signals.js'
+import { deadLetterQueueName, queueName } from '../src/topology.js'
+import type {
+  ConsumedMessage,
+  Envelope,
+  HandlerDefinition,
+  MessageContract,
+  SignalMap,
+  SignalName,
+} from '../src/types.js'
+
+export const MESSAGING_SQL = fileURLToPath(new URL('../sql/messaging.sql', import.meta.url))
+
+/** The payload of the test message type. */
+export interface Happened {
+  n: number
+}
+
+/** `test.happened.v1`, with a hand-made Standard Schema (messaging depends on no schema library). */
+export const happened: MessageContract<Happened> = {
+  type: 'test.happened.v1',
+  routingKey: 'test.happened',
+  schema: {
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      validate: (value) =>
+        typeof (value as Partial<Happened> | null)?.n === 'number'
+          ? { value: { n: (value as Happened).n } }
+          : { issues: [{ message: 'expected a number', path: ['n'] }] },
+    },
+  },
+}
+
+export type Tx = pg.PoolClient
+export type Behaviour = (message: ConsumedMessage<Happened>, tx: Tx) => Promise<void>
+
+/** A handler that writes one `effect` row per run, then does `behaviour` (throw, wait, ...). */
+export const recordingHandler = (
+  name: string,
+  behaviour: Behaviour = async () => undefined,
+  contract: MessageContract<Happened> = happened,
+): HandlerDefinition<Tx, Happened> => ({
+  name,
+  message: contract,
+  async handle(message, tx) {
+    await tx.query('INSERT INTO effect (message_id, handler, n, attempt) VALUES ($1, $2, $3, $4)', [
+      message.id,
+      name,
+      message.payload.n,
+      message.attempt,
+    ])
+    await behaviour(message, tx)
+  },
+})
+
+/** A valid envelope of `test.happened.v1` with a fresh id, overridable per attribute. */
+export const envelope = (
+  overrides: Partial<Record<keyof Envelope, unknown>> = {},
+): Record<string, unknown> => ({
+  specversion: '1.0',
+  id: randomUUID(),
+  source: 'test',
+  type: happened.type,
+  time: new Date().toISOString(),
+  datacontenttype: 'application/json',
+  correlationid: randomUUID(),
+  data: { n: 1 },
+  ...overrides,
+})
+
+/** Every payload of `name` emitted from now on, in order. */
+export function collect<K extends SignalName>(signals: Signals, name: K): SignalMap[K][] {
+  const seen: SignalMap[K][] = []
+  signals.on(name, (payload) => seen.push(payload))
+  return seen
+}
+
+/** Polls `probe` until it returns true; fails after `timeoutMs` saying what was awaited. */
+export async function eventually(
+  what: string,
+  probe: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (await probe()) return
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+export interface RunningConsumer {
+  consumer: Consumer
+  connection: AmqpConnection
+  signals: Signals
+}
+
+export interface InboxFixture {
+  db: TestDatabase
+  exchange: string
+  prefix: string
+  queue(handler: string): string
+  /** Publishes a body (an object is sent as JSON, a string as is) on a confirm channel. */
+  publish(body: unknown, routingKey?: string): Promise<void>
+  /** Starts a consumer (with topology declaration) on its own connection; stopped by `cleanup`. */
+  startConsumer(
+    handlers: HandlerDefinition<Tx, Happened>[],
+    options?: Partial<ConsumerOptions<Tx>>,
+  ): Promise<RunningConsumer>
+  effects(
+    handler?: string,
+  ): Promise<Array<{ message_id: string; handler: string; n: number; attempt: number }>>
+  /** Ready messages in a queue (unacked ones are not counted). */
+  ready(queue: string): Promise<number>
+  /** Takes (and acks) everything in a dead-letter queue. */
+  drainDeadLetters(handler: string): Promise<GetMessage[]>
+  cleanup(): Promise<void>
+}
+
+export async function createInboxFixture(name: string): Promise<InboxFixture> {
+  const db = await createTestDatabase({ prefix: name, sqlFiles: [MESSAGING_SQL] })
+  await db.pool.query(
+    'CREATE TABLE effect (id bigserial PRIMARY KEY, message_id uuid NOT NULL, handler text NOT NULL, n integer, attempt integer)',
+  )
+  const exchange = uniqueName(`${name}_ex`)
+  const prefix = uniqueName(name)
+  const admin: ChannelModel = await amqp.connect(AMQP_URL)
+  admin.on('error', () => undefined)
+  const channel: ConfirmChannel = await admin.createConfirmChannel()
+  channel.on('error', () => undefined)
+  await channel.assertExchange(exchange, 'topic', { durable: true })
+  const running: RunningConsumer[] = []
+  const queues = new Set<string>()
+  const queue = (handler: string): string => queueName(prefix, handler)
+
+  return {
+    db,
+    exchange,
+    prefix,
+    queue,
+    async publish(body, routingKey = happened.routingKey) {
+      const content = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body))
+      const id = (body as { id?: unknown } | null)?.id
+      channel.publish(exchange, routingKey, content, {
+        persistent: true,
+        contentType: 'application/json',
+        messageId: typeof id === 'string' ? id : undefined,
+      })
+      await channel.waitForConfirms()
+    },
+    async startConsumer(handlers, options = {}) {
+      for (const { name: handler } of handlers)
+        queues.add(queue(handler)).add(deadLetterQueueName(queue(handler)))
+      const signals = options.signals ?? createSignals()
+      const connection = createAmqpConnection({ url: AMQP_URL, name: `${prefix}-consumer` })
+      const consumer = createConsumer<Tx>({
+        connection,
+        database: pgDatabase(db.pool),
+        handlers: handlers as HandlerDefinition<Tx>[],
+        queuePrefix: prefix,
+        declare: { exchange },
+        retryBaseMs: 40,
+        retryMaxMs: 200,
+        ...options,
+        signals,
+      })
+      const entry = { consumer, connection, signals }
+      running.push(entry)
+      consumer.start()
+      connection.start()
+      await eventually('consumer consuming', () => consumer.health().consuming)
+      return entry
+    },
+    async effects(handler) {
+      const { rows } = await db.pool.query<{
+        message_id: string
+        handler: string
+        n: number
+        attempt: number
+      }>(
+        'SELECT message_id, handler, n, attempt FROM effect WHERE $1::text IS NULL OR handler = $1 ORDER BY id',
+        [handler ?? null],
+      )
+      return rows
+    },
+    async ready(name) {
+      return (await channel.checkQueue(name)).messageCount
+    },
+    async drainDeadLetters(handler) {
+      const taken: GetMessage[] = []
+      for (;;) {
+        const message = await channel.get(deadLetterQueueName(queue(handler)))
+        if (!message) return taken
+        channel.ack(message)
+        taken.push(message)
+      }
+    },
+    async cleanup() {
+      for (const { consumer, connection } of running) {
+        await consumer.stop()
+        await connection.close()
+      }
+      await admin.close().catch(() => undefined)
+      await deleteBrokerObjects({ exchanges: [exchange], queues: [...queues] })
+      await db.drop()
+    },
+  }
+}
