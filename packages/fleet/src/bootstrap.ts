@@ -1,0 +1,102 @@
+import pg from 'pg'
+
+/** The fleet's services; each owns the database and role `<prefix><service>_service`. */
+export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
+export type ServiceName = (typeof SERVICES)[number]
+
+/** Default admin connection used to create databases and roles (a superuser, or a role with CREATEDB/CREATEROLE). */
+export const DEFAULT_POSTGRES_URL = 'postgresql://postgres@127.0.0.1:5432/postgres'
+
+/** One service's database as bootstrapped: its name (= role name), password and connection URL. */
+export interface ServiceDatabase {
+  service: ServiceName
+  database: string
+  role: string
+  password: string
+  /** `postgresql://<role>:<password>@<admin host:port>/<database>` */
+  url: string
+}
+
+/** Options of `bootstrapDatabases` and `dropDatabases`. */
+export interface BootstrapOptions {
+  /** Admin connection (default `DEFAULT_POSTGRES_URL`). */
+  postgresUrl?: string | undefined
+  /** Prepended to every database and role name, e.g. `e2e_ab12_` for a per-run copy. Default none. */
+  prefix?: string | undefined
+  /** Role passwords by service; default: the role's own name (local development only). */
+  passwords?: Partial<Record<ServiceName, string>> | undefined
+  services?: readonly ServiceName[] | undefined
+}
+
+const NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+/** The database (= role) name of a service, e.g. `order_service` or `e2e_ab12_order_service`. */
+export function databaseName(service: ServiceName, prefix = ''): string {
+  const name = `${prefix}${service}_service`
+  if (!NAME.test(name))
+    throw new Error(`invalid database name ${JSON.stringify(name)}: use [a-z0-9_], at most 63 characters`)
+  return name
+}
+
+/** The service databases' names, passwords and URLs, without touching the server. */
+export function serviceDatabases(opts: BootstrapOptions = {}): ServiceDatabase[] {
+  const admin = new URL(opts.postgresUrl ?? DEFAULT_POSTGRES_URL)
+  return (opts.services ?? SERVICES).map((service) => {
+    const database = databaseName(service, opts.prefix)
+    const password = opts.passwords?.[service] ?? database
+    const url = new URL(admin.toString())
+    url.username = database
+    url.password = password
+    url.pathname = `/${database}`
+    return { service, database, role: database, password, url: url.toString() }
+  })
+}
+
+// Concurrent bootstraps (two test files, two terminals) race between "does it exist" and "create".
+const ALREADY_EXISTS = new Set(['42P04', '42710', '23505'])
+const ignoreExists = (error: unknown) => {
+  if (!(error instanceof Error && ALREADY_EXISTS.has((error as { code?: string }).code ?? ''))) throw error
+}
+
+/**
+ * Creates each service's role (LOGIN, password) and database (owned by the role) if missing, and
+ * limits CONNECT on the database to its role: `REVOKE CONNECT ... FROM PUBLIC`, so a role is refused by
+ * every other service's database. Idempotent: a second run only re-sets passwords and grants.
+ * The `postgres` maintenance database keeps PostgreSQL's default (PUBLIC may connect); it holds no data.
+ * @throws the pg error when the admin connection or a statement fails
+ */
+export async function bootstrapDatabases(opts: BootstrapOptions = {}): Promise<ServiceDatabase[]> {
+  const targets = serviceDatabases(opts)
+  const admin = new pg.Client({ connectionString: opts.postgresUrl ?? DEFAULT_POSTGRES_URL })
+  await admin.connect()
+  try {
+    for (const t of targets) {
+      const role = admin.escapeIdentifier(t.role)
+      const db = admin.escapeIdentifier(t.database)
+      const roles = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [t.role])
+      if (roles.rowCount === 0) await admin.query(`CREATE ROLE ${role} LOGIN`).catch(ignoreExists)
+      await admin.query(`ALTER ROLE ${role} LOGIN PASSWORD ${admin.escapeLiteral(t.password)}`)
+      const dbs = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [t.database])
+      if (dbs.rowCount === 0) await admin.query(`CREATE DATABASE ${db} OWNER ${role}`).catch(ignoreExists)
+      await admin.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${db} FROM PUBLIC`)
+      await admin.query(`GRANT CONNECT, TEMPORARY ON DATABASE ${db} TO ${role}`)
+    }
+  } finally {
+    await admin.end()
+  }
+  return targets
+}
+
+/** Drops the databases (closing their connections, PostgreSQL 13+) and roles `bootstrapDatabases` made. */
+export async function dropDatabases(opts: BootstrapOptions = {}): Promise<void> {
+  const admin = new pg.Client({ connectionString: opts.postgresUrl ?? DEFAULT_POSTGRES_URL })
+  await admin.connect()
+  try {
+    for (const t of serviceDatabases(opts)) {
+      await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(t.database)} WITH (FORCE)`)
+      await admin.query(`DROP ROLE IF EXISTS ${admin.escapeIdentifier(t.role)}`)
+    }
+  } finally {
+    await admin.end()
+  }
+}

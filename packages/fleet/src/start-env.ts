@@ -1,0 +1,47 @@
+import { SERVICES, type ServiceDatabase, type ServiceName } from './bootstrap.js'
+
+/** Environment as read from `process.env`. */
+export type Env = Record<string, string | undefined>
+
+/** `<SERVICE>_DB_PASSWORD` (e.g. ORDER_DB_PASSWORD) overrides a role's local default password. */
+export function passwordsFromEnv(env: Env): Partial<Record<ServiceName, string>> {
+  return Object.fromEntries(
+    SERVICES.flatMap((s) => {
+      const value = env[`${s.toUpperCase()}_DB_PASSWORD`]
+      return value ? [[s, value]] : []
+    }),
+  )
+}
+
+/** Default HTTP port per service; `<SERVICE>_PORT` (e.g. ORDER_PORT) overrides it under `npm start`. */
+export const DEFAULT_PORTS: Record<ServiceName, number> = {
+  order: 3001,
+  payment: 3002,
+  inventory: 3003,
+  shipment: 3004,
+}
+
+export function portOf(service: ServiceName, env: Env): number {
+  const raw = env[`${service.toUpperCase()}_PORT`]
+  const port = raw === undefined || raw === '' ? DEFAULT_PORTS[service] : Number(raw)
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw new Error(`${service.toUpperCase()}_PORT must be a TCP port (1-65535), got ${JSON.stringify(raw)}`)
+  }
+  return port
+}
+
+/**
+ * The environment one service runs with under `npm start`: the caller's environment (so LOG_LEVEL,
+ * OUTBOX_* and friends pass through), its own PORT and DATABASE_URL, and SEED_CATALOGUE=true for
+ * inventory so a fresh fleet has stock to sell.
+ */
+export function serviceEnv(db: ServiceDatabase, env: Env, amqpUrl: string): Env {
+  const own: Env = {
+    PORT: String(portOf(db.service, env)),
+    DATABASE_URL: db.url,
+    AMQP_URL: amqpUrl,
+  }
+  if (db.service === 'inventory') own.SEED_CATALOGUE = env.SEED_CATALOGUE ?? 'true'
+  const { PORT: _port, DATABASE_URL: _url, ...inherited } = env
+  return { ...inherited, ...own }
+}

@@ -1,0 +1,79 @@
+// `npm start`: preflight, bootstrap the databases, then run the four services in one terminal.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import concurrently from 'concurrently'
+import { bootstrapDatabases, DEFAULT_POSTGRES_URL, type ServiceDatabase } from './bootstrap.js'
+import { formatPreflightFailures, preflight } from './preflight.js'
+import { passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
+
+const root = fileURLToPath(new URL('../../../', import.meta.url))
+const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
+const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const colours = { order: 'cyan', payment: 'magenta', inventory: 'yellow', shipment: 'green' } as const
+
+const results = await preflight({ postgresUrl, amqpUrl })
+if (results.some((r) => !r.ok)) {
+  console.error(`Cannot start the fleet.\n\n${formatPreflightFailures(results)}`)
+  process.exit(1)
+}
+
+let databases: ServiceDatabase[]
+try {
+  databases = await bootstrapDatabases({ postgresUrl, passwords: passwordsFromEnv(process.env) })
+} catch (error) {
+  console.error(`Cannot create the service databases through ${new URL(postgresUrl).host}: ${String(error)}`)
+  console.error('POSTGRES_URL must name a role that may create databases and roles (default: postgres).')
+  process.exit(1)
+}
+
+const servers = databases.map((db) => join(root, 'services', db.service, 'dist', 'server.js'))
+const missing = servers.filter((file) => !existsSync(file))
+if (missing.length > 0) {
+  console.error(`Not built: ${missing.join(', ')}\nRun \`npm run build\` first (\`npm start\` does).`)
+  process.exit(1)
+}
+
+const { result } = concurrently(
+  databases.map((db, i) => ({
+    name: db.service,
+    command: `node ${JSON.stringify(servers[i])}`,
+    cwd: join(root, 'services', db.service),
+    env: serviceEnv(db, process.env, amqpUrl),
+    prefixColor: colours[db.service],
+  })),
+  // One service failing to start (bad config, failed migration) stops the rest: a partial fleet
+  // would only strand orders. Ctrl-C is forwarded to every service, which drains and exits.
+  { prefix: 'name', padPrefix: true, killOthersOn: ['failure'], killSignal: 'SIGTERM', handleInput: false },
+)
+
+void announceWhenReady(databases)
+
+try {
+  await result
+} catch {
+  process.exitCode = 1
+}
+
+/** Prints one line once every service answers /health/ready with 200 (or says which did not in 60 s). */
+async function announceWhenReady(dbs: ServiceDatabase[]): Promise<void> {
+  const deadline = Date.now() + 60_000
+  const pending = new Map(
+    dbs.map((db) => [db.service, `http://127.0.0.1:${portOf(db.service, process.env)}`]),
+  )
+  const ready: string[] = []
+  while (pending.size > 0 && Date.now() < deadline) {
+    for (const [service, base] of pending) {
+      const ok = await fetch(`${base}/health/ready`, { signal: AbortSignal.timeout(1_000) })
+        .then((r) => r.ok)
+        .catch(() => false)
+      if (ok) {
+        ready.push(`${service} ${base}`)
+        pending.delete(service)
+      }
+    }
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  if (pending.size === 0) console.log(`[fleet] all services ready: ${ready.join(', ')} (Ctrl-C stops them)`)
+  else console.log(`[fleet] not ready after 60 s: ${[...pending.keys()].join(', ')}; see their logs above`)
+}
