@@ -1,0 +1,109 @@
+import type { ConfirmChannel } from 'amqplib'
+import type pg from 'pg'
+import { backoffDelay } from '../amqp/backoff.js'
+import { toPublishable, type OutboxRow, type Publishable } from './envelope.js'
+import { publishBatch, type PublishFailure } from './publisher.js'
+import { claimRows, markFailed, markPublished, type FailedResult } from './rows.js'
+
+/** What one batch needs; see `RelayOptions` for the meaning and units of each setting. */
+export interface BatchSettings {
+  exchange: string
+  source: string
+  batchSize: number
+  publishTimeoutMs: number
+  maxAttempts: number
+  backoffBaseMs: number
+  backoffMaxMs: number
+}
+
+/** Outcome of one claim-publish-mark round, known after its transaction committed. */
+export interface BatchResult {
+  claimed: number
+  published: OutboxRow[]
+  failed: (FailedResult & { error: string; kind: PublishFailure['kind'] })[]
+  channelBroken: boolean
+}
+
+/**
+ * One round, in one database transaction: claim a batch (FOR UPDATE SKIP LOCKED), publish it,
+ * await the confirms, mark the confirmed rows published and the others failed, COMMIT.
+ *
+ * The transaction is bounded by the publish timeout on the server side too: a relay that freezes
+ * (stopped process, stalled event loop) while holding row locks is cut off by
+ * `idle_in_transaction_session_timeout`, so its rows go back to the other relays (design.md: "No
+ * transaction stays open longer than the publish timeout").
+ *
+ * @throws database errors (connect, claim, update, commit); the transaction is then rolled back
+ * and the rows stay pending, whether or not the broker got them (at least once).
+ */
+export async function runBatch(
+  pool: pg.Pool,
+  channel: ConfirmChannel,
+  settings: BatchSettings,
+): Promise<BatchResult> {
+  const client = await pool.connect()
+  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
+  const onError = (): void => undefined
+  client.on('error', onError)
+  let failedClient: Error | undefined
+  try {
+    const guardMs = settings.publishTimeoutMs + 1_000
+    await client.query(
+      `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${guardMs}; SET LOCAL statement_timeout = ${guardMs}`,
+    )
+    const rows = await claimRows(client, settings.batchSize)
+    if (rows.length === 0) {
+      await client.query('COMMIT')
+      return { claimed: 0, published: [], failed: [], channelBroken: false }
+    }
+    const batch: { id: string; message: Publishable }[] = []
+    const failures: PublishFailure[] = []
+    for (const row of rows) {
+      try {
+        batch.push({ id: row.id, message: toPublishable(row, settings.source) })
+      } catch (error) {
+        failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'message' })
+      }
+    }
+    const outcome =
+      batch.length > 0
+        ? await publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs)
+        : undefined
+    failures.push(...(outcome?.failed ?? []))
+    const byId = new Map(rows.map((row) => [row.id, row]))
+    const toMark = failures.map((failure) => ({
+      id: failure.id,
+      error: failure.error,
+      // A transport failure is the link's, not the row's: retry as soon as the link works (the
+      // relay loop backs off itself) and never park a row for it. A message failure backs off
+      // per row and parks after maxAttempts, so one poison row never blocks the rows behind it.
+      delayMs:
+        failure.kind === 'message'
+          ? backoffDelay(byId.get(failure.id)?.attempts ?? 0, settings.backoffBaseMs, settings.backoffMaxMs)
+          : 0,
+      parkable: failure.kind === 'message',
+    }))
+    const publishedIds = outcome?.published ?? []
+    await markPublished(client, publishedIds)
+    const marked = await markFailed(client, toMark, settings.maxAttempts)
+    await client.query('COMMIT')
+    const failureById = new Map(failures.map((failure) => [failure.id, failure]))
+    return {
+      claimed: rows.length,
+      published: publishedIds.map((id) => byId.get(id)).filter((row): row is OutboxRow => row !== undefined),
+      failed: marked.map((result) => {
+        const failure = failureById.get(result.id)
+        return { ...result, error: failure?.error ?? 'unknown', kind: failure?.kind ?? 'transport' }
+      }),
+      channelBroken: outcome?.channelBroken ?? false,
+    }
+  } catch (error) {
+    failedClient = error as Error
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  } finally {
+    client.off('error', onError)
+    // A client that failed mid-transaction may be dead or half-way: destroy it rather than reuse it.
+    client.release(failedClient)
+  }
+}

@@ -1,0 +1,65 @@
+import type { Options } from 'amqplib'
+import type { Envelope } from '../types.js'
+import type { OutboxHeaders } from './enqueue.js'
+
+/** An outbox row as the relay reads it (column names as in sql/messaging.sql). */
+export interface OutboxRow {
+  id: string
+  type: string
+  routing_key: string
+  payload: unknown
+  headers: Partial<OutboxHeaders> | null
+  aggregate_id: string | null
+  occurred_at: Date
+  attempts: number
+}
+
+/** The columns `toPublish` needs, for the claim query. */
+export const OUTBOX_COLUMNS = 'id, type, routing_key, payload, headers, aggregate_id, occurred_at, attempts'
+
+/** A row ready for `channel.publish`. */
+export interface Publishable {
+  routingKey: string
+  content: Buffer
+  options: Options.Publish
+}
+
+/**
+ * Builds the wire form of a row: a CloudEvents 1.0 structured JSON body and the AMQP properties
+ * of PLAN.md ("Wire format"). `source` is the producing service, e.g. `inventory`.
+ */
+export function toPublishable(row: OutboxRow, source: string): Publishable {
+  const headers = row.headers ?? {}
+  const correlationId = headers.correlationId ?? row.aggregate_id ?? row.id
+  const envelope: Envelope = {
+    specversion: '1.0',
+    id: row.id,
+    source,
+    type: row.type,
+    time: row.occurred_at.toISOString(),
+    subject: row.aggregate_id ?? undefined,
+    datacontenttype: 'application/json',
+    correlationid: correlationId,
+    causationid: headers.causationId,
+    traceparent: headers.traceparent,
+    data: row.payload,
+  }
+  const amqpHeaders: Record<string, string> = {}
+  if (headers.causationId) amqpHeaders['causation-id'] = headers.causationId
+  if (headers.traceparent) amqpHeaders.traceparent = headers.traceparent
+  return {
+    routingKey: row.routing_key,
+    content: Buffer.from(JSON.stringify(envelope)),
+    options: {
+      messageId: row.id,
+      type: row.type,
+      correlationId,
+      contentType: 'application/json',
+      persistent: true,
+      mandatory: true,
+      appId: source,
+      timestamp: Math.floor(row.occurred_at.getTime() / 1000),
+      headers: amqpHeaders,
+    },
+  }
+}

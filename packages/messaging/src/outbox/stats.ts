@@ -1,0 +1,41 @@
+import type pg from 'pg'
+
+/** Relay figures for metrics and readiness. */
+export interface RelayStats {
+  /** Rows waiting to be published (not published, not parked), as of the last refresh. */
+  pending: number
+  /** Age of the oldest pending row (now - occurred_at), ms; 0 when none. */
+  oldestPendingAgeMs: number
+  /** Rows parked after their attempts ran out, as of the last parked refresh. */
+  parked: number
+  /** Rows this relay published since start. */
+  publishedTotal: number
+  /** Failed publish attempts by this relay since start (a row retried 3 times counts 3). */
+  failedTotal: number
+  /** Rows this relay parked since start. */
+  parkedTotal: number
+  /** When the pending figures were read (epoch ms); 0 before the first read. */
+  refreshedAt: number
+}
+
+/** Pending count and oldest age, through the pending partial index (cheap while the backlog is small). */
+export async function readPending(pool: pg.Pool): Promise<{ pending: number; oldestPendingAgeMs: number }> {
+  const { rows } = await pool.query<{ pending: number; oldest_ms: number | null }>(
+    `SELECT count(*)::int AS pending,
+            (extract(epoch FROM now() - min(occurred_at)) * 1000)::float8 AS oldest_ms
+     FROM outbox_message WHERE published_at IS NULL AND failed_at IS NULL`,
+  )
+  const row = rows[0]
+  return { pending: row?.pending ?? 0, oldestPendingAgeMs: Math.max(0, Math.round(row?.oldest_ms ?? 0)) }
+}
+
+/**
+ * Parked count. No index covers `failed_at`, so this scans the table: the relay reads it less
+ * often than the pending figures (retention keeps the table small).
+ */
+export async function readParked(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ parked: number }>(
+    'SELECT count(*)::int AS parked FROM outbox_message WHERE failed_at IS NOT NULL AND published_at IS NULL',
+  )
+  return rows[0]?.parked ?? 0
+}
