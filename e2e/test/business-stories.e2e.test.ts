@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest'
+import { getOrder, getStock, orderBody, orderTotal, setStock } from '../src/api.js'
+import { useScenario } from '../src/scenario.js'
+
+/** Scenario 1: the four business stories, each checked in all four databases and on the exchange. */
+describe('scenario 1: the four business stories', () => {
+  const s = useScenario('scenario 1 (business stories)')
+
+  const chainOf = (orderId: string): string[] => s.fleet.tap!.chain(orderId).map((m) => m.routingKey)
+  const countIn = async (service: 'payment' | 'inventory' | 'shipment', sql: string, id: string) =>
+    Number((await s.fleet.dbs!.query<{ n: string }>(service, sql, [id]))[0]?.n ?? 0)
+
+  it('when a paid order for stock on hand ships to a supported country, then it is CONFIRMED with one capture, reservation and shipment', async () => {
+    const inventory = s.fleet.one('inventory').url
+    await setStock(inventory, 'E2E-MUG', 10)
+    s.ledger.stock.set('E2E-MUG', 10)
+    const body = orderBody([{ sku: 'E2E-MUG', quantity: 2, unitPrice: 1250 }])
+    const order = await s.place(body)
+    await s.awaitTerminal([order])
+
+    const view = await getOrder(s.fleet.one('order').url, order.id)
+    expect(view.status).toBe('CONFIRMED')
+    expect(chainOf(order.id)).toEqual([
+      'order.created',
+      'payment.processed',
+      'stock.reserved',
+      'shipment.created',
+      'order.confirmed',
+    ])
+    expect(await getStock(inventory, 'E2E-MUG')).toMatchObject({ available: 8, reserved: 2 })
+    expect(
+      await countIn(
+        'inventory',
+        `SELECT count(*) n FROM reservation WHERE order_id = $1 AND status = 'RESERVED'`,
+        order.id,
+      ),
+    ).toBe(1)
+    expect(await countIn('shipment', `SELECT count(*) n FROM shipment WHERE order_id = $1`, order.id)).toBe(1)
+    const captured = s.fleet.tap!.chain(order.id).find((m) => m.routingKey === 'payment.processed')
+    expect((captured?.body as { data?: { amount?: number } }).data?.amount).toBe(orderTotal(body))
+  })
+
+  it('when the card is declined, then the order is CANCELLED with nothing captured, reserved or shipped', async () => {
+    const inventory = s.fleet.one('inventory').url
+    await setStock(inventory, 'E2E-PEN', 5)
+    s.ledger.stock.set('E2E-PEN', 5)
+    const order = await s.place(
+      orderBody([{ sku: 'E2E-PEN', quantity: 1 }], { paymentMethod: 'tok_chargeDeclined' }),
+    )
+    await s.awaitTerminal([order])
+
+    const view = await getOrder(s.fleet.one('order').url, order.id)
+    expect(view.status).toBe('CANCELLED')
+    expect(chainOf(order.id)).toEqual(['order.created', 'payment.failed', 'order.cancelled'])
+    expect(await getStock(inventory, 'E2E-PEN')).toMatchObject({ available: 5, reserved: 0 })
+    expect(
+      await countIn('inventory', `SELECT count(*) n FROM reservation WHERE order_id = $1`, order.id),
+    ).toBe(0)
+    expect(await countIn('shipment', `SELECT count(*) n FROM shipment WHERE order_id = $1`, order.id)).toBe(0)
+  })
+
+  it('when the stock is short, then the order is CANCELLED, the capture refunded once and the stock unchanged', async () => {
+    const inventory = s.fleet.one('inventory').url
+    await setStock(inventory, 'E2E-LAMP', 1)
+    s.ledger.stock.set('E2E-LAMP', 1)
+    const order = await s.place(orderBody([{ sku: 'E2E-LAMP', quantity: 2 }]))
+    await s.awaitTerminal([order])
+
+    expect((await getOrder(s.fleet.one('order').url, order.id)).status).toBe('CANCELLED')
+    // The refund is a compensation that may land just after the cancellation.
+    await s.fleet.tap!.waitFor(
+      (m) => m.correlationId === order.id && m.routingKey === 'payment.refunded',
+      10_000,
+    )
+    expect(chainOf(order.id).sort()).toEqual(
+      [
+        'order.created',
+        'payment.processed',
+        'stock.reservation-failed',
+        'order.cancelled',
+        'payment.refunded',
+      ].sort(),
+    )
+    expect(await getStock(inventory, 'E2E-LAMP')).toMatchObject({ available: 1, reserved: 0 })
+    expect(await countIn('shipment', `SELECT count(*) n FROM shipment WHERE order_id = $1`, order.id)).toBe(0)
+  })
+
+  it('when the country is not served by the carrier, then the order is CANCELLED, the stock released and the capture refunded', async () => {
+    const inventory = s.fleet.one('inventory').url
+    await setStock(inventory, 'E2E-GLOBE', 3)
+    s.ledger.stock.set('E2E-GLOBE', 3)
+    const order = await s.place(orderBody([{ sku: 'E2E-GLOBE', quantity: 1 }], { country: 'AQ' }))
+    await s.awaitTerminal([order])
+
+    expect((await getOrder(s.fleet.one('order').url, order.id)).status).toBe('CANCELLED')
+    for (const key of ['payment.refunded', 'stock.released']) {
+      await s.fleet.tap!.waitFor((m) => m.correlationId === order.id && m.routingKey === key, 10_000)
+    }
+    expect(chainOf(order.id).sort()).toEqual(
+      [
+        'order.created',
+        'payment.processed',
+        'stock.reserved',
+        'shipment.failed',
+        'order.cancelled',
+        'payment.refunded',
+        'stock.released',
+      ].sort(),
+    )
+    expect(await getStock(inventory, 'E2E-GLOBE')).toMatchObject({ available: 3, reserved: 0 })
+    expect(
+      await countIn(
+        'inventory',
+        `SELECT count(*) n FROM reservation WHERE order_id = $1 AND status = 'RELEASED'`,
+        order.id,
+      ),
+    ).toBe(1)
+    expect(await countIn('shipment', `SELECT count(*) n FROM shipment WHERE order_id = $1`, order.id)).toBe(0)
+  })
+
+  it('when the stories are over, then every invariant holds', async () => {
+    const report = await s.invariants()
+    expect(report.violations).toEqual([])
+    expect(report.confirmed).toBe(1)
+    expect(report.cancelled).toBe(3)
+  })
+})
