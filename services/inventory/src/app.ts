@@ -7,10 +7,12 @@ import {
   outboxCheck,
   type ServiceAppOptions,
 } from '@saga/service-kit'
+import { seedCatalogue } from './catalogue.js'
 import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
 import { messagingPlugin } from './plugins/messaging.js'
 import { inventoryReactions } from './reactions/index.js'
+import { stockRoutes } from './routes/stock.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`). */
 export interface BuildAppOptions {
@@ -28,6 +30,10 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
+  if (config.SEED_CATALOGUE) {
+    const inserted = await seedCatalogue(app.prisma)
+    app.log.info({ inserted }, 'demo catalogue seeded (existing skus kept)')
+  }
   await app.register(messagingPlugin, { config, handlers: inventoryReactions({ logger: app.log }) })
   await app.register(healthPlugin, {
     checks: [
@@ -37,5 +43,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     ],
   })
   await app.register(metricsPlugin, { service: 'inventory', messaging: app.messaging })
+  await app.register(stockRoutes, { prisma: app.prisma })
   return app
 }

@@ -11,6 +11,7 @@ import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
 import { messagingPlugin } from './plugins/messaging.js'
 import { shipmentReactions } from './reactions/index.js'
+import { shipmentRoutes } from './routes/shipments.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`). */
 export interface BuildAppOptions {
@@ -40,5 +41,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     ],
   })
   await app.register(metricsPlugin, { service: 'shipment', messaging: app.messaging })
+  await app.register(shipmentRoutes, { prisma: app.prisma })
   return app
 }

@@ -1,10 +1,8 @@
 import { ShipmentFailed, StockReleased } from '@saga/contracts'
 import { enqueue, type HandlerDefinition, type Logger } from '@saga/messaging'
 import { lockOrder } from '../domain/stock.js'
-import type { Prisma } from '../generated/prisma/client.js'
-import { followUp } from './follow-up.js'
-
-type Tx = Prisma.TransactionClient
+import type { Tx } from '../plugins/db.js'
+import { nextEvent } from './next-event.js'
 
 /**
  * Compensation: the carrier refused the shipment, so the order's reservation goes back to
@@ -12,7 +10,9 @@ type Tx = Prisma.TransactionClient
  * the same transaction as the stock update, so a second ShipmentFailed for the order (or a
  * concurrent one) finds nothing left to release and emits nothing. Emits StockReleased.
  */
-export function releaseStockWhenShipmentFailed(deps: { logger: Logger }): HandlerDefinition<Tx, ShipmentFailed> {
+export function releaseStockWhenShipmentFailed(deps: {
+  logger: Logger
+}): HandlerDefinition<Tx, ShipmentFailed> {
   return {
     name: 'release-stock-when-shipment-failed',
     message: ShipmentFailed,
@@ -43,7 +43,10 @@ export function releaseStockWhenShipmentFailed(deps: { logger: Logger }): Handle
       })
       // The order's lines as the event carried them: a reservation is all of them or none, so they
       // are what was held (the rows carry no prices; the contract's lines do).
-      await enqueue(tx, followUp(message, StockReleased, orderId, { orderId, lines, reason, releasedAt: now.toISOString() }))
+      await enqueue(
+        tx,
+        nextEvent(message, StockReleased, orderId, { orderId, lines, reason, releasedAt: now.toISOString() }),
+      )
       deps.logger.info({ ...log, released: Object.fromEntries(perSku) }, 'stock released')
     },
   }

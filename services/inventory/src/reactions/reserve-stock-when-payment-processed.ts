@@ -1,10 +1,8 @@
 import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/contracts'
 import { enqueue, type HandlerDefinition, type Logger } from '@saga/messaging'
 import { lockOrder, reserve } from '../domain/stock.js'
-import type { Prisma } from '../generated/prisma/client.js'
-import { followUp } from './follow-up.js'
-
-type Tx = Prisma.TransactionClient
+import type { Tx } from '../plugins/db.js'
+import { nextEvent } from './next-event.js'
 
 /**
  * Step 3 of the saga: a captured payment reserves every line of the order, or none.
@@ -13,7 +11,9 @@ type Tx = Prisma.TransactionClient
  * order (a fixed order, so two orders never deadlock), the pure `reserve` decides on what is
  * locked, and only then are they updated; the CHECK constraints on `stock` are the backstop.
  */
-export function reserveStockWhenPaymentProcessed(deps: { logger: Logger }): HandlerDefinition<Tx, PaymentProcessed> {
+export function reserveStockWhenPaymentProcessed(deps: {
+  logger: Logger
+}): HandlerDefinition<Tx, PaymentProcessed> {
   return {
     name: 'reserve-stock-when-payment-processed',
     message: PaymentProcessed,
@@ -34,7 +34,7 @@ export function reserveStockWhenPaymentProcessed(deps: { logger: Logger }): Hand
       if (outcome.kind === 'refused') {
         await enqueue(
           tx,
-          followUp(message, StockReservationFailed, orderId, {
+          nextEvent(message, StockReservationFailed, orderId, {
             orderId,
             customerId,
             reason: outcome.reason,
@@ -42,7 +42,10 @@ export function reserveStockWhenPaymentProcessed(deps: { logger: Logger }): Hand
             failedAt: now.toISOString(),
           }),
         )
-        deps.logger.info({ ...log, reason: outcome.reason, unavailable: outcome.short }, 'stock reservation refused')
+        deps.logger.info(
+          { ...log, reason: outcome.reason, unavailable: outcome.short },
+          'stock reservation refused',
+        )
         return
       }
       for (const { sku, quantity } of outcome.take) {
@@ -51,11 +54,17 @@ export function reserveStockWhenPaymentProcessed(deps: { logger: Logger }): Hand
           WHERE sku = ${sku}`
       }
       await tx.reservation.createMany({
-        data: lines.map((line, lineNo) => ({ orderId, lineNo, sku: line.sku, quantity: line.quantity, reservedAt: now })),
+        data: lines.map((line, lineNo) => ({
+          orderId,
+          lineNo,
+          sku: line.sku,
+          quantity: line.quantity,
+          reservedAt: now,
+        })),
       })
       await enqueue(
         tx,
-        followUp(message, StockReserved, orderId, {
+        nextEvent(message, StockReserved, orderId, {
           orderId,
           customerId,
           lines,

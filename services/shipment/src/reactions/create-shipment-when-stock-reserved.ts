@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { ShipmentCreated, ShipmentFailed, StockReserved } from '@saga/contracts'
 import { enqueue, type HandlerDefinition, type Logger } from '@saga/messaging'
 import { bookShipment } from '../domain/carrier.js'
-import type { Prisma } from '../generated/prisma/client.js'
-import { followUp } from './follow-up.js'
-
-type Tx = Prisma.TransactionClient
+import type { Tx } from '../plugins/db.js'
+import { nextEvent } from './next-event.js'
 
 /**
  * Thrown while a setting the handler needs is missing. It is transient on purpose: the delivery is
@@ -14,7 +12,9 @@ type Tx = Prisma.TransactionClient
  */
 export class MissingSettingError extends Error {
   constructor(readonly setting: string) {
-    super(`${setting} is not set: the carrier cannot be called until it is supplied and the service restarted`)
+    super(
+      `${setting} is not set: the carrier cannot be called until it is supplied and the service restarted`,
+    )
     this.name = 'MissingSettingError'
   }
 }
@@ -33,7 +33,9 @@ export interface CreateShipmentDeps {
  *
  * @throws MissingSettingError while `carrierAccount` is empty (retried by the consumer)
  */
-export function createShipmentWhenStockReserved(deps: CreateShipmentDeps): HandlerDefinition<Tx, StockReserved> {
+export function createShipmentWhenStockReserved(
+  deps: CreateShipmentDeps,
+): HandlerDefinition<Tx, StockReserved> {
   return {
     name: 'create-shipment-when-stock-reserved',
     message: StockReserved,
@@ -50,7 +52,7 @@ export function createShipmentWhenStockReserved(deps: CreateShipmentDeps): Handl
       if (outcome.kind === 'refused') {
         await enqueue(
           tx,
-          followUp(message, ShipmentFailed, orderId, {
+          nextEvent(message, ShipmentFailed, orderId, {
             orderId,
             reason: outcome.reason,
             country: shippingAddress.country,
@@ -75,7 +77,7 @@ export function createShipmentWhenStockReserved(deps: CreateShipmentDeps): Handl
       })
       await enqueue(
         tx,
-        followUp(message, ShipmentCreated, orderId, {
+        nextEvent(message, ShipmentCreated, orderId, {
           orderId,
           shipmentId: shipment.id,
           carrier: shipment.carrier,
@@ -83,7 +85,10 @@ export function createShipmentWhenStockReserved(deps: CreateShipmentDeps): Handl
           createdAt: now.toISOString(),
         }),
       )
-      deps.logger.info({ ...log, shipmentId: shipment.id, trackingNumber: shipment.trackingNumber }, 'shipment created')
+      deps.logger.info(
+        { ...log, shipmentId: shipment.id, trackingNumber: shipment.trackingNumber },
+        'shipment created',
+      )
     },
   }
 }

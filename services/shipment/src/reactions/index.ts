@@ -1,4 +1,7 @@
-import { createShipmentWhenStockReserved, type CreateShipmentDeps } from './create-shipment-when-stock-reserved.js'
+import {
+  createShipmentWhenStockReserved,
+  type CreateShipmentDeps,
+} from './create-shipment-when-stock-reserved.js'
 
 /** What the reactions need from the service. */
 export type ReactionDeps = CreateShipmentDeps

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto'
+import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/contracts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger } from './support/deliver.js'
+
+let db: ServiceTestDatabase
+const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger() })
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('inventory')
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+function order(lines: { sku: string; quantity: number }[]) {
+  const orderId = randomUUID()
+  return consumed(
+    PaymentProcessed,
+    {
+      orderId,
+      customerId: randomUUID(),
+      paymentId: randomUUID(),
+      amount: lines.reduce((sum, line) => sum + line.quantity * 100, 0),
+      currency: 'EUR',
+      lines: lines.map((line) => ({ ...line, unitPrice: 100 })),
+      shippingAddress: {
+        name: 'Ada',
+        line1: 'Main St 1',
+        city: 'Berlin',
+        postalCode: '10115',
+        country: 'DE',
+      },
+      processedAt: new Date().toISOString(),
+    },
+    orderId,
+  )
+}
+
+async function countEvents(type: string): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM outbox_message WHERE type = $1',
+    [type],
+  )
+  return rows[0]?.n ?? 0
+}
+
+describe('reserve-stock-when-payment-processed under concurrency', () => {
+  it('when 16 orders race for the last 5 units, then exactly 5 succeed and the stock ends at 0 available, 5 reserved', async () => {
+    const sku = `LAST-${randomUUID().slice(0, 8)}`
+    await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, 5)', [sku])
+    const orders = Array.from({ length: 16 }, () => order([{ sku, quantity: 1 }]))
+
+    const results = await Promise.allSettled(orders.map((message) => deliver(db.prisma, handler, message)))
+
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([])
+    const { rows } = await db.pool.query('SELECT available, reserved FROM stock WHERE sku = $1', [sku])
+    expect(rows[0]).toEqual({ available: 0, reserved: 5 })
+    const held = await db.pool.query<{ n: number }>(
+      'SELECT coalesce(sum(quantity), 0)::int AS n FROM reservation WHERE sku = $1',
+      [sku],
+    )
+    expect(held.rows[0]?.n).toBe(5)
+    expect(await countEvents(StockReserved.type)).toBe(5)
+    expect(await countEvents(StockReservationFailed.type)).toBe(11)
+  })
+
+  it('when orders take two skus in opposite line order at once, then none deadlocks and the units add up', async () => {
+    const [a, b] = [`A-${randomUUID().slice(0, 8)}`, `B-${randomUUID().slice(0, 8)}`]
+    await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, 6), ($2, 6)', [a, b])
+    await db.pool.query('TRUNCATE outbox_message')
+    const orders = Array.from({ length: 12 }, (_, i) =>
+      order(
+        i % 2 === 0
+          ? [
+              { sku: a, quantity: 1 },
+              { sku: b, quantity: 1 },
+            ]
+          : [
+              { sku: b, quantity: 1 },
+              { sku: a, quantity: 1 },
+            ],
+      ),
+    )
+
+    const results = await Promise.allSettled(orders.map((message) => deliver(db.prisma, handler, message)))
+
+    // A deadlock would surface as a rejected transaction (PostgreSQL aborts one of the pair).
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([])
+    const { rows } = await db.pool.query(
+      'SELECT sku, available, reserved FROM stock WHERE sku = ANY($1) ORDER BY sku',
+      [[a, b]],
+    )
+    expect(rows).toEqual([
+      { sku: a, available: 0, reserved: 6 },
+      { sku: b, available: 0, reserved: 6 },
+    ])
+    expect(await countEvents(StockReserved.type)).toBe(6)
+    expect(await countEvents(StockReservationFailed.type)).toBe(6)
+  })
+})

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto'
+import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/contracts'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger } from './support/deliver.js'
+
+let db: ServiceTestDatabase
+const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger() })
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('inventory')
+})
+afterAll(async () => {
+  await db?.drop()
+})
+beforeEach(async () => {
+  await db.pool.query('TRUNCATE reservation, stock, outbox_message, inbox_message')
+})
+
+/** A unique sku per test, so assertions never see another test's rows. */
+const sku = (name: string) => `${name}-${randomUUID().slice(0, 8)}`
+
+function paymentProcessed(lines: { sku: string; quantity: number; unitPrice?: number }[]) {
+  const orderId = randomUUID()
+  const full = lines.map((line) => ({ unitPrice: 500, ...line }))
+  return consumed(
+    PaymentProcessed,
+    {
+      orderId,
+      customerId: randomUUID(),
+      paymentId: randomUUID(),
+      amount: full.reduce((sum, line) => sum + line.quantity * line.unitPrice, 0),
+      currency: 'EUR',
+      lines: full,
+      shippingAddress: {
+        name: 'Ada',
+        line1: 'Main St 1',
+        city: 'Berlin',
+        postalCode: '10115',
+        country: 'DE',
+      },
+      processedAt: new Date().toISOString(),
+    },
+    orderId,
+  )
+}
+
+async function setStock(entries: Record<string, number>) {
+  for (const [name, available] of Object.entries(entries)) {
+    await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [name, available])
+  }
+}
+
+async function stockOf(name: string) {
+  const { rows } = await db.pool.query<{ available: number; reserved: number }>(
+    'SELECT available, reserved FROM stock WHERE sku = $1',
+    [name],
+  )
+  return rows[0]
+}
+
+async function outbox(orderId: string) {
+  const { rows } = await db.pool.query<{
+    type: string
+    routing_key: string
+    payload: Record<string, unknown>
+  }>('SELECT type, routing_key, payload FROM outbox_message WHERE aggregate_id = $1 ORDER BY occurred_at', [
+    orderId,
+  ])
+  return rows
+}
+
+describe('reserve-stock-when-payment-processed', () => {
+  it('when every line is in stock, then all are reserved and exactly one StockReserved is in the outbox', async () => {
+    const [mug, cap] = [sku('MUG'), sku('CAP')]
+    await setStock({ [mug]: 5, [cap]: 1 })
+    const message = paymentProcessed([
+      { sku: mug, quantity: 2 },
+      { sku: cap, quantity: 1 },
+    ])
+
+    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+
+    expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
+    expect(await stockOf(cap)).toEqual({ available: 0, reserved: 1 })
+    const reservations = await db.prisma.reservation.findMany({ where: { orderId: message.payload.orderId } })
+    expect(reservations.map((r) => [r.lineNo, r.sku, r.quantity, r.status]).sort()).toEqual([
+      [0, mug, 2, 'RESERVED'],
+      [1, cap, 1, 'RESERVED'],
+    ])
+    const rows = await outbox(message.payload.orderId)
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({ type: StockReserved.type, routing_key: StockReserved.routingKey })
+    const payload = StockReserved.schema.parse(rows[0]?.payload)
+    expect(payload).toMatchObject({
+      orderId: message.payload.orderId,
+      customerId: message.payload.customerId,
+      lines: message.payload.lines,
+      shippingAddress: message.payload.shippingAddress,
+    })
+  })
+
+  it('when one line is short, then nothing is reserved and StockReservationFailed names the short line', async () => {
+    const [mug, cap] = [sku('MUG'), sku('CAP')]
+    await setStock({ [mug]: 5, [cap]: 1 })
+    const message = paymentProcessed([
+      { sku: mug, quantity: 2 },
+      { sku: cap, quantity: 2 },
+    ])
+
+    await deliver(db.prisma, handler, message)
+
+    expect(await stockOf(mug)).toEqual({ available: 5, reserved: 0 })
+    expect(await stockOf(cap)).toEqual({ available: 1, reserved: 0 })
+    expect(await db.prisma.reservation.count({ where: { orderId: message.payload.orderId } })).toBe(0)
+    const rows = await outbox(message.payload.orderId)
+    expect(rows.map((row) => row.type)).toEqual([StockReservationFailed.type])
+    expect(StockReservationFailed.schema.parse(rows[0]?.payload)).toMatchObject({
+      orderId: message.payload.orderId,
+      reason: 'out_of_stock',
+      unavailable: [{ sku: cap, requested: 2, available: 1 }],
+    })
+  })
+
+  it('when a sku is unknown, then nothing is reserved and the reason is unknown_sku', async () => {
+    const mug = sku('MUG')
+    await setStock({ [mug]: 5 })
+    const ghost = sku('GHOST')
+    const message = paymentProcessed([
+      { sku: mug, quantity: 1 },
+      { sku: ghost, quantity: 1 },
+    ])
+
+    await deliver(db.prisma, handler, message)
+
+    expect(await stockOf(mug)).toEqual({ available: 5, reserved: 0 })
+    const rows = await outbox(message.payload.orderId)
+    expect(StockReservationFailed.schema.parse(rows[0]?.payload)).toMatchObject({
+      reason: 'unknown_sku',
+      unavailable: [{ sku: ghost, requested: 1, available: 0 }],
+    })
+  })
+
+  it('when the same message is delivered twice, then the stock is reserved once and one event is emitted', async () => {
+    const mug = sku('MUG')
+    await setStock({ [mug]: 5 })
+    const message = paymentProcessed([{ sku: mug, quantity: 2 }])
+
+    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+    expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
+
+    expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
+    expect(await outbox(message.payload.orderId)).toHaveLength(1)
+  })
+
+  it('when the same order arrives again under a new message id, then nothing more is reserved or emitted', async () => {
+    const mug = sku('MUG')
+    await setStock({ [mug]: 5 })
+    const first = paymentProcessed([{ sku: mug, quantity: 2 }])
+    const again = { ...first, id: randomUUID() }
+
+    await deliver(db.prisma, handler, first)
+    expect(await deliver(db.prisma, handler, again)).toBe('handled')
+
+    expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
+    expect(await outbox(first.payload.orderId)).toHaveLength(1)
+  })
+
+  it('when the stock would go negative by a direct write, then the CHECK constraint refuses it', async () => {
+    const mug = sku('MUG')
+    await setStock({ [mug]: 1 })
+    await expect(
+      db.pool.query('UPDATE stock SET available = available - 2 WHERE sku = $1', [mug]),
+    ).rejects.toThrow(/stock_available_non_negative/)
+  })
+})
