@@ -53,12 +53,12 @@ export const happened: MessageContract<Happened> = {
 }
 
 export type Tx = pg.PoolClient
-export type Behaviour = (message: ConsumedMessage<Happened>, tx: Tx) => Promise<void>
+export type Behaviour = (message: ConsumedMessage<Happened>, tx: Tx) => Promise<void> | void
 
 /** A handler that writes one `effect` row per run, then does `behaviour` (throw, wait, ...). */
 export const recordingHandler = (
   name: string,
-  behaviour: Behaviour = async () => undefined,
+  behaviour: Behaviour = () => undefined,
   contract: MessageContract<Happened> = happened,
 ): HandlerDefinition<Tx, Happened> => ({
   name,
@@ -177,7 +177,7 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
       const consumer = createConsumer<Tx>({
         connection,
         database: pgDatabase(db.pool),
-        handlers: handlers as HandlerDefinition<Tx>[],
+        handlers,
         queuePrefix: prefix,
         declare: { exchange },
         retryBaseMs: 40,

@@ -79,7 +79,7 @@ describe('inbox deduplication', () => {
 describe('inbox transaction', () => {
   it('when a handler throws, then its writes roll back, it is retried with backoff, then dead-lettered with the error', async () => {
     const startedAt: number[] = []
-    const failing = recordingHandler('always-throws', async () => {
+    const failing = recordingHandler('always-throws', () => {
       startedAt.push(performance.now())
       throw new Error('carrier unreachable')
     })
@@ -125,7 +125,7 @@ describe('inbox transaction', () => {
   })
 
   it('when a handler fails once and then succeeds, then one effect is committed, by attempt 2', async () => {
-    const flaky = recordingHandler('flaky', async (message) => {
+    const flaky = recordingHandler('flaky', (message) => {
       if (message.attempt === 1) throw new Error('lock timeout')
     })
     const { signals } = await fixture.startConsumer([flaky])
@@ -166,7 +166,9 @@ describe('inbox transaction', () => {
     expect(retrying).toEqual([])
     expect(await fixture.effects('strict')).toEqual([])
     const copies = await fixture.drainDeadLetters('strict')
-    expect(copies.map((copy) => copy.properties.headers?.['x-dead-letter-attempts'])).toEqual([0, 0, 0, 0])
+    expect(copies.map((copy): unknown => copy.properties.headers?.['x-dead-letter-attempts'])).toEqual([
+      0, 0, 0, 0,
+    ])
     expect(copies[2]!.properties.headers?.['x-dead-letter-reason']).toBe(
       'invalid payload: n: expected a number',
     )

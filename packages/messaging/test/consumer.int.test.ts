@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  collect,
+  createInboxFixture,
+  envelope,
+  eventually,
+  recordingHandler,
+  type InboxFixture,
+} from './inbox-fixture.js'
+
+let fixture: InboxFixture
+beforeAll(async () => {
+  fixture = await createInboxFixture('consumer')
+})
+afterAll(async () => {
+  await fixture?.cleanup()
+})
+
+/** Holds handlers until opened; counts how many wait at once. */
+function turnstile(): {
+  wait: () => Promise<void>
+  open: () => void
+  waiting: () => number
+  most: () => number
+} {
+  let open = (): void => undefined
+  const opened = new Promise<void>((resolve) => (open = resolve))
+  let waiting = 0
+  let most = 0
+  return {
+    async wait() {
+      waiting += 1
+      most = Math.max(most, waiting)
+      await opened
+      waiting -= 1
+    },
+    open,
+    waiting: () => waiting,
+    most: () => most,
+  }
+}
+
+const distinctIds = (rows: Array<{ message_id: string }>): number =>
+  new Set(rows.map((row) => row.message_id)).size
+
+describe('consumer isolation and flow control', () => {
+  it('when one handler keeps failing, then the other handlers keep handling', async () => {
+    const broken = recordingHandler('broken', () => Promise.reject(new Error('always')))
+    const healthy = recordingHandler('healthy')
+    const { signals, consumer } = await fixture.startConsumer([broken, healthy], { maxAttempts: 50 })
+    const retrying = collect(signals, 'retrying')
+    const handled = collect(signals, 'handled')
+
+    for (let n = 0; n < 5; n += 1) await fixture.publish(envelope({ data: { n } }))
+
+    await eventually('the healthy handler handled all five', () => handled.length === 5)
+    expect(handled.every((s) => s.handler === 'healthy')).toBe(true)
+    expect(retrying.length).toBeGreaterThan(0)
+    expect(consumer.health().handlers.broken).toMatchObject({ consuming: true, inFlight: 5 })
+    // Deliveries within the prefetch window run concurrently, so their commit order is not fixed.
+    expect((await fixture.effects('healthy')).map((row) => row.n).sort()).toEqual([0, 1, 2, 3, 4])
+    expect(await fixture.effects('broken')).toEqual([])
+    await consumer.stop()
+  })
+
+  it('when the prefetch is 3, then no more than 3 deliveries of a handler run at once', async () => {
+    const held = turnstile()
+    const { consumer } = await fixture.startConsumer([recordingHandler('bounded', held.wait)], {
+      prefetch: 3,
+    })
+
+    for (let n = 0; n < 8; n += 1) await fixture.publish(envelope({ data: { n } }))
+
+    await eventually('three handlers waiting', () => held.waiting() === 3)
+    expect(await fixture.ready(fixture.queue('bounded'))).toBe(5)
+    held.open()
+    await eventually('all eight handled', async () => (await fixture.effects('bounded')).length === 8)
+    expect(held.most()).toBe(3)
+    expect(consumer.metrics().byHandler.bounded).toMatchObject({ handled: 8, inFlight: 0 })
+  })
+})
+
+describe('consumer shutdown and restart', () => {
+  it('when stopped while handlers run, then they commit and ack, and deliveries not started stay queued', async () => {
+    const held = turnstile()
+    const first = await fixture.startConsumer([recordingHandler('draining', held.wait)], { prefetch: 3 })
+    for (let n = 0; n < 6; n += 1) await fixture.publish(envelope({ data: { n } }))
+    await eventually('three handlers running', () => held.waiting() === 3)
+
+    let stopped = false
+    const stopping = first.consumer.stop().then(() => (stopped = true))
+    await eventually('the consumer cancelled', () => !first.consumer.health().consuming)
+    expect(stopped).toBe(false)
+    held.open()
+    await stopping
+    await first.connection.close()
+
+    expect(await fixture.effects('draining')).toHaveLength(3)
+    expect(await fixture.ready(fixture.queue('draining'))).toBe(3)
+    expect(first.connection.isConnected).toBe(false)
+
+    const second = await fixture.startConsumer([recordingHandler('draining')])
+    const duplicates = collect(second.signals, 'duplicate')
+    await eventually('all six handled', async () => (await fixture.effects('draining')).length === 6)
+    expect(distinctIds(await fixture.effects('draining'))).toBe(6)
+    expect(duplicates).toEqual([])
+  })
+
+  it('when stopped during a retry wait, then it stops at once and the next delivery continues the attempt count', async () => {
+    const failing = recordingHandler('waiting-retry', () => Promise.reject(new Error('not yet')))
+    const first = await fixture.startConsumer([failing], { retryBaseMs: 60_000, retryMaxMs: 60_000 })
+    const message = envelope()
+    const retrying = first.signals.waitFor('retrying', (s) => s.id === message.id)
+    await fixture.publish(message)
+    await retrying
+
+    const before = performance.now()
+    await first.consumer.stop()
+    await first.connection.close()
+    expect(performance.now() - before).toBeLessThan(2_000)
+    expect(await fixture.ready(fixture.queue('waiting-retry'))).toBe(1)
+
+    const second = await fixture.startConsumer([recordingHandler('waiting-retry')])
+    await second.signals.waitFor('handled', (s) => s.id === message.id)
+    // The quorum queue counted the returned delivery (x-delivery-count), so this is attempt 2.
+    expect(await fixture.effects('waiting-retry')).toEqual([
+      { message_id: message.id, handler: 'waiting-retry', n: 1, attempt: 2 },
+    ])
+  })
+
+  it('when a consumer process dies with messages in flight, then none is lost and each takes effect once', async () => {
+    const held = turnstile()
+    let dead = false
+    const dying = recordingHandler('crash', async () => {
+      await held.wait()
+      // What a killed process does to its open transactions: they never commit.
+      if (dead) throw new Error('process died')
+    })
+    const doomed = await fixture.startConsumer([dying], { prefetch: 3 })
+    for (let n = 0; n < 5; n += 1) await fixture.publish(envelope({ data: { n } }))
+    await eventually('three deliveries in flight', () => held.waiting() === 3)
+
+    dead = true
+    await doomed.connection.close()
+    held.open()
+    await doomed.consumer.stop()
+    expect(await fixture.effects('crash')).toEqual([])
+
+    const survivor = await fixture.startConsumer([recordingHandler('crash')])
+    const duplicates = collect(survivor.signals, 'duplicate')
+    await eventually('all five handled', async () => (await fixture.effects('crash')).length === 5)
+    expect(distinctIds(await fixture.effects('crash'))).toBe(5)
+    expect(duplicates).toEqual([])
+  })
+
+  it('when the broker connection drops, then the consumer resumes on new channels', async () => {
+    const { connection, consumer, signals } = await fixture.startConsumer([recordingHandler('reconnecting')])
+
+    connection.drop('test: link lost')
+    expect(consumer.health().consuming).toBe(false)
+    await eventually('consuming again', () => consumer.health().consuming)
+    const message = envelope()
+    const handled = signals.waitFor('handled', (s) => s.id === message.id)
+    await fixture.publish(message)
+
+    await handled
+    expect(await fixture.effects('reconnecting')).toHaveLength(1)
+  })
+})
