@@ -11,6 +11,7 @@ import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
 import { messagingPlugin } from './plugins/messaging.js'
 import { orderReactions } from './reactions/index.js'
+import { orderRoutes } from './routes/orders.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`). */
 export interface BuildAppOptions {
@@ -37,5 +38,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     ],
   })
   await app.register(metricsPlugin, { service: 'order', messaging: app.messaging })
+  await app.register(orderRoutes, { db: app.prisma, transactor: app.messaging })
   return app
 }

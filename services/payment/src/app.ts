@@ -11,6 +11,7 @@ import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
 import { messagingPlugin } from './plugins/messaging.js'
 import { paymentReactions } from './reactions/index.js'
+import { paymentRoutes } from './routes/payments.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`). */
 export interface BuildAppOptions {
@@ -37,5 +38,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     ],
   })
   await app.register(metricsPlugin, { service: 'payment', messaging: app.messaging })
+  await app.register(paymentRoutes, { db: app.prisma })
   return app
 }

@@ -1,10 +1,13 @@
-import type { HandlerDefinition, Logger } from '@saga/messaging'
-import type { Tx } from '../plugins/db.js'
+import { processPaymentWhenOrderCreated } from './process-payment-when-order-created.js'
+import type { ReactionDeps } from './deps.js'
+import { refundPaymentWhenShipmentFailed } from './refund-payment-when-shipment-failed.js'
+import { refundPaymentWhenStockReservationFailed } from './refund-payment-when-stock-reservation-failed.js'
 
-/** What the reactions need from the service. */
-export interface ReactionDeps {
-  logger: Logger
-}
+export type { ReactionDeps } from './deps.js'
 
 /** Everything the payment service consumes, one handler (and one queue) each. */
-export const paymentReactions = (_deps: ReactionDeps): HandlerDefinition<Tx>[] => []
+export const paymentReactions = (deps: ReactionDeps) => [
+  processPaymentWhenOrderCreated(deps),
+  refundPaymentWhenStockReservationFailed(deps),
+  refundPaymentWhenShipmentFailed(deps),
+]

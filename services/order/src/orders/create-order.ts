@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto'
+import { OrderCreated } from '@saga/contracts'
+import { enqueue } from '@saga/messaging'
+import { orderTotal } from '../domain/order.js'
+import type { CreateOrderBody, OrderView } from '../routes/order-schemas.js'
+import { claimKey, findStoredResponse, requestHash, type StoredResponse } from './idempotency.js'
+import { findOrderView } from './order-view.js'
+import { recordTimeline } from './timeline.js'
+import type { Db, Transactor, Tx } from './types.js'
+
+/**
+ * What `createOrder` did: created a new order; replayed the response stored for the key by an
+ * earlier request with the same body; or found the key used for a different body (a 409).
+ */
+export type CreateOrderResult =
+  | { kind: 'created'; order: OrderView }
+  | { kind: 'replayed'; response: StoredResponse }
+  | { kind: 'key-reused'; key: string }
+
+/** Thrown inside the transaction to roll a duplicate back once a concurrent request won the key. */
+class KeyTaken extends Error {}
+
+/** The OrderCreated payload of a validated request. */
+export const orderCreatedPayload = (orderId: string, body: CreateOrderBody, total: number, createdAt: Date) =>
+  OrderCreated.schema.parse({
+    orderId,
+    customerId: body.customerId,
+    currency: body.currency,
+    lines: body.items,
+    totalAmount: total,
+    shippingAddress: body.shippingAddress,
+    paymentMethod: body.paymentMethod,
+    createdAt: createdAt.toISOString(),
+  })
+
+async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: Date): Promise<void> {
+  const total = orderTotal(body.items)
+  const address = body.shippingAddress
+  await tx.order.create({
+    data: {
+      id: orderId,
+      customerId: body.customerId,
+      currency: body.currency,
+      totalAmount: BigInt(total),
+      paymentMethod: body.paymentMethod,
+      shipName: address.name,
+      shipLine1: address.line1,
+      shipCity: address.city,
+      shipPostalCode: address.postalCode,
+      shipCountry: address.country,
+      createdAt: now,
+      updatedAt: now,
+      lines: { create: body.items.map((item, index) => ({ lineNo: index + 1, ...item })) },
+    },
+  })
+  const payload = orderCreatedPayload(orderId, body, total, now)
+  const messageId = await enqueue(tx, {
+    type: OrderCreated.type,
+    routingKey: OrderCreated.routingKey,
+    payload,
+    aggregateId: orderId,
+    correlationId: orderId,
+    occurredAt: now,
+  })
+  await recordTimeline(tx, {
+    messageId,
+    orderId,
+    type: OrderCreated.type,
+    source: 'order',
+    occurredAt: now,
+    data: payload,
+  })
+}
+
+/**
+ * Creates a PENDING order, its lines, its OrderCreated outbox row and the first timeline entry in one
+ * transaction, so the order exists if and only if its event will be published.
+ *
+ * With an idempotency key, the 201 response is stored under the key in that same transaction. A
+ * retry after commit finds it up front. Two concurrent requests with one key may both build an
+ * order, but the second one's key INSERT waits for the first to commit, finds the key taken, rolls
+ * its own order back and replays the first response; so one key never makes two orders.
+ */
+export async function createOrder(
+  deps: { db: Db; transactor: Transactor },
+  body: CreateOrderBody,
+  options: { idempotencyKey?: string | undefined; now?: Date | undefined } = {},
+): Promise<CreateOrderResult> {
+  const key = options.idempotencyKey
+  const hash = requestHash(body)
+  const replay = async (): Promise<CreateOrderResult> => {
+    const stored = key === undefined ? undefined : await findStoredResponse(deps.db, key)
+    if (!stored || key === undefined) throw new Error('idempotency key reported taken but not found')
+    return stored.requestHash === hash ? { kind: 'replayed', response: stored } : { kind: 'key-reused', key }
+  }
+  if (key !== undefined && (await findStoredResponse(deps.db, key))) return replay()
+
+  const orderId = randomUUID()
+  const now = options.now ?? new Date()
+  try {
+    const order = await deps.transactor.transaction(async (tx) => {
+      await insertOrder(tx, orderId, body, now)
+      const view = await findOrderView(tx, orderId)
+      if (!view) throw new Error(`order ${orderId} vanished inside its own transaction`)
+      if (
+        key !== undefined &&
+        !(await claimKey(tx, key, orderId, { requestHash: hash, status: 201, body: view }))
+      ) {
+        throw new KeyTaken()
+      }
+      return view
+    })
+    return { kind: 'created', order }
+  } catch (error) {
+    if (error instanceof KeyTaken) return replay()
+    throw error
+  }
+}

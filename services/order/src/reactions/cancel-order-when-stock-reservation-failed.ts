@@ -1,0 +1,11 @@
+import { StockReservationFailed } from '@saga/contracts'
+import type { HandlerDefinition } from '@saga/messaging'
+import type { Tx } from '../orders/types.js'
+import { cancelOrderWhen } from './cancel-order.js'
+import type { ReactionDeps } from './deps.js'
+
+/** Stock could not be reserved: the order is cancelled (e.g. `out_of_stock`); payment refunds on its own. */
+export const cancelOrderWhenStockReservationFailed = (
+  deps: ReactionDeps,
+): HandlerDefinition<Tx, StockReservationFailed> =>
+  cancelOrderWhen('cancel-order-when-stock-reservation-failed', StockReservationFailed, 'stock', deps)

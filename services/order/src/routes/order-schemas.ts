@@ -1,0 +1,98 @@
+/**
+ * The HTTP shapes of the order API, in zod: they validate requests, serialise responses and make
+ * the OpenAPI document. Value limits come from @saga/contracts so the API accepts exactly what the
+ * OrderCreated event can carry.
+ */
+import {
+  Currency,
+  MAX_ORDER_LINES,
+  PaymentMethod,
+  Quantity,
+  ShippingAddress,
+  Sku,
+  UnitPrice,
+} from '@saga/contracts'
+import { z } from 'zod'
+
+/** Largest POST /orders body in bytes: 100 lines of ~150 bytes plus the address fit with room to spare. */
+export const CREATE_ORDER_BODY_LIMIT = 64 * 1024
+
+/** POST /orders body. Strict at every level: an unknown field is a 400, not silently dropped. */
+export const CreateOrderBody = z.strictObject({
+  customerId: z.uuid(),
+  currency: Currency,
+  items: z
+    .array(z.strictObject({ sku: Sku, quantity: Quantity, unitPrice: UnitPrice }))
+    .min(1)
+    .max(MAX_ORDER_LINES),
+  shippingAddress: ShippingAddress.strict(),
+  paymentMethod: PaymentMethod,
+})
+export type CreateOrderBody = z.infer<typeof CreateOrderBody>
+
+/** Printable ASCII, 1-255 characters (a UUID is typical), as the IETF draft on the header suggests. */
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII' })
+
+export const CreateOrderHeaders = z.object({ 'idempotency-key': IdempotencyKey.optional() })
+
+export const OrderStatus = z.enum(['PENDING', 'CONFIRMED', 'CANCELLED'])
+
+const Instant = z.iso.datetime()
+
+/** An event of the saga seen for the order. */
+export const OrderEventView = z.object({
+  id: z.uuid(),
+  type: z.string().meta({ example: 'payment.processed.v1' }),
+  source: z.string().meta({ example: 'payment' }),
+  occurredAt: Instant,
+  recordedAt: Instant,
+})
+
+/** An order as GET /orders lists it; money in minor units of `currency`. */
+export const OrderSummary = z.object({
+  id: z.uuid(),
+  customerId: z.uuid(),
+  status: OrderStatus,
+  currency: Currency,
+  total: z.int().meta({ description: 'Sum of quantity x unitPrice, minor units' }),
+  cancellationReason: z.string().nullable(),
+  failedStep: z.enum(['payment', 'stock', 'shipment']).nullable(),
+  createdAt: Instant,
+  updatedAt: Instant,
+})
+
+/** An order with its lines, address and the events seen for it (oldest first). */
+export const OrderView = OrderSummary.extend({
+  items: z.array(z.object({ sku: z.string(), quantity: z.int(), unitPrice: z.int() })),
+  shippingAddress: ShippingAddress,
+  confirmedAt: Instant.nullable(),
+  cancelledAt: Instant.nullable(),
+  events: z.array(OrderEventView),
+})
+export type OrderView = z.infer<typeof OrderView>
+
+export const OrderParams = z.strictObject({ id: z.uuid() })
+
+/** Most orders per page. */
+export const MAX_PAGE_SIZE = 100
+
+export const ListOrdersQuery = z.strictObject({
+  status: OrderStatus.optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(20),
+  cursor: z
+    .string()
+    .max(200)
+    .regex(/^[A-Za-z0-9_-]+$/, { error: 'must be a cursor returned as nextCursor' })
+    .optional(),
+})
+
+export const OrderPage = z.object({
+  items: z.array(OrderSummary),
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: z.string().nullable(),
+})
+export type OrderPage = z.infer<typeof OrderPage>

@@ -1,0 +1,106 @@
+import { HttpError } from '@saga/service-kit'
+import type { FastifyPluginCallback } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import { createOrder } from '../orders/create-order.js'
+import { decodeCursor, findOrderView, listOrders } from '../orders/order-view.js'
+import type { Db, Transactor } from '../orders/types.js'
+import {
+  CREATE_ORDER_BODY_LIMIT,
+  CreateOrderBody,
+  CreateOrderHeaders,
+  ListOrdersQuery,
+  OrderPage,
+  OrderParams,
+  OrderView,
+} from './order-schemas.js'
+
+/** What the order routes need: reads through `db`, writes through `transactor` (messaging's transaction). */
+export interface OrderRoutesOptions {
+  db: Db
+  transactor: Transactor
+}
+
+/**
+ * POST /orders, GET /orders/:id, GET /orders. Encapsulated (not fastify-plugin): the routes see the
+ * app's error handler and type provider but add nothing to it.
+ */
+export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, opts, done) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+
+  app.post(
+    '/orders',
+    {
+      bodyLimit: CREATE_ORDER_BODY_LIMIT,
+      schema: {
+        summary: 'Place an order',
+        description:
+          'Creates a PENDING order and announces it (OrderCreated). With an Idempotency-Key header, a retry ' +
+          'with the same body returns the first response (header idempotent-replayed: true) and creates no ' +
+          'second order; the same key with a different body is a 409.',
+        tags: ['orders'],
+        headers: CreateOrderHeaders,
+        body: CreateOrderBody,
+        response: { 201: OrderView },
+      },
+    },
+    async (request, reply) => {
+      const idempotencyKey = request.headers['idempotency-key']
+      const result = await createOrder({ db: opts.db, transactor: opts.transactor }, request.body, {
+        idempotencyKey,
+      })
+      if (result.kind === 'key-reused') {
+        throw new HttpError(409, 'This Idempotency-Key was already used with a different request body', [
+          { path: 'headers.idempotency-key', issue: 'already used for a different request body' },
+        ])
+      }
+      if (result.kind === 'replayed') {
+        return reply
+          .code(201)
+          .header('idempotent-replayed', 'true')
+          .send(result.response.body as OrderView)
+      }
+      request.log.info({ orderId: result.order.id, correlationId: result.order.id }, 'order created')
+      return reply.code(201).header('location', `/orders/${result.order.id}`).send(result.order)
+    },
+  )
+
+  app.get(
+    '/orders/:id',
+    {
+      schema: {
+        summary: 'An order with its status and the events seen for it',
+        tags: ['orders'],
+        params: OrderParams,
+        response: { 200: OrderView },
+      },
+    },
+    async (request) => {
+      const order = await findOrderView(opts.db, request.params.id)
+      if (!order) throw new HttpError(404, `Order ${request.params.id} not found`)
+      return order
+    },
+  )
+
+  app.get(
+    '/orders',
+    {
+      schema: {
+        summary: 'Orders, newest first, optionally of one status; paged with nextCursor',
+        tags: ['orders'],
+        querystring: ListOrdersQuery,
+        response: { 200: OrderPage },
+      },
+    },
+    async (request) => {
+      const { status, limit, cursor } = request.query
+      const after = cursor === undefined ? undefined : decodeCursor(cursor)
+      if (cursor !== undefined && !after) {
+        throw new HttpError(400, 'The request is invalid', [
+          { path: 'querystring.cursor', issue: 'is not a cursor this API returned' },
+        ])
+      }
+      return listOrders(opts.db, { status, limit, after })
+    },
+  )
+  done()
+}

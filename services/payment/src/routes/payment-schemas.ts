@@ -1,0 +1,32 @@
+/** The HTTP shapes of the payment API, in zod (validation, serialisation and the OpenAPI document). */
+import { z } from 'zod'
+
+export const PaymentsQuery = z.strictObject({ orderId: z.uuid() })
+
+const Instant = z.iso.datetime()
+
+/** A refund of a capture; amount in minor units of `currency`. */
+export const RefundView = z.object({
+  id: z.uuid(),
+  amount: z.int(),
+  currency: z.string(),
+  reason: z.string(),
+  createdAt: Instant,
+})
+
+/** A charge attempt: CAPTURED (money taken) or DECLINED (with the provider's reason), and its refund. */
+export const PaymentView = z.object({
+  id: z.uuid(),
+  orderId: z.uuid(),
+  customerId: z.uuid(),
+  status: z.enum(['CAPTURED', 'DECLINED']),
+  amount: z.int().meta({ description: 'Minor units of currency' }),
+  currency: z.string(),
+  paymentMethod: z.string(),
+  declineReason: z.string().nullable(),
+  createdAt: Instant,
+  refunds: z.array(RefundView),
+})
+
+export const PaymentList = z.object({ items: z.array(PaymentView) })
+export type PaymentList = z.infer<typeof PaymentList>

@@ -1,0 +1,60 @@
+import type { FastifyPluginCallback } from 'fastify'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { PrismaClient } from '../generated/prisma/client.js'
+import { PaymentList, PaymentsQuery } from './payment-schemas.js'
+
+/** What the payment routes need: the database client for reads. */
+export interface PaymentRoutesOptions {
+  db: PrismaClient
+}
+
+/**
+ * GET /payments?orderId=: the order's charge attempts with their refunds (an empty list for an order
+ * payment has not seen). Encapsulated route plugin.
+ */
+export const paymentRoutes: FastifyPluginCallback<PaymentRoutesOptions> = (fastify, opts, done) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  app.get(
+    '/payments',
+    {
+      schema: {
+        summary: "An order's captures and refunds",
+        tags: ['payments'],
+        querystring: PaymentsQuery,
+        response: { 200: PaymentList },
+      },
+    },
+    async (request): Promise<PaymentList> => {
+      const rows = await opts.db.payment.findMany({
+        where: { orderId: request.query.orderId },
+        include: { refund: true },
+        orderBy: { createdAt: 'asc' },
+      })
+      return {
+        items: rows.map((row) => ({
+          id: row.id,
+          orderId: row.orderId,
+          customerId: row.customerId,
+          status: row.status,
+          amount: Number(row.amount),
+          currency: row.currency,
+          paymentMethod: row.paymentMethod,
+          declineReason: row.declineReason,
+          createdAt: row.createdAt.toISOString(),
+          refunds: row.refund
+            ? [
+                {
+                  id: row.refund.id,
+                  amount: Number(row.refund.amount),
+                  currency: row.refund.currency,
+                  reason: row.refund.reason,
+                  createdAt: row.refund.createdAt.toISOString(),
+                },
+              ]
+            : [],
+        })),
+      }
+    },
+  )
+  done()
+}
