@@ -65,9 +65,11 @@ async function outbox(orderId: string) {
     type: string
     routing_key: string
     payload: Record<string, unknown>
-  }>('SELECT type, routing_key, payload FROM outbox_message WHERE aggregate_id = $1 ORDER BY occurred_at', [
-    orderId,
-  ])
+    headers: Record<string, unknown>
+  }>(
+    'SELECT type, routing_key, payload, headers FROM outbox_message WHERE aggregate_id = $1 ORDER BY occurred_at',
+    [orderId],
+  )
   return rows
 }
 
@@ -92,6 +94,8 @@ describe('reserve-stock-when-payment-processed', () => {
     const rows = await outbox(message.payload.orderId)
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ type: StockReserved.type, routing_key: StockReserved.routingKey })
+    // The saga's correlation id carries on; the payment message is the cause.
+    expect(rows[0]?.headers).toMatchObject({ correlationId: message.correlationId, causationId: message.id })
     const payload = StockReserved.schema.parse(rows[0]?.payload)
     expect(payload).toMatchObject({
       orderId: message.payload.orderId,
