@@ -1,10 +1,21 @@
 /**
  * @saga/messaging: the transactional outbox, its relay, and the inbox consumer, for PostgreSQL and
- * RabbitMQ. Most services need only `createMessaging`, `enqueue`, `prismaDatabase` and `followUp`.
+ * RabbitMQ. Most services need only `createMessaging`, `enqueue`, `prismaDatabase` and `followUp`;
+ * the parts below it are exported for services that compose their own.
  */
 export type * from './types.js'
 
-export { createSignals, SignalTimeoutError, type Signals, type SignalListener } from './signals.js'
+export {
+  createMessaging,
+  type Messaging,
+  type MessagingOptions,
+  type MessagingRelayOptions,
+  type MessagingConsumerOptions,
+  type MessagingHealth,
+  type MessagingMetrics,
+} from './messaging.js'
+export { enqueue, InvalidMessageError } from './outbox/enqueue.js'
+export { followUp, childTraceparent, type FollowUpContext } from './inbox/follow-up.js'
 export {
   prismaDatabase,
   pgDatabase,
@@ -12,8 +23,19 @@ export {
   type PrismaClientLike,
   type PrismaDatabaseOptions,
 } from './database.js'
-export { createAmqpConnection, type AmqpConnection, type AmqpConnectionOptions } from './amqp/connection.js'
+export { createSignals, SignalTimeoutError, type Signals, type SignalListener } from './signals.js'
 
+export { createRelay, type Relay, type RelayOptions } from './outbox/relay.js'
+export type { RelayStats } from './outbox/stats.js'
+export type { RetentionResult } from './outbox/retention.js'
+export {
+  createConsumer,
+  type Consumer,
+  type ConsumerOptions,
+  type ConsumerHealth,
+  type ConsumerMetrics,
+} from './inbox/consumer.js'
+export type { HandlerCounters } from './inbox/handle-delivery.js'
 export {
   declareTopology,
   topologyDefinitions,
@@ -23,12 +45,5 @@ export {
   type TopologySpec,
   type TopologyDefinitions,
 } from './topology.js'
-export {
-  createConsumer,
-  type Consumer,
-  type ConsumerOptions,
-  type ConsumerHealth,
-  type ConsumerMetrics,
-} from './inbox/consumer.js'
-export type { HandlerCounters } from './inbox/handle-delivery.js'
-export { followUp, childTraceparent, type FollowUpContext } from './inbox/follow-up.js'
+export { createAmqpConnection, type AmqpConnection, type AmqpConnectionOptions } from './amqp/connection.js'
+export { TimeoutError } from './amqp/timeout.js'

@@ -76,7 +76,7 @@ describe('consumer isolation and flow control', () => {
     held.open()
     await eventually('all eight handled', async () => (await fixture.effects('bounded')).length === 8)
     expect(held.most()).toBe(3)
-    expect(consumer.metrics().byHandler.bounded).toMatchObject({ handled: 8, inFlight: 0 })
+    expect(consumer.metrics().byHandler.bounded).toMatchObject({ handledTotal: 8, inFlight: 0 })
   })
 })
 

@@ -149,7 +149,13 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
       return { consuming: queues.every((queue) => queue.consuming), handlers }
     },
     metrics() {
-      const total: HandlerCounters = { handled: 0, duplicates: 0, retried: 0, deadLettered: 0, inFlight: 0 }
+      const total: HandlerCounters = {
+        handledTotal: 0,
+        duplicatesTotal: 0,
+        retriedTotal: 0,
+        deadLetteredTotal: 0,
+        inFlight: 0,
+      }
       const byHandler: Record<string, HandlerCounters> = {}
       options.handlers.forEach((handler, index) => {
         const counters = { ...(queues[index] as QueueConsumer).counters }

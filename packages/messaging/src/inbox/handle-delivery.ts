@@ -8,10 +8,15 @@ import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
 
 /** Counters of one handler; the consumer's metrics read them. */
 export interface HandlerCounters {
-  handled: number
-  duplicates: number
-  retried: number
-  deadLettered: number
+  /** Deliveries whose handler committed. */
+  handledTotal: number
+  /** Deliveries the inbox had already seen (acked without running the handler). */
+  duplicatesTotal: number
+  /** Handler failures that were retried. */
+  retriedTotal: number
+  /** Messages moved to the dead-letter queue (poison, or out of attempts). */
+  deadLetteredTotal: number
+  /** Deliveries being worked on now (running, or waiting for a retry). */
   inFlight: number
 }
 
@@ -120,7 +125,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
       return
     }
     control.ack()
-    counters.deadLettered += 1
+    counters.deadLetteredTotal += 1
     logger.error(
       { messageId: ids.id, type: ids.type, handler: handler.name, reason, attempts },
       'message dead-lettered',
@@ -146,12 +151,12 @@ export async function handleDelivery<Tx extends TransactionClient>(
     if (outcome.kind === 'handled' || outcome.kind === 'duplicate') {
       control.ack()
       if (outcome.kind === 'handled') {
-        counters.handled += 1
+        counters.handledTotal += 1
         logger.debug({ ...log, attempt }, 'message handled')
         signals.emit('handled', { id, type, handler: handler.name, correlationId })
         runtime.onCommitted()
       } else {
-        counters.duplicates += 1
+        counters.duplicatesTotal += 1
         logger.info(log, 'duplicate message skipped')
         signals.emit('duplicate', { id, type, handler: handler.name })
       }
@@ -174,7 +179,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
       await deadLetter(`handler failed after ${attempt} attempts: ${error}`, attempt, { id, type })
       return
     }
-    counters.retried += 1
+    counters.retriedTotal += 1
     logger.warn({ ...log, err: outcome.error, attempt }, 'handler failed; retrying')
     signals.emit('retrying', { id, type, handler: handler.name, attempt, error })
     if (!(await pause(retryDelayMs(attempt, policy), stopping))) return

@@ -52,7 +52,13 @@ export function createQueueConsumer<Tx extends TransactionClient>(
 ): QueueConsumer {
   const { connection, queue, logger } = options
   const handlerName = options.handler.name
-  const counters: HandlerCounters = { handled: 0, duplicates: 0, retried: 0, deadLettered: 0, inFlight: 0 }
+  const counters: HandlerCounters = {
+    handledTotal: 0,
+    duplicatesTotal: 0,
+    retriedTotal: 0,
+    deadLetteredTotal: 0,
+    inFlight: 0,
+  }
   const stopping = new AbortController()
   const runtime: DeliveryRuntime<Tx> = { ...options, counters, stopping: stopping.signal }
   const inFlight = new Set<Promise<void>>()

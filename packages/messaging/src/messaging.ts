@@ -1,0 +1,245 @@
+import type pg from 'pg'
+import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
+import { createConsumer, type Consumer, type ConsumerHealth, type ConsumerMetrics } from './inbox/consumer.js'
+import { createRelay, type Relay, type RelayOptions } from './outbox/relay.js'
+import { createSignals, type Signals } from './signals.js'
+import type { Database, HandlerDefinition, Logger, TransactionClient } from './types.js'
+
+/** Relay settings of `createMessaging` (see `createRelay` for each default). */
+export type MessagingRelayOptions = Omit<
+  RelayOptions,
+  'pool' | 'amqpUrl' | 'exchange' | 'service' | 'logger' | 'signals'
+> & {
+  /** Run the relay in this process. Default true. */
+  enabled?: boolean
+}
+
+/** Consumer settings of `createMessaging`. Durations in milliseconds. */
+export interface MessagingConsumerOptions {
+  /** Consume in this process (when there are handlers). Default true. */
+  enabled?: boolean
+  /** Unacked deliveries per handler queue = handlers running at once per handler. Default 10. */
+  prefetch?: number
+  /** Attempts per message, the first included, before dead-lettering. Default 10. */
+  maxAttempts?: number
+  /** First retry delay, ms (upper end of the jittered step), doubling per attempt. Default 500. */
+  retryBaseMs?: number
+  /** Longest retry delay, ms. Default 30,000. */
+  retryMaxMs?: number
+  /** Longest `stop` waits for running handlers, ms. Default 15,000. */
+  drainTimeoutMs?: number
+  /** Quorum-queue `x-delivery-limit`, the broker's backstop against crash loops. Default 20. */
+  deliveryLimit?: number
+}
+
+/** Options of `createMessaging`. */
+export interface MessagingOptions<Tx extends TransactionClient> {
+  /** The service name: CloudEvents `source`, AMQP `appId`, connection names. */
+  service: string
+  /** How handlers and `messaging.transaction` open transactions: `prismaDatabase(prisma)` or `pgDatabase(pool)`. */
+  database: Database<Tx>
+  /** A pg Pool on the same database (relay claims, LISTEN/NOTIFY, retention, stats). Stays the caller's. */
+  pool: pg.Pool
+  /** `amqp://user:pass@host:5672/vhost`. */
+  amqpUrl: string
+  /** Durable topic exchange of domain events. Default `saga.events`. */
+  exchange?: string
+  /** Queues are `<queuePrefix>.<handler name>`. Default `service`. */
+  queuePrefix?: string
+  /** What this service consumes; one queue each. Default none. */
+  handlers?: ReadonlyArray<HandlerDefinition<Tx>>
+  /** pino or anything with debug/info/warn/error(obj, msg). Default silent. */
+  logger?: Logger
+  relay?: MessagingRelayOptions
+  consumer?: MessagingConsumerOptions
+  /** `health().ready` turns false when the oldest pending outbox row is older than this, ms. Default 60,000. */
+  readyMaxOutboxAgeMs?: number
+  /** Longest `start()` waits for the broker before returning anyway (it keeps connecting), ms. Default 3,000. */
+  startWaitMs?: number
+}
+
+/** What `health()` reports; cheap and synchronous (outbox figures are refreshed in the background). */
+export interface MessagingHealth {
+  /** Broker reachable, consumers consuming, outbox not falling behind. */
+  ready: boolean
+  /** Why `ready` is false, e.g. `['broker: relay connection down']`; empty when ready. */
+  problems: string[]
+  /** Every AMQP connection this instance needs is open. */
+  broker: boolean
+  /** Age of the oldest pending outbox row, ms (as of the last refresh, every few seconds). */
+  oldestPendingAgeMs: number
+  relay: { enabled: boolean; connected: boolean; pending: number; parked: number }
+  consumer: { enabled: boolean; connected: boolean } & ConsumerHealth
+}
+
+/** Counters and gauges; numeric leaves map to Prometheus series (`*Total` counters, `*Ms` durations). */
+export interface MessagingMetrics {
+  /** 1 when every needed AMQP connection is open, else 0. */
+  brokerUp: number
+  relay: {
+    pending: number
+    oldestPendingAgeMs: number
+    parked: number
+    publishedTotal: number
+    failedTotal: number
+    parkedTotal: number
+  }
+  consumer: ConsumerMetrics
+}
+
+/** The per-service facade: see `createMessaging`. */
+export interface Messaging<Tx extends TransactionClient = TransactionClient> {
+  /** published, publishFailed, parked, handled, duplicate, retrying, deadLettered. */
+  readonly signals: Signals
+  /**
+   * Starts the relay and the consumers (declaring the topology on every connect). Never throws
+   * because the broker is down: it waits at most `startWaitMs`, then keeps connecting in the background.
+   */
+  start(): Promise<void>
+  /** Runs `fn` in a transaction (commit on resolve, rollback on throw), then wakes the relay. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+  health(): MessagingHealth
+  metrics(): MessagingMetrics
+  /**
+   * Stops consuming, lets running handlers finish (bounded), stops the relay after its batch, closes
+   * every channel and connection. The pg pool is the caller's to end afterwards. Idempotent.
+   */
+  stop(): Promise<void>
+}
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
+
+/**
+ * Creates the messaging of one service: outbox relay, inbox consumers, topology, health and metrics.
+ * Example:
+ * `const messaging = createMessaging({ service: 'inventory', database: prismaDatabase(prisma), pool, amqpUrl, handlers })`,
+ * then `await messaging.start()`; in a route `await messaging.transaction(async (tx) => { ...; await enqueue(tx, event) })`.
+ */
+export function createMessaging<Tx extends TransactionClient>(options: MessagingOptions<Tx>): Messaging<Tx> {
+  const logger = options.logger ?? silent
+  const exchange = options.exchange ?? 'saga.events'
+  const signals = createSignals()
+  const { enabled: relayEnabled = true, ...relaySettings } = options.relay ?? {}
+  const { enabled: consumerEnabled = true, deliveryLimit, ...consumerSettings } = options.consumer ?? {}
+  const handlers = options.handlers ?? []
+  const readyMaxOutboxAgeMs = options.readyMaxOutboxAgeMs ?? 60_000
+
+  const relay: Relay | undefined = relayEnabled
+    ? createRelay({
+        ...relaySettings,
+        pool: options.pool,
+        amqpUrl: options.amqpUrl,
+        exchange,
+        service: options.service,
+        logger,
+        signals,
+      })
+    : undefined
+  const wake = (): void => relay?.wake()
+
+  let consumerConnection: AmqpConnection | undefined
+  let consumer: Consumer | undefined
+  if (consumerEnabled && handlers.length > 0) {
+    consumerConnection = createAmqpConnection({
+      url: options.amqpUrl,
+      name: `${options.service}-consumer`,
+      logger,
+    })
+    consumer = createConsumer({
+      ...consumerSettings,
+      connection: consumerConnection,
+      database: options.database,
+      handlers,
+      queuePrefix: options.queuePrefix ?? options.service,
+      declare: { exchange, deliveryLimit },
+      signals,
+      logger,
+      onCommitted: wake,
+    })
+  }
+  let stopping: Promise<void> | undefined
+
+  const health = (): MessagingHealth => {
+    const stats = relay?.stats()
+    const consumerHealth = consumer?.health() ?? { consuming: true, handlers: {} }
+    const relayConnected = relay?.isConnected ?? true
+    const consumerConnected = consumerConnection?.isConnected ?? true
+    const oldestPendingAgeMs = stats?.oldestPendingAgeMs ?? 0
+    const problems: string[] = []
+    if (!relayConnected) problems.push('broker: relay connection down')
+    if (!consumerConnected) problems.push('broker: consumer connection down')
+    if (consumerConnected && !consumerHealth.consuming) problems.push('consumer: not consuming every queue')
+    if (oldestPendingAgeMs > readyMaxOutboxAgeMs) {
+      problems.push(
+        `outbox: oldest pending row is ${oldestPendingAgeMs} ms old (limit ${readyMaxOutboxAgeMs} ms)`,
+      )
+    }
+    return {
+      ready: problems.length === 0,
+      problems,
+      broker: relayConnected && consumerConnected,
+      oldestPendingAgeMs,
+      relay: {
+        enabled: relay !== undefined,
+        connected: relayConnected,
+        pending: stats?.pending ?? 0,
+        parked: stats?.parked ?? 0,
+      },
+      consumer: { enabled: consumer !== undefined, connected: consumerConnected, ...consumerHealth },
+    }
+  }
+
+  return {
+    signals,
+    async start() {
+      await relay?.start()
+      consumer?.start()
+      consumerConnection?.start()
+      const deadline = Date.now() + (options.startWaitMs ?? 3_000)
+      // Bounded wait so a healthy start returns with queues declared and consumers attached; a broker
+      // that is down only delays start, health() says so, and connecting goes on in the background.
+      while (Date.now() < deadline && !(health().broker && (consumer?.health().consuming ?? true))) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      if (!health().broker)
+        logger.warn({ problems: health().problems }, 'messaging started without the broker; still connecting')
+    },
+    async transaction(fn) {
+      const result = await options.database.transaction(fn)
+      wake()
+      return result
+    },
+    health,
+    metrics() {
+      const stats = relay?.stats()
+      const empty = {
+        handledTotal: 0,
+        duplicatesTotal: 0,
+        retriedTotal: 0,
+        deadLetteredTotal: 0,
+        inFlight: 0,
+      }
+      return {
+        brokerUp: health().broker ? 1 : 0,
+        relay: {
+          pending: stats?.pending ?? 0,
+          oldestPendingAgeMs: stats?.oldestPendingAgeMs ?? 0,
+          parked: stats?.parked ?? 0,
+          publishedTotal: stats?.publishedTotal ?? 0,
+          failedTotal: stats?.failedTotal ?? 0,
+          parkedTotal: stats?.parkedTotal ?? 0,
+        },
+        consumer: consumer?.metrics() ?? { ...empty, byHandler: {} },
+      }
+    },
+    stop() {
+      // Consumers first: their handlers may still enqueue rows and wake the relay.
+      stopping ??= (async () => {
+        await consumer?.stop()
+        await consumerConnection?.close()
+        await relay?.stop()
+      })()
+      return stopping
+    },
+  }
+}
