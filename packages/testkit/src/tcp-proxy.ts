@@ -7,12 +7,15 @@ import net from 'node:net'
  * - `silence()`: keeps sockets open but stops moving bytes both ways, without closing anything (a
  *   peer that died silently, or a network partition: the bytes wait in TCP buffers, as a stalled
  *   link's would);
- * - `restore()`: back to normal; silenced sockets move their buffered bytes again.
+ * - `restore()`: back to normal; silenced sockets move their buffered bytes again;
+ * - `latencyMs`: a delay added to every chunk each way (a slow link).
  * Example: `const proxy = await TcpProxy.start('127.0.0.1', 5672); amqpUrl = \`amqp://guest:guest@127.0.0.1:${proxy.port}\``.
  */
 export class TcpProxy {
   private readonly sockets = new Set<net.Socket>()
   private mode: 'open' | 'cut' | 'silent' = 'open'
+  /** Delay added to every chunk each way, ms (a slow link); order is kept. Default 0. */
+  latencyMs = 0
 
   private constructor(
     private readonly server: net.Server,
@@ -101,6 +104,11 @@ export class TcpProxy {
   // would undo silence().
   private forward(from: net.Socket, to: net.Socket): void {
     from.on('data', (chunk: Buffer) => {
+      if (this.latencyMs > 0) {
+        // Same delay for every chunk, so timers fire in arrival order and the stream stays intact.
+        setTimeout(() => to.write(chunk), this.latencyMs)
+        return
+      }
       if (!to.write(chunk)) from.pause()
     })
     to.on('drain', () => {

@@ -1,0 +1,198 @@
+import { TcpProxy } from '@saga/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AMQP_URL } from '@saga/testkit'
+import { pgDatabase } from '../src/database.js'
+import { enqueue } from '../src/outbox/enqueue.js'
+import { countIds, message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
+
+describe('relay: publishing', () => {
+  let f: RelayFixture
+  beforeAll(async () => {
+    f = await relayFixture('relay')
+  })
+  afterAll(() => f.cleanup())
+
+  it('when 4 relays drain 2,000 rows at once, then the tap gets every id exactly once and every row ends published', async () => {
+    await f.backlog(2_000)
+    const relays = [1, 2, 3, 4].map(() => f.relay({ batchSize: 50 }))
+    const published = new Map<number, number>()
+    relays.forEach((relay, index) =>
+      relay.signals.on('published', () => published.set(index, (published.get(index) ?? 0) + 1)),
+    )
+    await Promise.all(relays.map((relay) => relay.start()))
+    await f.tap.waitForCount(2_000, 30_000)
+    await f.until(async () => (await pendingCount(f.db.pool)) === 0, 10_000, 'no pending rows')
+    await Promise.all(relays.map((relay) => relay.stop()))
+    const counts = countIds(f.tap.ids())
+    const { rows } = await f.db.pool.query<{ id: string }>(
+      'SELECT id FROM outbox_message WHERE published_at IS NOT NULL',
+    )
+    expect(f.tap.messages).toHaveLength(2_000)
+    expect(counts.size).toBe(2_000)
+    expect([...counts.values()].every((n) => n === 1)).toBe(true)
+    expect(new Set(rows.map((r) => r.id))).toEqual(new Set(counts.keys()))
+    // Every relay did part of the work (SKIP LOCKED shares the backlog instead of serialising it).
+    expect([...published.values()].reduce((a, b) => a + b, 0)).toBe(2_000)
+    expect(published.size).toBeGreaterThan(1)
+  })
+
+  it('when the confirm is still on its way back, then the row is not yet published', async () => {
+    // The tap reads the broker directly; the relay talks to it through a proxy that delays every
+    // byte by 300 ms. So the broker has routed the message well before the relay hears the confirm.
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    try {
+      const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), publishTimeoutMs: 5_000 })
+      await relay.start()
+      const [warm] = await f.commit([message(1)])
+      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      proxy.latencyMs = 300
+      const before = f.tap.messages.length
+      const [id] = await f.commit([message(2)])
+      relay.wake()
+      await f.tap.waitForCount(before + 1, 5_000)
+      const atArrival = await f.row(id!)
+      await relay.signals.waitFor('published', (s) => s.id === id, 5_000)
+      expect(atArrival.published_at).toBeNull()
+      expect((await f.row(id!)).published_at).toBeInstanceOf(Date)
+      await relay.stop()
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('when confirms are awaited per batch, then 200 rows over a 100 ms link publish in a few round trips, not 200', async () => {
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    try {
+      const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), batchSize: 100, publishTimeoutMs: 10_000 })
+      await relay.start()
+      const [warm] = await f.commit([message(1)])
+      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      proxy.latencyMs = 50
+      const ids = await f.commit(Array.from({ length: 200 }, (_, n) => message(n)))
+      const started = performance.now()
+      relay.wake()
+      const last = new Set(ids)
+      await new Promise<void>((resolve) => {
+        relay.signals.on('published', (s) => {
+          last.delete(s.id)
+          if (last.size === 0) resolve()
+        })
+      })
+      const roundTrips = (performance.now() - started) / 100
+      // One confirm awaited per message would need at least 200 round trips.
+      expect(roundTrips).toBeLessThan(40)
+      await relay.stop()
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('when a row commits after later rows were published, then it is still published', async () => {
+    const relay = f.relay()
+    await relay.start()
+    const database = pgDatabase(f.db.pool)
+    let releaseEarly: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (releaseEarly = resolve))
+    let earlyId = ''
+    let enqueued: () => void = () => undefined
+    const inserted = new Promise<void>((resolve) => (enqueued = resolve))
+    const early = database.transaction(async (tx) => {
+      earlyId = await enqueue(tx, message(1))
+      enqueued()
+      await held
+    })
+    await inserted
+    const [later] = await f.commit([message(2)])
+    relay.wake()
+    await relay.signals.waitFor('published', (s) => s.id === later, 5_000)
+    expect(earlyId < later!).toBe(true)
+    releaseEarly()
+    await early
+    relay.wake()
+    await relay.signals.waitFor('published', (s) => s.id === earlyId, 5_000)
+    expect((await f.row(earlyId)).published_at).toBeInstanceOf(Date)
+    await relay.stop()
+  })
+})
+
+describe('relay: unroutable and poison rows', () => {
+  let f: RelayFixture
+  beforeAll(async () => {
+    f = await relayFixture('relay_poison')
+  })
+  afterAll(() => f.cleanup())
+
+  it('when no queue takes a message, then it is returned, not marked published, retried and parked with the reason', async () => {
+    // The fixture's tap takes every key; a second exchange with a tap on one key only leaves the rest unroutable.
+    const relay = f.relay({ maxAttempts: 3, exchange: `${f.exchange}_narrow` })
+    const { tapQueue, deleteBrokerObjects } = await import('@saga/testkit')
+    const narrow = await tapQueue(AMQP_URL, `${f.exchange}_narrow`, ['routed.*'])
+    try {
+      await relay.start()
+      const failures: number[] = []
+      relay.signals.on('publishFailed', (s) => s.id === unroutable && failures.push(s.attempts))
+      const parking = relay.signals.waitFor('parked', (s) => s.id === unroutable, 10_000)
+      const [routed, unroutable] = await f.commit([message(1, 'routed.here'), message(2, 'nobody.home')])
+      relay.wake()
+      const parked = await parking
+      const row = await f.row(unroutable!)
+      expect(parked.attempts).toBe(3)
+      expect(failures).toEqual([1, 2, 3])
+      expect(row).toMatchObject({ attempts: 3, published_at: null })
+      expect(row.failed_at).toBeInstanceOf(Date)
+      expect(row.last_error).toMatch(/312 NO_ROUTE/)
+      expect((await f.row(routed!)).published_at).toBeInstanceOf(Date)
+      expect(narrow.ids()).toEqual([routed])
+      expect(relay.stats()).toMatchObject({ parkedTotal: 1, failedTotal: 3 })
+      expect(f.logger.entries.some((e) => e.level === 'error' && e.msg === 'outbox row parked')).toBe(true)
+    } finally {
+      await relay.stop()
+      await narrow.delete()
+      await deleteBrokerObjects({ exchanges: [`${f.exchange}_narrow`] })
+    }
+  })
+
+  it('when a row can never be published, then it backs off and is parked while the rows behind it flow', async () => {
+    const relay = f.relay({ maxAttempts: 4, batchSize: 10, backoffBaseMs: 300, backoffMaxMs: 1_000 })
+    await relay.start()
+    let poison = ''
+    const firstFailure = relay.signals.waitFor('publishFailed', (s) => s.id === poison, 5_000)
+    const parking = relay.signals.waitFor('parked', (s) => s.id === poison, 10_000)
+    const good = await pgDatabase(f.db.pool).transaction(async (tx) => {
+      // A header over amqplib's 64 KiB encoding limit: publish() throws for this message only.
+      poison = await enqueue(tx, { ...message(0), traceparent: 'x'.repeat(70_000) })
+      return Promise.all(Array.from({ length: 30 }, (_, n) => enqueue(tx, message(n + 1))))
+    })
+    relay.wake()
+    const first = await firstFailure
+    const { rows: backedOff } = await f.db.pool.query<{ later: boolean }>(
+      'SELECT available_at > now() AS later FROM outbox_message WHERE id = $1',
+      [poison],
+    )
+    const afterFirst = await f.row(poison)
+    await f.until(
+      async () => {
+        const { rows } = await f.db.pool.query(
+          'SELECT 1 FROM outbox_message WHERE id = ANY($1::uuid[]) AND published_at IS NOT NULL',
+          [good],
+        )
+        return rows.length === good.length
+      },
+      10_000,
+      'the good rows published',
+    )
+    const parked = await parking
+    const row = await f.row(poison)
+    expect(first.attempts).toBe(1)
+    expect(backedOff[0]?.later).toBe(true)
+    expect(afterFirst.last_error).toMatch(/publish failed/)
+    expect(parked.attempts).toBe(4)
+    expect(row).toMatchObject({ attempts: 4, published_at: null })
+    expect(row.failed_at).toBeInstanceOf(Date)
+    expect(row.last_error).toMatch(/^publish failed: /)
+    const stats = await relay.refreshStats()
+    expect(stats.parked).toBeGreaterThanOrEqual(1)
+    expect(stats.pending).toBe(0)
+    await relay.stop()
+  })
+})
