@@ -1,0 +1,189 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import {
+  AMQP_URL,
+  createTestDatabase,
+  deleteBrokerObjects,
+  tapQueue,
+  TcpProxy,
+  uniqueName,
+  type TestDatabase,
+} from '@saga/testkit'
+import { pgDatabase } from '../src/database.js'
+import { followUp } from '../src/inbox/follow-up.js'
+import { createMessaging, type Messaging, type MessagingOptions } from '../src/messaging.js'
+import { enqueue } from '../src/outbox/enqueue.js'
+import { deadLetterQueueName, queueName } from '../src/topology.js'
+import type { HandlerDefinition } from '../src/types.js'
+import { eventually, happened, MESSAGING_SQL, type Happened, type Tx } from './inbox-fixture.js'
+
+const HANDLER = 'follow-up-when-happened'
+const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+
+/** Reacts to `test.happened.v1` with a business row and a `test.followed.v1` in the same transaction. */
+const followUpWhenHappened: HandlerDefinition<Tx, Happened> = {
+  name: HANDLER,
+  message: happened,
+  async handle(message, tx) {
+    await tx.query('INSERT INTO effect (message_id, handler, n, attempt) VALUES ($1, $2, $3, $4)', [
+      message.id,
+      HANDLER,
+      message.payload.n,
+      message.attempt,
+    ])
+    await enqueue(tx, {
+      type: 'test.followed.v1',
+      routingKey: 'test.followed',
+      payload: { n: message.payload.n + 1 },
+      aggregateId: message.subject,
+      ...followUp(message),
+    })
+  },
+}
+
+let db: TestDatabase
+const exchange = uniqueName('messaging_ex')
+const prefix = uniqueName('messaging')
+const running: Messaging<Tx>[] = []
+
+function start(overrides: Partial<MessagingOptions<Tx>> = {}): Messaging<Tx> {
+  const messaging = createMessaging<Tx>({
+    service: 'alpha',
+    database: pgDatabase(db.pool),
+    pool: db.pool,
+    amqpUrl: AMQP_URL,
+    exchange,
+    queuePrefix: prefix,
+    handlers: [followUpWhenHappened],
+    relay: { statsIntervalMs: 100, retentionIntervalMs: 0 },
+    consumer: { retryBaseMs: 50, retryMaxMs: 200 },
+    ...overrides,
+  })
+  running.push(messaging)
+  return messaging
+}
+
+const happenedMessage = (n: number) => ({
+  type: happened.type,
+  routingKey: happened.routingKey,
+  payload: { n },
+  aggregateId: `order-${n}`,
+  correlationId: `order-${n}`,
+  traceparent,
+})
+
+beforeAll(async () => {
+  db = await createTestDatabase({ prefix: 'messaging', sqlFiles: [MESSAGING_SQL] })
+  await db.pool.query(
+    'CREATE TABLE effect (id bigserial PRIMARY KEY, message_id uuid NOT NULL, handler text NOT NULL, n integer, attempt integer)',
+  )
+})
+afterEach(async () => {
+  for (const messaging of running.splice(0)) await messaging.stop()
+})
+afterAll(async () => {
+  const queue = queueName(prefix, HANDLER)
+  await deleteBrokerObjects({ exchanges: [exchange], queues: [queue, deadLetterQueueName(queue)] })
+  await db?.drop()
+})
+
+describe('createMessaging', () => {
+  it('when a transaction enqueues, then the relay publishes it, the handler reacts, and its follow-up is published', async () => {
+    const tap = await tapQueue(AMQP_URL, exchange)
+    const messaging = start()
+    await messaging.start()
+    expect(messaging.health()).toMatchObject({ ready: true, broker: true, consumer: { consuming: true } })
+
+    const handled = messaging.signals.waitFor('handled', undefined, 10_000)
+    // The tap can see a message before the relay has marked its row published (that follows the confirm).
+    const followUpMarked = messaging.signals.waitFor(
+      'published',
+      (s) => s.type === 'test.followed.v1',
+      10_000,
+    )
+    const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(1)))
+    const [first, second] = await tap.waitForCount(2, 10_000)
+
+    expect(await handled).toEqual({ id, type: happened.type, handler: HANDLER, correlationId: 'order-1' })
+    expect(first).toMatchObject({ messageId: id, routingKey: 'test.happened' })
+    expect(first!.properties).toMatchObject({
+      type: happened.type,
+      correlationId: 'order-1',
+      contentType: 'application/json',
+      deliveryMode: 2,
+      appId: 'alpha',
+    })
+    expect(first!.body).toMatchObject({
+      specversion: '1.0',
+      id,
+      source: 'alpha',
+      subject: 'order-1',
+      data: { n: 1 },
+    })
+    expect(second!.routingKey).toBe('test.followed')
+    expect(second!.body).toMatchObject({
+      type: 'test.followed.v1',
+      correlationid: 'order-1',
+      causationid: id,
+      subject: 'order-1',
+      data: { n: 2 },
+    })
+    // A child span of the same trace: same trace id and flags, a new parent id.
+    expect((second!.body as { traceparent?: string }).traceparent).toMatch(
+      /^00-4bf92f3577b34da6a3ce929d0e0e4736-(?!00f067aa0ba902b7)[0-9a-f]{16}-01$/,
+    )
+    await followUpMarked
+    const { rows: outbox } = await db.pool.query<{ id: string; published: boolean }>(
+      'SELECT id, published_at IS NOT NULL AS published FROM outbox_message ORDER BY occurred_at',
+    )
+    expect(outbox).toEqual([
+      { id, published: true },
+      { id: second!.messageId, published: true },
+    ])
+    const { rows: inbox } = await db.pool.query('SELECT message_id, handler FROM inbox_message')
+    expect(inbox).toEqual([{ message_id: id, handler: HANDLER }])
+    expect(messaging.metrics()).toMatchObject({
+      brokerUp: 1,
+      relay: { publishedTotal: 2 },
+      consumer: { handledTotal: 1, byHandler: { [HANDLER]: { handledTotal: 1 } } },
+    })
+    await tap.delete()
+  })
+
+  it('when a transaction throws, then nothing is enqueued and the error reaches the caller', async () => {
+    const messaging = start({ handlers: [], relay: { enabled: false } })
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM outbox_message')
+
+    const failing = messaging.transaction(async (tx) => {
+      await enqueue(tx, happenedMessage(2))
+      throw new Error('validation failed')
+    })
+
+    await expect(failing).rejects.toThrow('validation failed')
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM outbox_message')).rows).toEqual(before.rows)
+  })
+
+  it('when the broker is down at start, then start returns, health says so, and everything resumes when it is back', async () => {
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    proxy.cut()
+    const messaging = start({ amqpUrl: proxy.url(AMQP_URL), startWaitMs: 300 })
+
+    await messaging.start()
+    const down = messaging.health()
+    expect(down).toMatchObject({ ready: false, broker: false })
+    expect(down.problems).toEqual(['broker: relay connection down', 'broker: consumer connection down'])
+    expect(messaging.metrics().brokerUp).toBe(0)
+    const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(3)))
+    const handled = messaging.signals.waitFor('handled', (s) => s.id === id, 15_000)
+
+    proxy.restore()
+    await handled
+    await eventually('healthy again', () => messaging.health().ready)
+
+    await messaging.stop()
+    expect(messaging.health().broker).toBe(false)
+    await eventually('every AMQP connection closed', () => proxy.openSockets === 0)
+    // The pool stays the caller's.
+    expect((await db.pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    await proxy.close()
+  })
+})
