@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto'
+import { OrderConfirmed, ShipmentCreated } from '@saga/contracts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
+import { pendingOrder } from './support/app.js'
+import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger } from './support/deliver.js'
+
+let db: ServiceTestDatabase
+const logger = memoryLogger()
+const now = new Date('2026-11-29T12:00:00.000Z')
+const handler = confirmOrderWhenShipmentCreated({ logger, now: () => now })
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('order_confirm')
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+const shipmentCreated = (orderId: string) =>
+  consumed(
+    ShipmentCreated,
+    {
+      orderId,
+      shipmentId: randomUUID(),
+      carrier: 'demo-carrier',
+      trackingNumber: 'DC123',
+      createdAt: now.toISOString(),
+    },
+    { correlationId: orderId, source: 'shipment' },
+  )
+
+describe('confirm-order-when-shipment-created', () => {
+  it('when the shipment is created, then the order is CONFIRMED and exactly one OrderConfirmed follows OrderCreated', async () => {
+    const orderId = await pendingOrder(db)
+    const message = shipmentCreated(orderId)
+
+    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+
+    const order = await db.prisma.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { events: true },
+    })
+    expect(order).toMatchObject({ status: 'CONFIRMED', confirmedAt: now, cancellationReason: null })
+    const outbox = await outboxOf(db, orderId)
+    expect(outbox.map((row) => row.type)).toEqual(['order.created.v1', 'order.confirmed.v1'])
+    const confirmed = outbox[1]
+    expect(OrderConfirmed.schema.parse(confirmed?.payload)).toEqual({
+      orderId,
+      customerId: order.customerId,
+      totalAmount: 4499,
+      currency: 'EUR',
+      shipmentId: message.payload.shipmentId,
+      confirmedAt: now.toISOString(),
+    })
+    expect(confirmed?.headers).toMatchObject({ correlationId: orderId, causationId: message.id })
+    expect(order.events.map((event) => event.type).sort()).toEqual(
+      ['order.confirmed.v1', 'order.created.v1', 'shipment.created.v1'].sort(),
+    )
+  })
+
+  it('when the same ShipmentCreated is delivered twice, then the order is confirmed once', async () => {
+    const orderId = await pendingOrder(db)
+    const message = shipmentCreated(orderId)
+
+    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+    expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
+
+    expect((await outboxOf(db, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(1)
+    expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(3)
+  })
+
+  it('when a second ShipmentCreated arrives under a new id, then nothing more is emitted', async () => {
+    const orderId = await pendingOrder(db)
+    await deliver(db.prisma, handler, shipmentCreated(orderId))
+
+    expect(await deliver(db.prisma, handler, shipmentCreated(orderId))).toBe('handled')
+
+    expect((await outboxOf(db, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(1)
+    expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CONFIRMED')
+  })
+
+  it('when the order was cancelled, then it is not confirmed and nothing is emitted', async () => {
+    const orderId = await pendingOrder(db)
+    await db.prisma.order.update({
+      where: { id: orderId },
+      data: {
+        status: 'CANCELLED',
+        cancellationReason: 'card_declined',
+        failedStep: 'payment',
+        cancelledAt: now,
+      },
+    })
+
+    await deliver(db.prisma, handler, shipmentCreated(orderId))
+
+    expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CANCELLED')
+    expect((await outboxOf(db, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
+    expect(
+      logger.lines.some((line) => line.level === 'warn' && JSON.stringify(line.obj).includes(orderId)),
+    ).toBe(true)
+  })
+
+  it('when the order is unknown here, then nothing is written and a warning is logged', async () => {
+    const orderId = randomUUID()
+
+    await deliver(db.prisma, handler, shipmentCreated(orderId))
+
+    expect(await outboxOf(db, orderId)).toEqual([])
+    expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(0)
+    expect(
+      logger.lines.some((line) => line.level === 'warn' && JSON.stringify(line.obj).includes(orderId)),
+    ).toBe(true)
+  })
+})

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto'
+import { PaymentProcessed, PaymentRefunded, StockReleased, StockReserved } from '@saga/contracts'
+import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Tx } from '../src/orders/types.js'
+import { orderReactions } from '../src/reactions/index.js'
+import { recordTimelineWhen } from '../src/reactions/record-timeline-when.js'
+import { pendingOrder } from './support/app.js'
+import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger } from './support/deliver.js'
+
+let db: ServiceTestDatabase
+const logger = memoryLogger()
+const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
+const shippingAddress = {
+  name: 'Ana Lima',
+  line1: 'Rua 1',
+  city: 'Porto',
+  postalCode: '4000-001',
+  country: 'PT' as const,
+}
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('order_timeline')
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+describe('record-timeline-when-*', () => {
+  it('when the order service is listed, then each event type of the chain it consumes has exactly one handler', () => {
+    const handlers = orderReactions({ logger })
+    expect(new Set(handlers.map((handler) => handler.name)).size).toBe(handlers.length)
+    expect(handlers.map((handler) => handler.message.type).sort()).toEqual(
+      [
+        'payment.failed.v1',
+        'payment.processed.v1',
+        'payment.refunded.v1',
+        'shipment.created.v1',
+        'shipment.failed.v1',
+        'stock.released.v1',
+        'stock.reservation-failed.v1',
+        'stock.reserved.v1',
+      ].sort(),
+    )
+  })
+
+  it("when the other services' events arrive, then each is in the timeline once, in time order, and nothing is emitted", async () => {
+    const orderId = await pendingOrder(db)
+    const t = (seconds: number) => new Date(Date.UTC(2026, 10, 29, 12, 0, seconds))
+    const paymentId = randomUUID()
+    const customerId = randomUUID()
+    const twice = async <P>(handler: HandlerDefinition<Tx, P>, message: ConsumedMessage<P>) => [
+      await deliver(db.prisma, handler, message),
+      await deliver(db.prisma, handler, message),
+    ]
+    const processed = consumed(
+      PaymentProcessed,
+      {
+        orderId,
+        customerId,
+        paymentId,
+        amount: 2500,
+        currency: 'EUR',
+        lines,
+        shippingAddress,
+        processedAt: t(1).toISOString(),
+      },
+      { correlationId: orderId, source: 'payment', time: t(1) },
+    )
+    const reserved = consumed(
+      StockReserved,
+      { orderId, customerId, lines, shippingAddress, reservedAt: t(2).toISOString() },
+      { correlationId: orderId, source: 'inventory', time: t(2) },
+    )
+    const released = consumed(
+      StockReleased,
+      { orderId, lines, reason: 'unsupported_country', releasedAt: t(4).toISOString() },
+      { correlationId: orderId, source: 'inventory', time: t(4) },
+    )
+    const refunded = consumed(
+      PaymentRefunded,
+      {
+        orderId,
+        paymentId,
+        refundId: randomUUID(),
+        amount: 2500,
+        currency: 'EUR',
+        reason: 'unsupported_country',
+        refundedAt: t(3).toISOString(),
+      },
+      { correlationId: orderId, source: 'payment', time: t(3) },
+    )
+
+    expect(await twice(recordTimelineWhen(PaymentProcessed, { logger }), processed)).toEqual([
+      'handled',
+      'duplicate',
+    ])
+    expect(await twice(recordTimelineWhen(StockReserved, { logger }), reserved)).toEqual([
+      'handled',
+      'duplicate',
+    ])
+    expect(await twice(recordTimelineWhen(StockReleased, { logger }), released)).toEqual([
+      'handled',
+      'duplicate',
+    ])
+    expect(await twice(recordTimelineWhen(PaymentRefunded, { logger }), refunded)).toEqual([
+      'handled',
+      'duplicate',
+    ])
+
+    const events = await db.prisma.orderEvent.findMany({
+      where: { orderId, source: { not: 'order' } },
+      orderBy: { occurredAt: 'asc' },
+    })
+    expect(events.map((event) => [event.type, event.source])).toEqual([
+      ['payment.processed.v1', 'payment'],
+      ['stock.reserved.v1', 'inventory'],
+      ['payment.refunded.v1', 'payment'],
+      ['stock.released.v1', 'inventory'],
+    ])
+    expect((await outboxOf(db, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
+  })
+
+  it('when an event names an unknown order, then nothing is recorded and a warning is logged', async () => {
+    const orderId = randomUUID()
+    const message = consumed(
+      StockReleased,
+      { orderId, lines, reason: 'unsupported_country', releasedAt: new Date().toISOString() },
+      { correlationId: orderId },
+    )
+
+    expect(await deliver(db.prisma, recordTimelineWhen(StockReleased, { logger }), message)).toBe('handled')
+
+    expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(0)
+    expect(
+      logger.lines.some((line) => line.level === 'warn' && JSON.stringify(line.obj).includes(orderId)),
+    ).toBe(true)
+  })
+})

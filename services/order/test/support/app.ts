@@ -1,0 +1,24 @@
+import { prismaDatabase } from '@saga/messaging'
+import { createServiceApp } from '@saga/service-kit'
+import { createOrder } from '../../src/orders/create-order.js'
+import { orderRoutes } from '../../src/routes/orders.js'
+import type { ServiceTestDatabase } from './database.js'
+import { orderBody } from './orders.js'
+
+/**
+ * The order routes on the fleet's app defaults (error handler, zod, OpenAPI), writing through
+ * messaging's Prisma transaction adapter, without a broker: route tests assert the outbox rows.
+ */
+export async function buildRouteApp(db: ServiceTestDatabase) {
+  const app = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
+  await app.register(orderRoutes, { db: db.prisma, transactor: prismaDatabase(db.prisma) })
+  await app.ready()
+  return app
+}
+
+/** A PENDING order created the way POST /orders creates it; returns its id. */
+export async function pendingOrder(db: ServiceTestDatabase): Promise<string> {
+  const result = await createOrder({ db: db.prisma, transactor: prismaDatabase(db.prisma) }, orderBody())
+  if (result.kind !== 'created') throw new Error('expected a new order')
+  return result.order.id
+}
