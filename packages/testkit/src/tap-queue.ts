@@ -22,6 +22,8 @@ export interface TapQueue {
   ids(): string[]
   /** Called for every message, after it is recorded. */
   onMessage(listener: (message: TappedMessage) => void): void
+  /** Binds the queue again (after the exchange was deleted and remade, its bindings are gone). */
+  bind(bindingKeys?: string[]): Promise<void>
   /** Resolves once at least `n` messages arrived; rejects after `timeoutMs` ms saying how many did. */
   waitForCount(n: number, timeoutMs: number): Promise<TappedMessage[]>
   /** Deletes the queue and closes the connection. */
@@ -75,6 +77,9 @@ export async function tapQueue(
   return {
     queue,
     messages,
+    async bind(keys = bindingKeys) {
+      for (const key of keys) await channel.bindQueue(queue, exchange, key)
+    },
     ids: () => messages.map((m) => m.messageId ?? ''),
     onMessage: (listener) => void listeners.push(listener),
     waitForCount(n, timeoutMs) {

@@ -1,0 +1,153 @@
+import amqp from 'amqplib'
+import { AMQP_URL, TcpProxy } from '@saga/testkit'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { countIds, message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
+
+const brokerPort = Number(new URL(AMQP_URL).port || 5672)
+
+describe('relay: broker faults', () => {
+  let f: RelayFixture
+  let proxy: TcpProxy
+  const unhandled: unknown[] = []
+  const onUnhandled = (error: unknown): void => void unhandled.push(error)
+  beforeAll(async () => {
+    f = await relayFixture('relay_faults')
+    process.on('unhandledRejection', onUnhandled)
+    process.on('uncaughtException', onUnhandled)
+  })
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled)
+    process.off('uncaughtException', onUnhandled)
+    await f.cleanup()
+  })
+  beforeEach(async () => {
+    proxy = await TcpProxy.start('127.0.0.1', brokerPort)
+  })
+  afterEach(async () => {
+    await proxy.close()
+    expect(unhandled).toEqual([])
+  })
+
+  it('when the link to the broker is cut, then rows stay pending and are all published once within 2 s of its return', async () => {
+    const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), amqp: { connectTimeoutMs: 1_000 } })
+    await relay.start()
+    const [warm] = await f.commit([message(0)])
+    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    proxy.cut()
+    await f.until(() => !relay.isConnected, 5_000, 'the relay to notice the cut')
+    const ids = await f.commit(Array.from({ length: 50 }, (_, n) => message(n + 1)))
+    relay.wake()
+    // Reconnect attempts fail while the link is down; the rows wait.
+    await f.until(
+      () =>
+        f.logger.entries.some(
+          (e) => e.msg === 'amqp connect failed; retrying' || e.msg === 'amqp connection lost',
+        ),
+      5_000,
+      'a failed reconnect',
+    )
+    expect(await pendingCount(f.db.pool)).toBe(50)
+    expect(relay.running).toBe(true)
+    const remaining = new Set(ids)
+    const allPublished = new Promise<void>((resolve) =>
+      relay.signals.on('published', (s) => {
+        remaining.delete(s.id)
+        if (remaining.size === 0) resolve()
+      }),
+    )
+    const restoredAt = performance.now()
+    proxy.restore()
+    await allPublished
+    const recoveryMs = performance.now() - restoredAt
+    await f.tap.waitForCount(51, 5_000)
+    const counts = countIds(f.tap.ids())
+    expect(recoveryMs).toBeLessThan(2_000)
+    expect(ids.every((id) => counts.get(id) === 1)).toBe(true)
+    await relay.stop()
+  })
+
+  it('when the broker goes silent, then the batch times out, rows stay pending, and the relay recovers after the link returns', async () => {
+    const relay = f.relay({
+      amqpUrl: proxy.url(AMQP_URL),
+      publishTimeoutMs: 800,
+      amqp: { connectTimeoutMs: 800, heartbeatS: 2 },
+    })
+    await relay.start()
+    const [warm] = await f.commit([message(0)])
+    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    proxy.silence()
+    let ids: string[] = []
+    const timedOut = relay.signals.waitFor('publishFailed', (s) => ids.includes(s.id), 5_000)
+    ids = await f.commit(Array.from({ length: 5 }, (_, n) => message(n + 1)))
+    relay.wake()
+    const failure = await timedOut
+    expect(failure.error).toMatch(/timed out/)
+    const rows = await f.db.pool.query<{ published_at: Date | null; attempts: number; last_error: string }>(
+      'SELECT published_at, attempts, last_error FROM outbox_message WHERE id = ANY($1::uuid[])',
+      [ids],
+    )
+    expect(
+      rows.rows.every((r) => r.published_at === null && r.attempts >= 1 && /timed out/.test(r.last_error)),
+    ).toBe(true)
+    const remaining = new Set(ids)
+    const allPublished = new Promise<void>((resolve) =>
+      relay.signals.on('published', (s) => {
+        remaining.delete(s.id)
+        if (remaining.size === 0) resolve()
+      }),
+    )
+    proxy.restore()
+    await allPublished
+    const counts = countIds(f.tap.ids())
+    // At least once: a message may have reached the broker before the link went silent.
+    expect(ids.every((id) => (counts.get(id) ?? 0) >= 1)).toBe(true)
+    expect(await pendingCount(f.db.pool)).toBe(0)
+    await relay.stop()
+  })
+
+  it('when the exchange disappears, then the 404 closes the channel and the relay reopens it, redeclares the exchange and goes on', async () => {
+    const relay = f.relay({ maxAttempts: 50 })
+    await relay.start()
+    const [warm] = await f.commit([message(0)])
+    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    const admin = await amqp.connect(AMQP_URL)
+    admin.on('error', () => undefined)
+    const channel = await admin.createChannel()
+    // A failed checkExchange closes the channel it ran on (404): each check gets its own.
+    const exchangeExists = async (): Promise<boolean> => {
+      const probe = await admin.createChannel()
+      probe.on('error', () => undefined)
+      try {
+        await probe.checkExchange(f.exchange)
+        await probe.close()
+        return true
+      } catch {
+        return false
+      }
+    }
+    try {
+      await channel.deleteExchange(f.exchange)
+      let id = ''
+      const notFound = relay.signals.waitFor(
+        'publishFailed',
+        (s) => s.id === id && /404|NOT_FOUND/.test(s.error),
+        5_000,
+      )
+      ;[id] = (await f.commit([message(1)])) as [string]
+      relay.wake()
+      await notFound
+      // The relay declared the exchange again; the tap's binding went with the old one.
+      await f.until(exchangeExists, 5_000, 'the exchange to be redeclared')
+      await f.tap.bind()
+      await relay.signals.waitFor('published', (s) => s.id === id, 10_000)
+      const [after] = await f.commit([message(2)])
+      relay.wake()
+      await relay.signals.waitFor('published', (s) => s.id === after, 5_000)
+      expect(relay.running).toBe(true)
+      expect(countIds(f.tap.ids()).get(after!)).toBe(1)
+    } finally {
+      await admin.close()
+      await relay.stop()
+    }
+  })
+})
