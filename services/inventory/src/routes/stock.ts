@@ -1,6 +1,6 @@
 import { Sku } from '@saga/contracts'
 import { HttpError } from '@saga/service-kit'
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
 
@@ -33,7 +33,7 @@ export interface StockRoutesOptions {
  * `GET /stock/:sku` reads `{ sku, available, reserved }` (404 for an unknown sku). For operators and
  * tests; reservations change stock only through the saga.
  */
-export const stockRoutes: FastifyPluginAsyncZod<StockRoutesOptions> = async (app, { prisma }) => {
+export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, { prisma }, done) => {
   app.put(
     '/stock/:sku',
     {
@@ -74,4 +74,5 @@ export const stockRoutes: FastifyPluginAsyncZod<StockRoutesOptions> = async (app
       return stock
     },
   )
+  done()
 }

@@ -1,5 +1,5 @@
 import { Id } from '@saga/contracts'
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
 
@@ -29,7 +29,7 @@ export interface ShipmentRoutesOptions {
  * `GET /shipments?orderId=<uuid>`: `{ items: [{ id, orderId, status, carrier, trackingNumber,
  * country, createdAt }] }`, empty when the order has none (refused, or not reached shipment yet).
  */
-export const shipmentRoutes: FastifyPluginAsyncZod<ShipmentRoutesOptions> = async (app, { prisma }) => {
+export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (app, { prisma }, done) => {
   app.get(
     '/shipments',
     {
@@ -56,4 +56,5 @@ export const shipmentRoutes: FastifyPluginAsyncZod<ShipmentRoutesOptions> = asyn
       return { items: shipments.map((s) => ({ ...s, createdAt: s.createdAt.toISOString() })) }
     },
   )
+  done()
 }
