@@ -1,18 +1,19 @@
-import { createMessaging, prismaDatabase, type Messaging } from '@saga/messaging'
+import { createMessaging, prismaDatabase, type HandlerDefinition, type Messaging } from '@saga/messaging'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
+import type { Tx } from './db.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    messaging: Messaging
+    messaging: Messaging<Tx>
   }
 }
 
 /** Options of the messaging plugin: the config and the handlers from src/reactions/index.ts. */
 export interface MessagingPluginOptions {
   config: Config
-  handlers: Parameters<typeof createMessaging>[0]['handlers']
+  handlers: ReadonlyArray<HandlerDefinition<Tx>>
 }
 
 /**
@@ -22,7 +23,7 @@ export interface MessagingPluginOptions {
  */
 export const messagingPlugin = fp(
   async (app: FastifyInstance, { config, handlers }: MessagingPluginOptions) => {
-    const messaging = createMessaging({
+    const messaging = createMessaging<Tx>({
       service: 'shipment',
       queuePrefix: config.AMQP_QUEUE_PREFIX,
       database: prismaDatabase(app.prisma),
@@ -39,6 +40,7 @@ export const messagingPlugin = fp(
         retentionMs: config.OUTBOX_RETENTION_MS,
       },
       consumer: { prefetch: config.CONSUMER_PREFETCH, maxAttempts: config.CONSUMER_MAX_ATTEMPTS },
+      readyMaxOutboxAgeMs: config.READY_MAX_OUTBOX_AGE_MS,
     })
     app.decorate('messaging', messaging)
     await messaging.start()
