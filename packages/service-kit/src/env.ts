@@ -43,11 +43,12 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     OUTBOX_PUBLISH_TIMEOUT_MS: positiveInt(5_000),
     OUTBOX_MAX_ATTEMPTS: positiveInt(10),
     // Published rows are deleted after this age: dead index entries slow the claim query down.
-    OUTBOX_RETENTION_MS: positiveInt(600_000),
-    CONSUMER_PREFETCH: positiveInt(16),
-    CONSUMER_MAX_ATTEMPTS: positiveInt(5),
+    OUTBOX_RETENTION_MS: positiveInt(3_600_000),
+    CONSUMER_PREFETCH: positiveInt(10),
+    CONSUMER_MAX_ATTEMPTS: positiveInt(10),
     READY_MAX_OUTBOX_AGE_MS: positiveInt(60_000),
-    SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
+    // Above messaging's drain timeout (15 s), so in-flight handlers finish before a forced exit.
+    SHUTDOWN_TIMEOUT_MS: positiveInt(20_000),
   })
 }
 
