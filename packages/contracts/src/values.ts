@@ -31,10 +31,14 @@ export const text = (max: number) =>
 export const MinorUnits = z.int().min(0).max(MAX_AMOUNT).meta({ description: 'Amount in minor units' })
 
 /** An ISO 4217 alphabetic currency code, e.g. `EUR`. */
-export const Currency = z.enum(CURRENCY_CODES).meta({ description: 'ISO 4217 alphabetic currency code' })
+export const Currency = z
+  .enum(CURRENCY_CODES, { error: 'must be an ISO 4217 currency code in upper case, such as "EUR"' })
+  .meta({ description: 'ISO 4217 alphabetic currency code' })
 
 /** An ISO 3166-1 alpha-2 country code, upper case, e.g. `DE`. */
-export const Country = z.enum(COUNTRY_CODES).meta({ description: 'ISO 3166-1 alpha-2 country code' })
+export const Country = z
+  .enum(COUNTRY_CODES, { error: 'must be an ISO 3166-1 alpha-2 country code in upper case, such as "DE"' })
+  .meta({ description: 'ISO 3166-1 alpha-2 country code' })
 
 /** Digits after the decimal point of `currency` (ISO 4217 minor unit), e.g. 2 for EUR, 0 for JPY. */
 export const minorUnitExponent = (currency: CurrencyCode): number => CURRENCY_MINOR_UNITS[currency]

@@ -54,10 +54,12 @@ export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, 
         ])
       }
       if (result.kind === 'replayed') {
+        const original = result.response.body as OrderView
         return reply
           .code(201)
           .header('idempotent-replayed', 'true')
-          .send(result.response.body as OrderView)
+          .header('location', `/orders/${original.id}`)
+          .send(original)
       }
       request.log.info({ orderId: result.order.id, correlationId: result.order.id }, 'order created')
       return reply.code(201).header('location', `/orders/${result.order.id}`).send(result.order)

@@ -35,9 +35,8 @@ export async function outboxOf(db: ServiceTestDatabase, orderId: string) {
     routing_key: string
     payload: unknown
     headers: Record<string, string>
-  }>(
-    'SELECT type, routing_key, payload, headers FROM outbox_message WHERE aggregate_id = $1 ORDER BY id',
-    [orderId],
-  )
+  }>('SELECT type, routing_key, payload, headers FROM outbox_message WHERE aggregate_id = $1 ORDER BY id', [
+    orderId,
+  ])
   return rows
 }

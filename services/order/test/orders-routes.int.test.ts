@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto'
+import { OrderCreated } from '@saga/contracts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildRouteApp } from './support/app.js'
+import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
+import { orderBody } from './support/orders.js'
+
+let db: ServiceTestDatabase
+let app: Awaited<ReturnType<typeof buildRouteApp>>
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('order_routes')
+  app = await buildRouteApp(db)
+})
+afterAll(async () => {
+  await app?.close()
+  await db?.drop()
+})
+
+interface ErrorBody {
+  error: string
+  message: string
+  details: { path: string; issue: string }[]
+}
+
+const post = (payload: unknown, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'POST', url: '/orders', payload: payload as object, headers })
+
+const counts = async () => {
+  const { rows } = await db.pool.query<{ orders: string; outbox: string; keys: string }>(
+    `SELECT (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM outbox_message) AS outbox,
+            (SELECT count(*) FROM idempotency_keys) AS keys`,
+  )
+  return rows[0]
+}
+
+describe('POST /orders', () => {
+  it('when the body is valid, then 201 returns the PENDING order with its total, and the order and OrderCreated are stored', async () => {
+    const body = orderBody()
+
+    const response = await post(body)
+
+    expect(response.statusCode).toBe(201)
+    const order = response.json<{ id: string; status: string; total: number; events: { type: string }[] }>()
+    expect(order).toMatchObject({
+      status: 'PENDING',
+      total: 4499,
+      currency: 'EUR',
+      customerId: body.customerId,
+    })
+    expect(order.events.map((event) => event.type)).toEqual(['order.created.v1'])
+    expect(response.headers.location).toBe(`/orders/${order.id}`)
+    const stored = await db.prisma.order.findUniqueOrThrow({
+      where: { id: order.id },
+      include: { lines: true },
+    })
+    expect(stored).toMatchObject({ status: 'PENDING', totalAmount: 4499n, shipCountry: 'PT' })
+    expect(stored.lines).toHaveLength(2)
+    const outbox = await outboxOf(db, order.id)
+    expect(outbox.map((row) => [row.type, row.routing_key])).toEqual([['order.created.v1', 'order.created']])
+    expect(OrderCreated.schema.parse(outbox[0]?.payload)).toMatchObject({
+      orderId: order.id,
+      totalAmount: 4499,
+      lines: body.items,
+      shippingAddress: body.shippingAddress,
+      paymentMethod: 'tok_visa',
+    })
+    expect(outbox[0]?.headers).toMatchObject({ correlationId: order.id })
+  })
+
+  const base = orderBody()
+  const item = base.items[0]
+  const withItem = (patch: object) => ({ ...base, items: [{ ...item, ...patch }] })
+  const badBodies: [string, unknown, string][] = [
+    ['a required field is missing', { ...base, customerId: undefined }, 'body.customerId'],
+    ['an unknown field is present', { ...base, coupon: 'FREE' }, 'body'],
+    ['an item has an unknown field', withItem({ discount: 5 }), 'body.items.0'],
+    [
+      'the address has an unknown field',
+      { ...base, shippingAddress: { ...base.shippingAddress, line9: 'x' } },
+      'body.shippingAddress',
+    ],
+    ['a quantity is a string', withItem({ quantity: '2' }), 'body.items.0.quantity'],
+    ['a quantity is zero', withItem({ quantity: 0 }), 'body.items.0.quantity'],
+    ['a quantity is negative', withItem({ quantity: -3 }), 'body.items.0.quantity'],
+    ['a quantity is fractional', withItem({ quantity: 1.5 }), 'body.items.0.quantity'],
+    ['a quantity is absurd', withItem({ quantity: 1_000_000 }), 'body.items.0.quantity'],
+    ['a price is zero', withItem({ unitPrice: 0 }), 'body.items.0.unitPrice'],
+    ['a price is negative', withItem({ unitPrice: -100 }), 'body.items.0.unitPrice'],
+    ['a price is not in minor units', withItem({ unitPrice: 12.5 }), 'body.items.0.unitPrice'],
+    ['a price is absurd', withItem({ unitPrice: 1e12 }), 'body.items.0.unitPrice'],
+    ['the currency is unknown', { ...base, currency: 'XYZ' }, 'body.currency'],
+    ['the currency is lower case', { ...base, currency: 'eur' }, 'body.currency'],
+    [
+      'the country is unknown',
+      { ...base, shippingAddress: { ...base.shippingAddress, country: 'ZZ' } },
+      'body.shippingAddress.country',
+    ],
+    ['the item list is empty', { ...base, items: [] }, 'body.items'],
+    ['there are too many lines', { ...base, items: Array.from({ length: 101 }, () => item) }, 'body.items'],
+    ['the customer id is not a uuid', { ...base, customerId: '12345' }, 'body.customerId'],
+    [
+      'a string holds a NUL byte',
+      { ...base, shippingAddress: { ...base.shippingAddress, name: 'Ana\u0000' } },
+      'body.shippingAddress.name',
+    ],
+    ['a sku holds a NUL byte', withItem({ sku: 'MUG\u000001' }), 'body.items.0.sku'],
+    [
+      'a string is too long',
+      { ...base, shippingAddress: { ...base.shippingAddress, city: 'x'.repeat(101) } },
+      'body.shippingAddress.city',
+    ],
+    [
+      'the payment method is not a token',
+      { ...base, paymentMethod: '4242424242424242' },
+      'body.paymentMethod',
+    ],
+    ['the body is not an object', [base], 'body'],
+  ]
+
+  it.each(badBodies)('when %s, then 400 names %s and nothing is written', async (_case, payload, path) => {
+    const before = await counts()
+
+    const response = await post(payload)
+
+    expect(response.statusCode).toBe(400)
+    const body = response.json<ErrorBody>()
+    expect(body.error).toBe('Bad Request')
+    expect(body.details.map((detail) => detail.path)).toContain(path)
+    expect(body.details.every((detail) => detail.issue.length > 0)).toBe(true)
+    expect(await counts()).toEqual(before)
+  })
+
+  it('when an unknown field is present, then the issue names that field', async () => {
+    const response = await post({ ...base, coupon: 'FREE' })
+    expect(
+      response
+        .json<ErrorBody>()
+        .details.map((detail) => detail.issue)
+        .join(' '),
+    ).toContain('coupon')
+  })
+
+  it('when the JSON is malformed, then 400 and nothing is written', async () => {
+    const before = await counts()
+    const response = await app.inject({
+      method: 'POST',
+      url: '/orders',
+      payload: '{"customerId": ',
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json<ErrorBody>().error).toBe('Bad Request')
+    expect(await counts()).toEqual(before)
+  })
+
+  it('when the body is larger than the limit, then 413 and nothing is written', async () => {
+    const before = await counts()
+    const response = await post({ ...base, padding: 'x'.repeat(70 * 1024) })
+    expect(response.statusCode).toBe(413)
+    expect(response.json<ErrorBody>().error).toBe('Payload Too Large')
+    expect(await counts()).toEqual(before)
+  })
+})
+
+describe('GET /orders/:id', () => {
+  it('when the order exists, then 200 shows status, total, items, address and its events with times', async () => {
+    const created = (await post(orderBody())).json<{ id: string }>()
+
+    const response = await app.inject({ method: 'GET', url: `/orders/${created.id}` })
+
+    expect(response.statusCode).toBe(200)
+    const order = response.json<{ events: { type: string; occurredAt: string; recordedAt: string }[] }>()
+    expect(order).toMatchObject({ id: created.id, status: 'PENDING', total: 4499, cancellationReason: null })
+    expect(order.events).toHaveLength(1)
+    expect(new Date(order.events[0]?.occurredAt ?? '').getTime()).toBeGreaterThan(0)
+  })
+
+  it('when the id is unknown, then 404', async () => {
+    const response = await app.inject({ method: 'GET', url: `/orders/${randomUUID()}` })
+    expect(response.statusCode).toBe(404)
+    expect(response.json<ErrorBody>().error).toBe('Not Found')
+  })
+
+  it('when the id is not a uuid, then 400 names params.id', async () => {
+    const response = await app.inject({ method: 'GET', url: '/orders/not-a-uuid' })
+    expect(response.statusCode).toBe(400)
+    expect(response.json<ErrorBody>().details.map((detail) => detail.path)).toEqual(['params.id'])
+  })
+})
+
+describe('GET /orders', () => {
+  it('when paging with a limit, then pages follow nextCursor newest first without repeats', async () => {
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push((await post(orderBody())).json<{ id: string }>().id)
+    await db.prisma.order.update({
+      where: { id: ids[0] },
+      data: {
+        status: 'CANCELLED',
+        cancellationReason: 'card_declined',
+        failedStep: 'payment',
+        cancelledAt: new Date(),
+      },
+    })
+
+    const seen: string[] = []
+    let cursor: string | null = null
+    do {
+      const url: string = `/orders?status=PENDING&limit=2${cursor ? `&cursor=${cursor}` : ''}`
+      const response = await app.inject({ method: 'GET', url })
+      expect(response.statusCode).toBe(200)
+      const page = response.json<{ items: { id: string; status: string }[]; nextCursor: string | null }>()
+      expect(page.items.length).toBeLessThanOrEqual(2)
+      expect(page.items.every((order) => order.status === 'PENDING')).toBe(true)
+      seen.push(...page.items.map((order) => order.id))
+      cursor = page.nextCursor
+    } while (cursor)
+
+    expect(new Set(seen).size).toBe(seen.length)
+    expect(seen).not.toContain(ids[0])
+    const newestFirst = ids.slice(1).reverse()
+    expect(seen.filter((id) => newestFirst.includes(id))).toEqual(newestFirst)
+  })
+
+  it.each([
+    ['status=SHIPPED', 'querystring.status'],
+    ['limit=0', 'querystring.limit'],
+    ['limit=101', 'querystring.limit'],
+    ['cursor=%00', 'querystring.cursor'],
+    ['cursor=bm90LWEtY3Vyc29y', 'querystring.cursor'],
+    ['sort=asc', 'querystring'],
+  ])('when the query is %s, then 400 names %s', async (query, path) => {
+    const response = await app.inject({ method: 'GET', url: `/orders?${query}` })
+    expect(response.statusCode).toBe(400)
+    expect(response.json<ErrorBody>().details.map((detail) => detail.path)).toContain(path)
+  })
+})
+
+describe('OpenAPI', () => {
+  it('when the document is fetched, then the order routes and their success responses are in it', async () => {
+    const response = await app.inject({ method: 'GET', url: '/documentation/json' })
+    const document = response.json<{
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+    }>()
+    expect(Object.keys(document.paths['/orders']?.post?.responses ?? {})).toContain('201')
+    expect(Object.keys(document.paths['/orders/{id}']?.get?.responses ?? {})).toContain('200')
+    expect(Object.keys(document.paths['/orders']?.get?.responses ?? {})).toContain('200')
+  })
+})
