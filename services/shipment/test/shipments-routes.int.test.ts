@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto'
+import { createServiceApp, type ServiceApp } from '@saga/service-kit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shipmentRoutes } from '../src/routes/shipments.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+
+let db: ServiceTestDatabase
+let app: ServiceApp
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('shipment')
+  app = await createServiceApp({ service: 'shipment', logLevel: 'silent', fastify: { logger: false } })
+  await app.register(shipmentRoutes, { prisma: db.prisma })
+  await app.ready()
+})
+afterAll(async () => {
+  await app?.close()
+  await db?.drop()
+})
+
+describe('GET /shipments?orderId=', () => {
+  it('when the order has a shipment, then it is listed with carrier and tracking number', async () => {
+    const orderId = randomUUID()
+    const shipment = await db.prisma.shipment.create({
+      data: {
+        id: randomUUID(),
+        orderId,
+        carrier: 'saga-parcel',
+        carrierAccount: 'demo-carrier',
+        trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
+        country: 'DE',
+        address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+      },
+    })
+
+    const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
+
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({
+      items: [
+        {
+          id: shipment.id,
+          orderId,
+          status: 'CREATED',
+          carrier: 'saga-parcel',
+          trackingNumber: shipment.trackingNumber,
+          country: 'DE',
+          createdAt: shipment.createdAt.toISOString(),
+        },
+      ],
+    })
+  })
+
+  it('when the order has no shipment, then the list is empty', async () => {
+    const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${randomUUID()}` })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ items: [] })
+  })
+
+  const bad: [string, string, string][] = [
+    ['a non-uuid order id', '/shipments?orderId=42', 'querystring.orderId'],
+    ['no order id', '/shipments', 'querystring.orderId'],
+    ['an unknown parameter', `/shipments?orderId=${randomUUID()}&limit=5`, 'querystring'],
+  ]
+  it.each(bad)('when the query has %s, then 400 names %s', async (_, url, path) => {
+    const res = await app.inject({ method: 'GET', url })
+    expect(res.statusCode).toBe(400)
+    const body = res.json<{ error: string; details: { path: string; issue: string }[] }>()
+    expect(body.error).toBe('Bad Request')
+    expect(body.details.map((d) => d.path)).toContain(path)
+  })
+})
