@@ -135,6 +135,9 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
     try {
       const connecting = amqp.connect(url, {
         timeout: connectTimeoutMs,
+        // Small frames (a confirm, a channel open) must not wait for Nagle's algorithm and the
+        // peer's delayed ACK (up to 40 ms on Linux): the relay waits on every confirm round trip.
+        noDelay: true,
         clientProperties: { connection_name: name },
       })
       connection = await withTimeout(connecting, connectTimeoutMs + 500, 'amqp connect').catch(

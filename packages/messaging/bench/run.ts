@@ -1,0 +1,228 @@
+/**
+ * Benchmark of the outbox relay on this machine (real PostgreSQL and RabbitMQ). Prints:
+ * 1. relay throughput draining a 20,000-row backlog, 1 and 2 relays, against the naive relay;
+ * 2. commit-to-consume latency p50/p99 at a steady 200 msg/s, ours against the naive relay;
+ * 3. the commit cost of the wake-up choice: 16 writers, no NOTIFY / NOTIFY in every transaction /
+ *    ours (coalesced NOTIFY after commit).
+ * Run: `npm run bench -w @saga/messaging`. Uses its own database and exchange, deletes both.
+ */
+import amqp from 'amqplib'
+import pg from 'pg'
+import {
+  AMQP_URL,
+  createTestDatabase,
+  deleteBrokerObjects,
+  tapQueue,
+  uniqueName,
+  type TestDatabase,
+} from '@saga/testkit'
+import { fileURLToPath } from 'node:url'
+import { pgDatabase } from '../src/database.js'
+import { enqueue } from '../src/outbox/enqueue.js'
+import { createRelay, type Relay } from '../src/outbox/relay.js'
+import { createCrossInstanceWakeup } from '../src/outbox/wakeup.js'
+import { fmt, percentile, sleep, until } from './measure.js'
+import { startNaiveRelay, type NaiveRelay } from './naive-relay.js'
+
+const SQL = fileURLToPath(new URL('../sql/messaging.sql', import.meta.url))
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000)
+const RATE = 200
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10)
+const WRITERS = 16
+const COMMIT_SECONDS = Number(process.env.BENCH_COMMIT_SECONDS ?? 5)
+
+const db: TestDatabase = await createTestDatabase({ prefix: 'bench', sqlFiles: [SQL] })
+const exchange = uniqueName('bench_ex')
+const sinkQueue = uniqueName('bench_sink')
+const pool = new pg.Pool({ connectionString: db.url, max: 24 })
+pool.on('error', () => undefined)
+const database = pgDatabase(pool)
+
+const pending = async (): Promise<number> =>
+  (
+    await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM outbox_message WHERE published_at IS NULL',
+    )
+  ).rows[0]!.n
+
+/** A queue that takes every message and has no consumer (so consuming costs nothing); emptied between runs. */
+async function withSink<T>(fn: () => Promise<T>): Promise<T> {
+  const connection = await amqp.connect(AMQP_URL)
+  const channel = await connection.createChannel()
+  await channel.assertExchange(exchange, 'topic', { durable: true })
+  await channel.assertQueue(sinkQueue, { durable: true })
+  await channel.bindQueue(sinkQueue, exchange, '#')
+  try {
+    return await fn()
+  } finally {
+    await channel.deleteQueue(sinkQueue)
+    await connection.close()
+  }
+}
+
+async function backlog(count: number): Promise<void> {
+  await pool.query('TRUNCATE outbox_message')
+  await pool.query(
+    `INSERT INTO outbox_message (id, type, routing_key, payload, headers)
+     SELECT gen_random_uuid(), 'bench.happened.v1', 'bench.happened',
+            jsonb_build_object('n', n, 'orderId', gen_random_uuid(), 'amount', 1999, 'currency', 'EUR'),
+            '{"correlationId":"bench"}'::jsonb
+     FROM generate_series(1, $1::int) AS n`,
+    [count],
+  )
+  await pool.query('VACUUM ANALYZE outbox_message')
+}
+
+const relayOptions = { pool, amqpUrl: AMQP_URL, exchange, service: 'bench', retentionIntervalMs: 0 }
+
+async function drain(relays: number): Promise<number> {
+  await backlog(BACKLOG)
+  return withSink(async () => {
+    const started = performance.now()
+    const running: Relay[] = Array.from({ length: relays }, () => createRelay(relayOptions))
+    await Promise.all(running.map((relay) => relay.start()))
+    await until(async () => (await pending()) === 0, 300_000, 'the backlog to drain')
+    const seconds = (performance.now() - started) / 1_000
+    await Promise.all(running.map((relay) => relay.stop()))
+    return BACKLOG / seconds
+  })
+}
+
+async function drainNaive(): Promise<number> {
+  await backlog(BACKLOG)
+  return withSink(async () => {
+    const started = performance.now()
+    const naive = await startNaiveRelay(pool, AMQP_URL, exchange)
+    await until(async () => (await pending()) === 0, 600_000, 'the naive relay to drain')
+    const seconds = (performance.now() - started) / 1_000
+    await naive.stop()
+    // The naive relay sleeps 1 s before its first look; count from its first look, to be fair.
+    return BACKLOG / (seconds - 1)
+  })
+}
+
+/** Commits one row every 1/RATE s for LATENCY_SECONDS; returns commit-to-consume latencies, ms, sorted. */
+async function latency(afterCommit: () => void): Promise<number[]> {
+  await pool.query('TRUNCATE outbox_message')
+  const tap = await tapQueue(AMQP_URL, exchange)
+  const committedAt = new Map<string, number>()
+  const total = RATE * LATENCY_SECONDS
+  const writes: Promise<void>[] = []
+  const started = performance.now()
+  for (let i = 0; i < total; i += 1) {
+    const due = started + (i * 1_000) / RATE
+    const wait = due - performance.now()
+    if (wait > 0) await sleep(wait)
+    writes.push(
+      database
+        .transaction((tx) =>
+          enqueue(tx, {
+            type: 'bench.happened.v1',
+            routingKey: 'bench.happened',
+            payload: { i },
+            correlationId: 'bench',
+          }),
+        )
+        .then((id) => {
+          committedAt.set(id, performance.now())
+          afterCommit()
+        }),
+    )
+  }
+  await Promise.all(writes)
+  await tap.waitForCount(total, 30_000)
+  await tap.delete()
+  return tap.messages.map((m) => m.receivedAt - committedAt.get(m.messageId!)!).sort((a, b) => a - b)
+}
+
+/** 16 writers committing one outbox row per transaction for COMMIT_SECONDS; returns tx/s. */
+async function commitRate(mode: 'plain' | 'notify-in-tx' | 'coalesced'): Promise<number> {
+  await pool.query('TRUNCATE outbox_message')
+  await pool.query('VACUUM ANALYZE outbox_message')
+  // Someone listens in every mode, as a relay would.
+  const listener = new pg.Client({ connectionString: db.url })
+  await listener.connect()
+  await listener.query('LISTEN saga_outbox')
+  const wakeup = createCrossInstanceWakeup({ pool })
+  let commits = 0
+  const deadline = performance.now() + COMMIT_SECONDS * 1_000
+  const writer = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      await database.transaction(async (tx) => {
+        await enqueue(tx, {
+          type: 'bench.happened.v1',
+          routingKey: 'bench.happened',
+          payload: { commits },
+          correlationId: 'bench',
+        })
+        if (mode === 'notify-in-tx') await tx.query("SELECT pg_notify('saga_outbox', '')")
+      })
+      if (mode === 'coalesced') wakeup.notify()
+      commits += 1
+    }
+  }
+  await Promise.all(Array.from({ length: WRITERS }, writer))
+  await wakeup.close()
+  await listener.end()
+  return commits / COMMIT_SECONDS
+}
+
+const line = (label: string, value: string): void => console.log(`  ${label.padEnd(58)} ${value}`)
+const describe = (sorted: number[]): string =>
+  `p50 ${fmt(percentile(sorted, 50), 1)} ms   p99 ${fmt(percentile(sorted, 99), 1)} ms   (n=${sorted.length})`
+
+try {
+  const os = await import('node:os')
+  console.log(
+    `@saga/messaging benchmark (node ${process.version}, ${os.cpus().length} cores, load average ${os
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ')} at start)`,
+  )
+  console.log(`\n1. Relay throughput, draining ${fmt(BACKLOG)} rows (batch 100, one persistent message each)`)
+  const one = await drain(1)
+  line('ours, 1 relay', `${fmt(one)} msg/s`)
+  const two = await drain(2)
+  line('ours, 2 relays', `${fmt(two)} msg/s`)
+  const naive = await drainNaive()
+  line('naive (poll 1 s, one confirm + one UPDATE per message)', `${fmt(naive)} msg/s`)
+  line('ratio ours (1 relay) / naive', `${fmt(one / naive, 1)}x`)
+
+  console.log(`\n2. Commit-to-consume latency at a steady ${RATE} msg/s for ${LATENCY_SECONDS} s`)
+  const relay = createRelay(relayOptions)
+  await relay.start()
+  const oursLocal = await latency(() => relay.wake())
+  await relay.stop()
+  line('ours, committing instance wakes its relay', describe(oursLocal))
+  const remote = createRelay({ ...relayOptions })
+  await remote.start()
+  const otherInstance = createCrossInstanceWakeup({ pool })
+  await sleep(200)
+  const oursRemote = await latency(() => otherInstance.notify())
+  await otherInstance.close()
+  await remote.stop()
+  line('ours, relay of another instance (coalesced NOTIFY)', describe(oursRemote))
+  const naiveRelay: NaiveRelay = await startNaiveRelay(pool, AMQP_URL, exchange)
+  const naiveLatency = await latency(() => undefined)
+  await naiveRelay.stop()
+  line('naive', describe(naiveLatency))
+  line('ratio naive / ours p50', `${fmt(percentile(naiveLatency, 50) / percentile(oursLocal, 50), 0)}x`)
+  line('ratio naive / ours p99', `${fmt(percentile(naiveLatency, 99) / percentile(oursLocal, 99), 0)}x`)
+
+  console.log(
+    `\n3. Commit cost of the wake-up: ${WRITERS} writers, one outbox row per transaction, ${COMMIT_SECONDS} s each`,
+  )
+  const plain = await commitRate('plain')
+  line('no NOTIFY', `${fmt(plain)} tx/s`)
+  const inTx = await commitRate('notify-in-tx')
+  line('NOTIFY in every transaction', `${fmt(inTx)} tx/s (${fmt((inTx / plain) * 100)}% of plain)`)
+  const ours = await commitRate('coalesced')
+  line(
+    'ours: coalesced NOTIFY after commit (<= 1 per 25 ms)',
+    `${fmt(ours)} tx/s (${fmt((ours / plain) * 100)}% of plain)`,
+  )
+} finally {
+  await pool.end()
+  await deleteBrokerObjects({ exchanges: [exchange], queues: [sinkQueue] })
+  await db.drop()
+}
