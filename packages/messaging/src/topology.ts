@@ -37,6 +37,9 @@ export class TopologyError extends Error {
 }
 
 const DEFAULT_DELIVERY_LIMIT = 20
+
+/** Arguments of every dead-letter queue. */
+export const DEAD_LETTER_QUEUE_ARGUMENTS: Readonly<Record<string, string>> = { 'x-queue-type': 'quorum' }
 const HANDLER_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
 interface QueueDeclaration {
@@ -70,7 +73,7 @@ function plan(spec: TopologySpec): Plan {
   for (const handler of spec.handlers) {
     const queue = queueName(spec.queuePrefix, handler.name)
     const dlq = deadLetterQueueName(queue)
-    queues.push({ name: dlq, arguments: { 'x-queue-type': 'quorum' } })
+    queues.push({ name: dlq, arguments: { ...DEAD_LETTER_QUEUE_ARGUMENTS } })
     queues.push({
       name: queue,
       arguments: {

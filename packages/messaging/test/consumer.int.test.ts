@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createSignals } from '../src/signals.js'
+import { deadLetterQueueName } from '../src/topology.js'
 import {
   collect,
   createInboxFixture,
@@ -80,6 +82,22 @@ describe('consumer isolation and flow control', () => {
   })
 })
 
+describe('consumer dead-lettering', () => {
+  it('when the dead-letter queue was deleted, then it is declared again and the poison still lands in it', async () => {
+    const { signals } = await fixture.startConsumer([recordingHandler('dlq-gone')])
+    await fixture.deleteQueue(deadLetterQueueName(fixture.queue('dlq-gone')))
+    const poison = envelope({ data: { n: 'not a number' } })
+    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === poison.id)
+
+    await fixture.publish(poison)
+
+    expect((await deadLettered).reason).toBe('invalid payload: n: expected a number')
+    const copies = await fixture.drainDeadLetters('dlq-gone')
+    expect(copies.map((copy) => copy.properties.messageId as unknown)).toEqual([poison.id])
+    expect(await fixture.ready(fixture.queue('dlq-gone'))).toBe(0)
+  })
+})
+
 describe('consumer shutdown and restart', () => {
   it('when stopped while handlers run, then they commit and ack, and deliveries not started stay queued', async () => {
     const held = turnstile()
@@ -99,8 +117,10 @@ describe('consumer shutdown and restart', () => {
     expect(await fixture.ready(fixture.queue('draining'))).toBe(3)
     expect(first.connection.isConnected).toBe(false)
 
-    const second = await fixture.startConsumer([recordingHandler('draining')])
-    const duplicates = collect(second.signals, 'duplicate')
+    // Signals made before the consumer starts: the queued messages may be handled at once.
+    const signals = createSignals()
+    const duplicates = collect(signals, 'duplicate')
+    await fixture.startConsumer([recordingHandler('draining')], { signals })
     await eventually('all six handled', async () => (await fixture.effects('draining')).length === 6)
     expect(distinctIds(await fixture.effects('draining'))).toBe(6)
     expect(duplicates).toEqual([])
@@ -120,8 +140,10 @@ describe('consumer shutdown and restart', () => {
     expect(performance.now() - before).toBeLessThan(2_000)
     expect(await fixture.ready(fixture.queue('waiting-retry'))).toBe(1)
 
-    const second = await fixture.startConsumer([recordingHandler('waiting-retry')])
-    await second.signals.waitFor('handled', (s) => s.id === message.id)
+    const signals = createSignals()
+    const handled = signals.waitFor('handled', (s) => s.id === message.id)
+    await fixture.startConsumer([recordingHandler('waiting-retry')], { signals })
+    await handled
     // The quorum queue counted the returned delivery (x-delivery-count), so this is attempt 2.
     expect(await fixture.effects('waiting-retry')).toEqual([
       { message_id: message.id, handler: 'waiting-retry', n: 1, attempt: 2 },
@@ -146,8 +168,9 @@ describe('consumer shutdown and restart', () => {
     await doomed.consumer.stop()
     expect(await fixture.effects('crash')).toEqual([])
 
-    const survivor = await fixture.startConsumer([recordingHandler('crash')])
-    const duplicates = collect(survivor.signals, 'duplicate')
+    const signals = createSignals()
+    const duplicates = collect(signals, 'duplicate')
+    await fixture.startConsumer([recordingHandler('crash')], { signals })
     await eventually('all five handled', async () => (await fixture.effects('crash')).length === 5)
     expect(distinctIds(await fixture.effects('crash'))).toBe(5)
     expect(duplicates).toEqual([])

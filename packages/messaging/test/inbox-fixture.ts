@@ -133,6 +133,8 @@ export interface InboxFixture {
   ): Promise<Array<{ message_id: string; handler: string; n: number; attempt: number }>>
   /** Ready messages in a queue (unacked ones are not counted). */
   ready(queue: string): Promise<number>
+  /** Deletes a queue behind the consumer's back. */
+  deleteQueue(queue: string): Promise<void>
   /** Takes (and acks) everything in a dead-letter queue. */
   drainDeadLetters(handler: string): Promise<GetMessage[]>
   cleanup(): Promise<void>
@@ -206,6 +208,9 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
     },
     async ready(name) {
       return (await channel.checkQueue(name)).messageCount
+    },
+    async deleteQueue(name) {
+      await channel.deleteQueue(name)
     },
     async drainDeadLetters(handler) {
       const taken: GetMessage[] = []

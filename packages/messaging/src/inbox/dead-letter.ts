@@ -14,7 +14,12 @@ export interface DeadLetterDetails {
 
 /** Thrown when the broker did not take the dead-letter copy; the original must then stay unacked. */
 export class DeadLetterError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    /** True when the broker returned the copy because the dead-letter queue does not exist. */
+    readonly queueMissing = false,
+    options?: { cause?: unknown },
+  ) {
     super(message, options)
     this.name = 'DeadLetterError'
   }
@@ -70,21 +75,21 @@ export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPu
     return new Promise<void>((resolve, reject) => {
       const confirmed = (error: unknown): void => {
         const wasReturned = returned.delete(token)
-        if (error)
-          reject(
-            new DeadLetterError(`dead-letter copy to '${details.queue}' was not confirmed`, { cause: error }),
-          )
-        else if (wasReturned)
-          reject(new DeadLetterError(`dead-letter queue '${details.queue}' does not exist`))
-        else resolve()
+        if (error) {
+          const reason = `dead-letter copy to '${details.queue}' was not confirmed`
+          reject(new DeadLetterError(reason, false, { cause: error }))
+        } else if (wasReturned) {
+          reject(new DeadLetterError(`dead-letter queue '${details.queue}' does not exist`, true))
+        } else {
+          resolve()
+        }
       }
       try {
         // The default exchange routes by queue name; the broker sends a return before the confirm.
         channel.publish('', details.queue, original.content, options, confirmed)
       } catch (error) {
-        reject(
-          new DeadLetterError(`dead-letter copy to '${details.queue}' could not be sent`, { cause: error }),
-        )
+        const reason = `dead-letter copy to '${details.queue}' could not be sent`
+        reject(new DeadLetterError(reason, false, { cause: error }))
       }
     })
   }

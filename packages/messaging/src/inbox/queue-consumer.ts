@@ -3,7 +3,8 @@ import { backoffDelay } from '../amqp/backoff.js'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { withTimeout } from '../amqp/timeout.js'
 import type { TransactionClient } from '../types.js'
-import { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letter.js'
+import { DEAD_LETTER_QUEUE_ARGUMENTS } from '../topology.js'
+import { createDeadLetterPublisher, DeadLetterError, type DeadLetterPublisher } from './dead-letter.js'
 import {
   handleDelivery,
   type DeliveryControl,
@@ -109,8 +110,22 @@ export function createQueueConsumer<Tx extends TransactionClient>(
         logger.warn({ err: error, queue }, 'requeue failed; the closed channel returns the message anyway')
       }
     },
-    deadLetter: (reason, attempts) =>
-      publish(message, { queue: options.deadLetterQueue, handler: handlerName, reason, attempts }),
+    async deadLetter(reason, attempts) {
+      const details = { queue: options.deadLetterQueue, handler: handlerName, reason, attempts }
+      try {
+        await publish(message, details)
+      } catch (error) {
+        if (!(error instanceof DeadLetterError && error.queueMissing)) throw error
+        // Someone deleted the DLQ since the topology was declared: remake it (as declareTopology
+        // does) rather than hold the message until the next reconnect.
+        logger.warn({ queue: options.deadLetterQueue }, 'dead-letter queue missing; declaring it')
+        await ch.assertQueue(options.deadLetterQueue, {
+          durable: true,
+          arguments: DEAD_LETTER_QUEUE_ARGUMENTS,
+        })
+        await publish(message, details)
+      }
+    },
   })
 
   const deliver = (
