@@ -23,32 +23,30 @@ export function refundPaymentWhen<P extends { orderId: string; reason: string }>
     async handle(message, tx) {
       const { orderId, reason } = message.payload
       const log = { orderId, reason, messageId: message.id, correlationId: message.correlationId }
+      // Lock first, then look for a refund in a separate statement: under READ COMMITTED that
+      // statement takes a fresh snapshot, so it sees a refund committed while we waited for the lock.
       const [payment] = await tx.$queryRaw<
-        { id: string; status: 'CAPTURED' | 'DECLINED'; amount: bigint; currency: string; refunded: boolean }[]
-      >`SELECT p.id::text, p.status, p.amount, p.currency,
-               EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id) AS refunded
-        FROM payments p WHERE p.order_id = ${orderId}::uuid FOR UPDATE OF p`
-      const decision = decideRefund(payment && { ...payment, amount: Number(payment.amount) })
+        { id: string; status: 'CAPTURED' | 'DECLINED'; amount: bigint; currency: string }[]
+      >`SELECT id::text, status, amount, currency FROM payments WHERE order_id = ${orderId}::uuid FOR UPDATE`
+      const refunded = payment ? (await tx.refund.count({ where: { paymentId: payment.id } })) > 0 : false
+      const decision = decideRefund(payment && { ...payment, amount: Number(payment.amount), refunded })
       if (decision.kind === 'nothing' || !payment) {
-        deps.logger.info(
-          { ...log, why: decision.kind === 'nothing' ? decision.why : 'no-payment' },
-          'nothing to refund',
-        )
+        const why = decision.kind === 'nothing' ? decision.why : 'no-payment'
+        deps.logger.info({ ...log, why }, 'nothing to refund')
         return
       }
       const now = clock(deps)
       const refundId = randomUUID()
-      await tx.refund.create({
-        data: {
-          id: refundId,
-          paymentId: payment.id,
-          orderId,
-          amount: BigInt(decision.amount),
-          currency: payment.currency,
-          reason,
-          createdAt: now,
-        },
-      })
+      // The unique payment id is the last guard: a second refund of one capture cannot be stored.
+      const inserted = await tx.$executeRaw`
+        INSERT INTO refunds (id, payment_id, order_id, amount, currency, reason, created_at)
+        VALUES (${refundId}::uuid, ${payment.id}::uuid, ${orderId}::uuid, ${decision.amount}, ${payment.currency},
+                ${reason}, ${now})
+        ON CONFLICT (payment_id) DO NOTHING`
+      if (inserted === 0) {
+        deps.logger.info({ ...log, why: 'already-refunded' }, 'nothing to refund')
+        return
+      }
       const payload = {
         orderId,
         paymentId: payment.id,

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto'
+import { OrderCreated, StockReservationFailed } from '@saga/contracts'
+import { createServiceApp } from '@saga/service-kit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
+import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
+import { paymentRoutes } from '../src/routes/payments.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { orderCreated } from './support/events.js'
+
+let db: ServiceTestDatabase
+let app: Awaited<ReturnType<typeof createServiceApp>>
+const deps = { logger: memoryLogger() }
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('payment_routes')
+  app = await createServiceApp({ service: 'payment', logLevel: 'silent', fastify: { logger: false } })
+  await app.register(paymentRoutes, { db: db.prisma })
+  await app.ready()
+})
+afterAll(async () => {
+  await app?.close()
+  await db?.drop()
+})
+
+describe('GET /payments?orderId=', () => {
+  it('when an order was captured and refunded, then the capture and its refund are shown in minor units', async () => {
+    const order = orderCreated('tok_visa')
+    const { orderId } = order
+    await deliver(
+      db.prisma,
+      processPaymentWhenOrderCreated(deps),
+      consumed(OrderCreated, order, { correlationId: orderId }),
+    )
+    const failure = consumed(
+      StockReservationFailed,
+      {
+        orderId,
+        customerId: order.customerId,
+        reason: 'out_of_stock',
+        unavailable: [],
+        failedAt: new Date().toISOString(),
+      },
+      { correlationId: orderId },
+    )
+    await deliver(db.prisma, refundPaymentWhenStockReservationFailed(deps), failure)
+
+    const response = await app.inject({ method: 'GET', url: `/payments?orderId=${orderId}` })
+
+    expect(response.statusCode).toBe(200)
+    const { items } = response.json<{ items: { refunds: unknown[] }[] }>()
+    expect(items).toHaveLength(1)
+    expect(items[0]).toMatchObject({
+      orderId,
+      status: 'CAPTURED',
+      amount: 4499,
+      currency: 'EUR',
+      paymentMethod: 'tok_visa',
+    })
+    expect(items[0]?.refunds).toEqual([
+      expect.objectContaining({ amount: 4499, currency: 'EUR', reason: 'out_of_stock' }),
+    ])
+  })
+
+  it('when the order is unknown here, then the list is empty', async () => {
+    const response = await app.inject({ method: 'GET', url: `/payments?orderId=${randomUUID()}` })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ items: [] })
+  })
+
+  it.each([
+    ['', 'querystring.orderId'],
+    ['orderId=nope', 'querystring.orderId'],
+    [`orderId=${randomUUID()}&extra=1`, 'querystring'],
+  ])('when the query is "%s", then 400 names %s', async (query, path) => {
+    const response = await app.inject({ method: 'GET', url: `/payments?${query}` })
+    expect(response.statusCode).toBe(400)
+    expect(response.json<{ details: { path: string }[] }>().details.map((d) => d.path)).toContain(path)
+  })
+
+  it('when the OpenAPI document is fetched, then GET /payments and its 200 response are in it', async () => {
+    const document = (await app.inject({ method: 'GET', url: '/documentation/json' })).json<{
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+    }>()
+    expect(Object.keys(document.paths['/payments']?.get?.responses ?? {})).toContain('200')
+  })
+})
