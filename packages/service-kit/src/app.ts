@@ -1,4 +1,4 @@
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { errorHandlerPlugin } from './errors.js'
 import { loggerOptions } from './logger.js'
@@ -29,8 +29,7 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     logger: logger === false ? false : loggerOptions(opts.service, opts.logLevel),
     bodyLimit: opts.bodyLimit ?? 1_048_576,
     genReqId,
-    requestIdLogLabel: 'requestId',
-    disableRequestLogging: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
   }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
