@@ -22,6 +22,7 @@ export async function orderCli(fleet: Fleet, args: string[], timeoutMs = 30_000)
     const e = error as { stdout?: string; stderr?: string; code?: number; message: string }
     throw new Error(
       `order ${args.join(' ')} failed (${e.code ?? e.message}):\n${e.stdout ?? ''}${e.stderr ?? ''}`,
+      { cause: error },
     )
   }
 }

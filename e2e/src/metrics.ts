@@ -1,14 +1,21 @@
 import type { Fleet } from './fleet.js'
 import type { ServiceName } from './run.js'
 
-/** The value of an unlabelled Prometheus series in `text` (the exposition format), 0 when absent. */
+/**
+ * The sum of every sample of the metric `name` in `text` (the Prometheus exposition format), over
+ * all label sets (e.g. `saga_messaging_consumer_duplicates_total{service="order"} 12`); 0 when absent.
+ */
 export function seriesValue(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
-  return line ? Number(line.slice(name.length + 1)) : 0
+  let sum = 0
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+  }
+  return sum
 }
 
 /**
- * Sums an unlabelled series (e.g. `saga_messaging_consumer_duplicates_total`) over the running
+ * Sums a metric (e.g. `saga_messaging_consumer_duplicates_total`) over the running
  * instances of `services`. Counters restart at 0 with a process, so compare within one process life.
  */
 export async function sumMetric(fleet: Fleet, name: string, services?: ServiceName[]): Promise<number> {

@@ -11,11 +11,11 @@ export async function payments(dbs: RunDatabases): Promise<{
 }> {
   const captures = await dbs.query<{ order_id: string; amount: string }>(
     'payment',
-    `SELECT order_id, amount::text AS amount FROM payment WHERE status IN ('CAPTURED', 'REFUNDED')`,
+    `SELECT order_id, amount::text AS amount FROM payments WHERE status = 'CAPTURED' ORDER BY order_id`,
   )
   const refunds = await dbs.query<{ order_id: string; amount: string }>(
     'payment',
-    `SELECT order_id, amount::text AS amount FROM refund`,
+    `SELECT order_id, amount::text AS amount FROM refunds ORDER BY order_id`,
   )
   return { captures, refunds }
 }

@@ -44,7 +44,7 @@ export function useScenario(name: string, options: FleetOptions = {}): Scenario 
     if (!fleet) return
     await fleet.stop()
     if (failed) process.stdout.write(`[e2e] ${name}: failed; service logs kept in ${fleet.logDir}\n`)
-    else fs.rmSync(fleet.logDir, { recursive: true, force: true })
+    else if (!process.env.E2E_KEEP_LOGS) fs.rmSync(fleet.logDir, { recursive: true, force: true })
   }, 120_000)
 
   const need = (): Fleet => {

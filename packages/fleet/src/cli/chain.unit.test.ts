@@ -13,12 +13,24 @@ describe('waitingFor', () => {
   })
 
   it('when the shipment failed and only the cancel happened, then it still waits for the refund and the release', () => {
-    const seen = ['order.created', 'payment.processed', 'stock.reserved', 'shipment.failed', 'order.cancelled']
+    const seen = [
+      'order.created',
+      'payment.processed',
+      'stock.reserved',
+      'shipment.failed',
+      'order.cancelled',
+    ]
     expect(waitingFor(seen).map((w) => w.oneOf[0])).toEqual(['payment.refunded', 'stock.released'])
   })
 
   it('when the order was confirmed, then it waits for nothing', () => {
-    const seen = ['order.created', 'payment.processed', 'stock.reserved', 'shipment.created', 'order.confirmed']
+    const seen = [
+      'order.created',
+      'payment.processed',
+      'stock.reserved',
+      'shipment.created',
+      'order.confirmed',
+    ]
     expect(waitingFor(seen)).toEqual([])
   })
 })

@@ -97,7 +97,11 @@ export async function printChain(
   watcher: ChainWatcher,
   orderId: string,
   placedAt: Date | undefined,
-  { timeoutMs, settleMs = 300, write = (line: string) => process.stdout.write(`${line}\n`) }: {
+  {
+    timeoutMs,
+    settleMs = 300,
+    write = (line: string) => process.stdout.write(`${line}\n`),
+  }: {
     timeoutMs: number
     settleMs?: number
     write?: (line: string) => void

@@ -133,14 +133,17 @@ async function main(argv: string[]): Promise<number> {
         const dead = await withBroker(settings, (c) => listDeadLetters(settings, c))
         if (dead.length === 0) out('no dead-lettered messages')
         for (const d of dead) {
-          out(`${d.queue}\n  ${d.messageId ?? '?'} ${d.type ?? '?'} order=${d.correlationId ?? '?'} at=${d.deadLetteredAt ?? '?'}\n  reason: ${d.reason ?? '?'}`)
+          out(
+            `${d.queue}\n  ${d.messageId ?? '?'} ${d.type ?? '?'} order=${d.correlationId ?? '?'} at=${d.deadLetteredAt ?? '?'}\n  reason: ${d.reason ?? '?'}`,
+          )
         }
         return 0
       }
       if (sub === 'requeue') {
         const target = rest[0] === '--all' ? undefined : uuidArg(rest[0], 'dlq requeue <messageId>|--all')
         const moved = await withBroker(settings, (c) => requeueDeadLetters(settings, c, target))
-        for (const m of moved) out(`requeued ${m.messageId ?? '?'} ${m.type ?? '?'} -> ${m.queue.replace(/\.dlq$/, '')}`)
+        for (const m of moved)
+          out(`requeued ${m.messageId ?? '?'} ${m.type ?? '?'} -> ${m.queue.replace(/\.dlq$/, '')}`)
         out(`${moved.length} message(s) requeued`)
         return target && moved.length === 0 ? 1 : 0
       }
@@ -150,7 +153,9 @@ async function main(argv: string[]): Promise<number> {
         const { rows, unreachable } = await parkedRows(settings)
         if (rows.length === 0) out('no parked outbox rows')
         for (const r of rows) {
-          out(`${r.service.padEnd(10)} ${r.id} ${r.type} attempts=${r.attempts} parked=${r.failedAt?.toISOString()}\n  last error: ${r.lastError ?? '?'}`)
+          out(
+            `${r.service.padEnd(10)} ${r.id} ${r.type} attempts=${r.attempts} parked=${r.failedAt?.toISOString()}\n  last error: ${r.lastError ?? '?'}`,
+          )
         }
         for (const u of unreachable) out(`(${u.service} database unreachable: ${u.error})`)
         return 0

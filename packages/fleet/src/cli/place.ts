@@ -21,7 +21,8 @@ export function orderBody(input: PlaceInput) {
   const items = input.skus.map((sku, i) => {
     const raw = input.quantities[i] ?? '1'
     const quantity = Number(raw)
-    if (!Number.isInteger(quantity) || quantity < 1) throw new Error(`--qty ${raw}: expected a positive integer`)
+    if (!Number.isInteger(quantity) || quantity < 1)
+      throw new Error(`--qty ${raw}: expected a positive integer`)
     return { sku, quantity, unitPrice: input.unitPrice }
   })
   return {

@@ -16,6 +16,10 @@ const KNOWN_HANDLERS: Record<string, string[]> = {
     'cancel-order-when-payment-failed',
     'cancel-order-when-stock-reservation-failed',
     'cancel-order-when-shipment-failed',
+    'record-timeline-when-payment-processed',
+    'record-timeline-when-stock-reserved',
+    'record-timeline-when-payment-refunded',
+    'record-timeline-when-stock-released',
   ],
   payment: [
     'process-payment-when-order-created',
@@ -30,7 +34,9 @@ async function brokerQueueNames(settings: CliSettings): Promise<string[] | undef
   if (settings.managementUrl) {
     try {
       const url = new URL('/api/queues?columns=name', settings.managementUrl)
-      const auth = Buffer.from(`${decodeURIComponent(url.username || 'guest')}:${decodeURIComponent(url.password || 'guest')}`)
+      const auth = Buffer.from(
+        `${decodeURIComponent(url.username || 'guest')}:${decodeURIComponent(url.password || 'guest')}`,
+      )
       url.username = ''
       url.password = ''
       const res = await fetch(url, { headers: { authorization: `Basic ${auth.toString('base64')}` } })
@@ -43,14 +49,20 @@ async function brokerQueueNames(settings: CliSettings): Promise<string[] | undef
     const { stdout } = await exec('rabbitmqctl', ['list_queues', 'name', '--no-table-headers', '-q'], {
       timeout: 15_000,
     })
-    return stdout.split('\n').map((l) => l.trim()).filter(Boolean)
+    return stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
   } catch {
     return undefined
   }
 }
 
 /** The dead-letter queues of the fleet's handlers (`<prefix>.<handler>.dlq`) that exist on the broker. */
-export async function deadLetterQueues(settings: CliSettings, connection: amqp.ChannelModel): Promise<string[]> {
+export async function deadLetterQueues(
+  settings: CliSettings,
+  connection: amqp.ChannelModel,
+): Promise<string[]> {
   const prefixes = SERVICES.map((s) => `${settings.services[s].queuePrefix}.`)
   const listed = await brokerQueueNames(settings)
   const candidates = listed
@@ -149,7 +161,8 @@ export async function listDeadLetters(
 }
 
 /** Headers the broker or the consumer added on the way to the DLQ; a requeued copy starts clean. */
-const DEAD_LETTER_HEADERS = /^x-(dead-letter|death|first-death|last-death|original-routing-key|delivery-count|retry|attempt)/
+const DEAD_LETTER_HEADERS =
+  /^x-(dead-letter|death|first-death|last-death|original-|delivery-count|retry|attempt)/
 
 /**
  * Moves dead-lettered messages back to their handler's queue (the DLQ name without `.dlq`),

@@ -22,14 +22,19 @@ export async function where(
       write(`order ${orderId}: ${body.status ?? '?'}${reason ? ` (${reason})` : ''}`)
     } else write(`order ${orderId}: the order service answered ${res.status}`)
   } catch (error) {
-    write(`order ${orderId}: order service unreachable (${error instanceof Error ? error.message : String(error)})`)
+    write(
+      `order ${orderId}: order service unreachable (${error instanceof Error ? error.message : String(error)})`,
+    )
   }
 
   const { rows, unreachable } = await outboxRowsOfOrder(settings, orderId)
   write('facts (outbox rows of the four services):')
   if (rows.length === 0) write('  none')
   for (const r of rows) {
-    const extra = r.state === 'published' ? '' : ` attempts=${r.attempts}${r.lastError ? ` last_error="${r.lastError}"` : ''}`
+    const extra =
+      r.state === 'published'
+        ? ''
+        : ` attempts=${r.attempts}${r.lastError ? ` last_error="${r.lastError}"` : ''}`
     write(`  ${r.state.padEnd(9)} ${r.type.padEnd(30)} ${r.service.padEnd(10)} ${r.id}${extra}`)
   }
   for (const u of unreachable) write(`  (${u.service} database unreachable: ${u.error})`)
@@ -47,7 +52,9 @@ export async function where(
     )
   }
   if (published.length > 0 && stuck.length === 0 && waits.length > 0) {
-    write(`  the last fact was published; the consumer in ${waits.map((w) => w.service).join(', ')} has not committed its reaction yet`)
+    write(
+      `  the last fact was published; the consumer in ${waits.map((w) => w.service).join(', ')} has not committed its reaction yet`,
+    )
   }
 
   const connection = await amqp.connect(settings.amqpUrl).catch((error: unknown) => {
