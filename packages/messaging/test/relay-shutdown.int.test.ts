@@ -1,0 +1,67 @@
+import { AMQP_URL, TcpProxy } from '@saga/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { countIds, message, relayFixture, type RelayFixture } from './relay-fixture.js'
+
+describe('relay: graceful stop', () => {
+  let f: RelayFixture
+  beforeAll(async () => {
+    f = await relayFixture('relay_stop')
+  })
+  afterAll(() => f.cleanup())
+
+  it('when stopped with a batch in flight, then the batch finishes, nothing is half-marked and every connection it opened is closed', async () => {
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    try {
+      const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), batchSize: 20, publishTimeoutMs: 5_000 })
+      await relay.start()
+      const [warm] = await f.commit([message(0)])
+      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      const listeners = async (): Promise<number> =>
+        (
+          await f.db.pool.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+          )
+        ).rowCount ?? 0
+      await f.until(async () => (await listeners()) === 1, 5_000, 'the LISTEN connection')
+      // Slow the link so the stop lands while confirms are on their way.
+      proxy.latencyMs = 200
+      const before = f.tap.messages.length
+      const ids = await f.commit(Array.from({ length: 20 }, (_, n) => message(n + 1)))
+      relay.wake()
+      await f.tap.waitForCount(before + 1, 5_000)
+      const published: string[] = []
+      relay.signals.on('published', (s) => published.push(s.id))
+      await relay.stop()
+      const { rows } = await f.db.pool.query<{ id: string; published_at: Date | null }>(
+        'SELECT id, published_at FROM outbox_message WHERE id = ANY($1::uuid[])',
+        [ids],
+      )
+      // The batch was finished, not abandoned: its rows were marked in one go after the confirms.
+      expect(rows.every((r) => r.published_at !== null)).toBe(true)
+      expect(new Set(published)).toEqual(new Set(ids))
+      await f.tap.waitForCount(before + ids.length, 5_000)
+      expect(ids.every((id) => countIds(f.tap.ids()).get(id) === 1)).toBe(true)
+      expect(relay.running).toBe(false)
+      expect(relay.isConnected).toBe(false)
+      // The sockets close a moment after the AMQP close handshake and the pg Terminate message.
+      await f.until(() => proxy.openSockets === 0, 2_000, 'the AMQP sockets to close')
+      await f.until(async () => (await listeners()) === 0, 2_000, 'the LISTEN connection to close')
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('when stopped while the broker is unreachable, then stop returns promptly', async () => {
+    const relay = f.relay({ amqpUrl: 'amqp://guest:guest@127.0.0.1:1', amqp: { connectTimeoutMs: 500 } })
+    await relay.start()
+    await f.until(
+      () => f.logger.entries.some((e) => e.msg === 'amqp connect failed; retrying'),
+      5_000,
+      'a failed connect',
+    )
+    const started = performance.now()
+    await relay.stop()
+    expect(performance.now() - started).toBeLessThan(2_000)
+    expect(relay.isConnected).toBe(false)
+  })
+})
