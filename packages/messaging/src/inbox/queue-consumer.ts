@@ -166,6 +166,12 @@ export function createQueueConsumer<Tx extends TransactionClient>(
         noAck: false,
       })
       consumerTag = reply.consumerTag
+      if (stopping.signal.aborted) {
+        // stop() ran while this channel was opening and could not see it: close it here.
+        channel = undefined
+        await withTimeout(opened.close(), CHANNEL_OP_TIMEOUT_MS, `close ${queue}`).catch(() => undefined)
+        return
+      }
       reopenAttempt = 0
       logger.info({ queue, handler: handlerName, prefetch: options.prefetch }, 'consuming')
     } catch (error) {
