@@ -46,7 +46,7 @@ async function call(method: string, url: string, body?: unknown, headers: Record
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(30_000),
   })
   const text = await res.text()
   let json: unknown

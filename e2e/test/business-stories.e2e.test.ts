@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { getOrder, getStock, orderBody, orderTotal, setStock } from '../src/api.js'
+import { orderCli } from '../src/cli.js'
 import { useScenario } from '../src/scenario.js'
 
 /** Scenario 1: the four business stories, each checked in all four databases and on the exchange. */
@@ -118,10 +119,46 @@ describe('scenario 1: the four business stories', () => {
     expect(await countIn('shipment', `SELECT count(*) n FROM shipment WHERE order_id = $1`, order.id)).toBe(0)
   })
 
+  it('when an order is placed with the CLI and --follow, then it prints every step live and the final status', async () => {
+    const output = await orderCli(s.fleet, [
+      'place',
+      '--sku',
+      'E2E-MUG',
+      '--qty',
+      '1',
+      '--price',
+      '990',
+      '--follow',
+    ])
+    const id = /order ([0-9a-f-]{36}) placed/.exec(output)?.[1]
+    expect(id).toBeDefined()
+    s.ledger.add({
+      id: id!,
+      body: orderBody([{ sku: 'E2E-MUG', quantity: 1, unitPrice: 990 }]),
+      sentAt: Date.now(),
+    })
+    for (const type of [
+      'order.created.v1',
+      'payment.processed.v1',
+      'stock.reserved.v1',
+      'shipment.created.v1',
+      'order.confirmed.v1',
+    ]) {
+      expect(output).toMatch(
+        new RegExp(`\\+\\s*\\d+ ms\\s+${type.replaceAll('.', '\\.')}\\s+\\w+\\s+[0-9a-f-]{36}`),
+      )
+    }
+    expect(output).toContain('final status: CONFIRMED')
+    // The same chain again, from the outboxes, for an order that is already final.
+    const replay = await orderCli(s.fleet, ['follow', id!])
+    expect(replay.match(/^\s+\+/gm)).toHaveLength(5)
+    process.stdout.write(`[e2e] scenario 1: npm run order -- place --sku E2E-MUG --qty 1 --follow\n${output}`)
+  })
+
   it('when the stories are over, then every invariant holds', async () => {
     const report = await s.invariants()
     expect(report.violations).toEqual([])
-    expect(report.confirmed).toBe(1)
+    expect(report.confirmed).toBe(2)
     expect(report.cancelled).toBe(3)
   })
 })
