@@ -1,4 +1,5 @@
 import amqp from 'amqplib'
+import pg from 'pg'
 import { AMQP_URL, TcpProxy } from '@saga/testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { countIds, message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
@@ -103,6 +104,45 @@ describe('relay: broker faults', () => {
     expect(ids.every((id) => (counts.get(id) ?? 0) >= 1)).toBe(true)
     expect(await pendingCount(f.db.pool)).toBe(0)
     await relay.stop()
+  })
+
+  it('when the link to the database is cut, then the relay keeps running and publishes within 2 s of its return', async () => {
+    const dbProxy = await TcpProxy.start('127.0.0.1', Number(new URL(f.db.url).port || 5432))
+    const pool = new pg.Pool({
+      connectionString: dbProxy.url(f.db.url),
+      max: 4,
+      connectionTimeoutMillis: 1_000,
+    })
+    try {
+      const relay = f.relay({ pool })
+      await relay.start()
+      const [warm] = await f.commit([message(0)])
+      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      dbProxy.cut()
+      await f.until(
+        () => f.logger.entries.some((e) => e.msg === 'outbox relay database round failed; retrying'),
+        5_000,
+        'a failed round',
+      )
+      // Written by the service's own (healthy) connection while the relay's link is down.
+      const ids = await f.commit(Array.from({ length: 10 }, (_, n) => message(n + 1)))
+      expect(relay.running).toBe(true)
+      const remaining = new Set(ids)
+      const allPublished = new Promise<void>((resolve) =>
+        relay.signals.on('published', (s) => {
+          remaining.delete(s.id)
+          if (remaining.size === 0) resolve()
+        }),
+      )
+      const restoredAt = performance.now()
+      dbProxy.restore()
+      await allPublished
+      expect(performance.now() - restoredAt).toBeLessThan(2_000)
+      await relay.stop()
+    } finally {
+      await pool.end().catch(() => undefined)
+      await dbProxy.close()
+    }
   })
 
   it('when the exchange disappears, then the 404 closes the channel and the relay reopens it, redeclares the exchange and goes on', async () => {
