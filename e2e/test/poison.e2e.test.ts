@@ -65,6 +65,27 @@ describe('scenario 6: poison messages', () => {
 
     const where = await orderCli(s.fleet, ['where', orderId])
     expect(where).toContain(unknownVersionId)
+
+    // Requeued, poison is still poison: it goes back to its handler and is dead-lettered again.
+    const requeued = await orderCli(s.fleet, ['dlq', 'requeue', unknownVersionId])
+    expect(requeued).toContain('1 message(s) requeued')
+    const again = await amqp.connect(infra.amqpUrl)
+    try {
+      const channel = await again.createChannel()
+      await eventually(
+        'the requeued poison dead-lettered again',
+        async () => {
+          const listed = await orderCli(s.fleet, ['dlq', 'list'])
+          return (
+            listed.includes(unknownVersionId) && (await channel.checkQueue(`${queue}.dlq`)).messageCount === 2
+          )
+        },
+        { timeoutMs: 20_000, intervalMs: 500 },
+      )
+    } finally {
+      await again.close()
+    }
+    expect(await orderCli(s.fleet, ['parked', 'list'])).toContain('no parked outbox rows')
   })
 
   it('when poison sat in a queue, then the fleet keeps processing orders', async () => {
