@@ -162,4 +162,17 @@ describe('two failures for one order', () => {
     })
     expect(await cancelledEvents(orderId)).toHaveLength(1)
   })
+
+  it('when all three failures arrive at the same moment, then the order is cancelled once, with no deadlock', async () => {
+    const orderId = await pendingOrder(db)
+
+    const outcomes = await Promise.all(cases.map((c) => deliver(db.prisma, c.handler, c.message(orderId))))
+
+    expect(outcomes).toEqual(['handled', 'handled', 'handled'])
+    const order = await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })
+    expect(order.status).toBe('CANCELLED')
+    expect(cases.map((c) => c.reason)).toContain(order.cancellationReason)
+    expect(await cancelledEvents(orderId)).toHaveLength(1)
+    expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(5)
+  })
 })

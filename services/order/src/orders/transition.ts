@@ -11,8 +11,11 @@ export interface LockedOrder {
 }
 
 /**
- * Locks the order row (`FOR UPDATE`, so a concurrent reaction for the same order waits and then
- * sees the new status), decides `command` with the pure rules and writes the change.
+ * Locks the order row, decides `command` with the pure rules and writes the change. A concurrent
+ * reaction for the same order waits for the lock and then sees the new status. `FOR NO KEY UPDATE`
+ * (what an UPDATE of non-key columns takes anyway) rather than `FOR UPDATE`: it does not conflict
+ * with the key-share locks that timeline inserts take through their foreign key, so recording an
+ * event never waits for, or deadlocks with, a status change.
  * Returns undefined when the order is unknown here.
  */
 export async function transitionOrder(
@@ -23,7 +26,7 @@ export async function transitionOrder(
 ): Promise<{ order: LockedOrder; transition: Transition } | undefined> {
   const [row] = await tx.$queryRaw<
     { id: string; customer_id: string; status: OrderStatus; currency: string; total_amount: bigint }[]
-  >`SELECT id::text, customer_id::text, status, currency, total_amount FROM orders WHERE id = ${orderId}::uuid FOR UPDATE`
+  >`SELECT id::text, customer_id::text, status, currency, total_amount FROM orders WHERE id = ${orderId}::uuid FOR NO KEY UPDATE`
   if (!row) return undefined
   const order: LockedOrder = {
     id: row.id,

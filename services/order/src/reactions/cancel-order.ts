@@ -21,17 +21,18 @@ export async function cancelOrder(
   const { orderId, reason } = message.payload
   const log = { orderId, reason, failedStep, messageId: message.id, correlationId: message.correlationId }
   const now = clock(deps)
-  const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
-  if (!(await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload }))) {
+  const result = await transitionOrder(tx, orderId, { kind: 'cancel', reason, failedStep }, now)
+  if (!result) {
     deps.logger.warn(log, 'failure for an unknown order; ignored')
     return
   }
-  const result = await transitionOrder(tx, orderId, { kind: 'cancel', reason, failedStep }, now)
-  if (!result || result.transition.kind !== 'cancelled') {
-    const why = result?.transition.kind === 'unchanged' ? result.transition.why : 'unknown-order'
-    if (why === 'confirmed-orders-are-never-cancelled')
+  const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
+  await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
+  if (result.transition.kind !== 'cancelled') {
+    const why = result.transition.kind === 'unchanged' ? result.transition.why : result.transition.kind
+    if (why === 'confirmed-orders-are-never-cancelled') {
       deps.logger.error({ ...log, why }, 'confirmed order not cancelled')
-    else deps.logger.info({ ...log, why }, 'order already cancelled')
+    } else deps.logger.info({ ...log, why }, 'order already cancelled')
     return
   }
   const payload = {

@@ -19,14 +19,15 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
       const { orderId, shipmentId } = message.payload
       const log = { orderId, shipmentId, messageId: message.id, correlationId: message.correlationId }
       const now = clock(deps)
-      const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
-      if (!(await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload }))) {
+      const result = await transitionOrder(tx, orderId, { kind: 'confirm', shipmentId }, now)
+      if (!result) {
         deps.logger.warn(log, 'shipment created for an unknown order; ignored')
         return
       }
-      const result = await transitionOrder(tx, orderId, { kind: 'confirm', shipmentId }, now)
-      if (!result || result.transition.kind !== 'confirmed') {
-        const why = result?.transition.kind === 'unchanged' ? result.transition.why : 'unknown-order'
+      const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
+      await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
+      if (result.transition.kind !== 'confirmed') {
+        const why = result.transition.kind === 'unchanged' ? result.transition.why : result.transition.kind
         deps.logger.warn({ ...log, why }, 'order not confirmed')
         return
       }
