@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import pg from 'pg'
+import { TcpProxy } from '@saga/testkit'
+import { pgDatabase } from '../src/database.js'
 import { createSignals } from '../src/signals.js'
 import { deadLetterQueueName } from '../src/topology.js'
 import {
@@ -41,6 +44,8 @@ function turnstile(): {
     most: () => most,
   }
 }
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} }
 
 const distinctIds = (rows: Array<{ message_id: string }>): number =>
   new Set(rows.map((row) => row.message_id)).size
@@ -95,6 +100,42 @@ describe('consumer dead-lettering', () => {
     const copies = await fixture.drainDeadLetters('dlq-gone')
     expect(copies.map((copy) => copy.properties.messageId as unknown)).toEqual([poison.id])
     expect(await fixture.ready(fixture.queue('dlq-gone'))).toBe(0)
+  })
+})
+
+describe('consumer and the database', () => {
+  it('when the database is unreachable, then deliveries wait for it without using attempts and are handled after', async () => {
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(fixture.db.url).port || 5432))
+    const pool = new pg.Pool({ connectionString: proxy.url(fixture.db.url), max: 3 })
+    pool.on('error', () => undefined)
+    const outages: unknown[] = []
+    const logger = {
+      ...silent,
+      warn(obj: object, msg?: string) {
+        if (msg?.includes('before the handler ran')) outages.push(obj)
+      },
+    }
+    const { signals } = await fixture.startConsumer([recordingHandler('db-outage')], {
+      database: pgDatabase(pool),
+      maxAttempts: 2,
+      logger,
+    })
+    const deadLettered = collect(signals, 'deadLettered')
+    proxy.cut()
+    const message = envelope()
+    const handled = signals.waitFor('handled', (s) => s.id === message.id, 10_000)
+
+    await fixture.publish(message)
+    await eventually('several failed inbox transactions', () => outages.length >= 4)
+    proxy.restore()
+
+    await handled
+    expect(deadLettered).toEqual([])
+    expect(await fixture.effects('db-outage')).toEqual([
+      { message_id: message.id, handler: 'db-outage', n: 1, attempt: 1 },
+    ])
+    await pool.end()
+    await proxy.close()
   })
 })
 

@@ -48,7 +48,7 @@ type Attempt =
   | { kind: 'handled' }
   | { kind: 'duplicate' }
   | { kind: 'handler-failed'; error: unknown }
-  /** The transaction failed outside the handler (database down, COMMIT lost): not the message's fault. */
+  /** The transaction failed before the handler ran (database down): not the message's fault. */
   | { kind: 'unavailable'; error: unknown }
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
@@ -68,15 +68,23 @@ const priorDeliveries = (delivery: Message): number => {
   return delivery.fields.redelivered ? 1 : 0
 }
 
+/**
+ * One inbox transaction. A failure before the handler ran (no connection, BEGIN, the inbox INSERT)
+ * is the database's: `unavailable`. A failure from the handler, or at COMMIT after it ran (a
+ * serialisation failure, a transaction that outlived its timeout), is the message's attempt: were
+ * it not counted, a handler that always overruns would be retried forever and never dead-lettered.
+ */
 async function attemptOnce<Tx extends TransactionClient>(
   message: ConsumedMessage,
   runtime: DeliveryRuntime<Tx>,
 ): Promise<Attempt> {
   const { handler, database } = runtime
+  let handlerRan = false
   let handlerError: { error: unknown } | undefined
   try {
     const fresh = await database.transaction(async (tx) => {
       if (!(await recordInbox(tx, message.id, handler.name))) return false
+      handlerRan = true
       try {
         await handler.handle(message, tx)
       } catch (error) {
@@ -87,9 +95,8 @@ async function attemptOnce<Tx extends TransactionClient>(
     })
     return fresh ? { kind: 'handled' } : { kind: 'duplicate' }
   } catch (error) {
-    return handlerError
-      ? { kind: 'handler-failed', error: handlerError.error }
-      : { kind: 'unavailable', error }
+    if (!handlerRan) return { kind: 'unavailable', error }
+    return { kind: 'handler-failed', error: handlerError ? handlerError.error : error }
   }
 }
 
@@ -168,7 +175,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
       outages += 1
       logger.warn(
         { ...log, err: outcome.error, outages },
-        'inbox transaction failed outside the handler; retrying',
+        'inbox transaction failed before the handler ran; retrying',
       )
       if (!(await pause(retryDelayMs(outages, policy), stopping))) return
       continue
