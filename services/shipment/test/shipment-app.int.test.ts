@@ -105,6 +105,8 @@ describe('the shipment app', () => {
       expect(created?.properties.correlationId).toBe(orderId)
       const list = await configured.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
       expect(list.json<{ items: { carrier: string }[] }>().items).toHaveLength(1)
+      const openapi = await configured.inject({ method: 'GET', url: '/documentation/json' })
+      expect(Object.keys(openapi.json<{ paths: Record<string, unknown> }>().paths)).toContain('/shipments')
     } finally {
       await configured.close()
     }

@@ -1,3 +1,4 @@
+import { COUNTRY_CODES } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
 import { bookShipment, CARRIER_NAME, SUPPORTED_COUNTRIES } from './carrier.js'
 
@@ -38,5 +39,12 @@ describe('bookShipment', () => {
     expect(() => bookShipment({ orderId: crypto.randomUUID(), address: address('DE') }, '')).toThrow(
       /account/,
     )
+  })
+})
+
+describe('SUPPORTED_COUNTRIES', () => {
+  it('when compared with ISO 3166-1 alpha-2 as the contracts list it, then every supported code is a real one', () => {
+    const known = new Set<string>(COUNTRY_CODES)
+    expect([...SUPPORTED_COUNTRIES].filter((code) => !known.has(code))).toEqual([])
   })
 })
