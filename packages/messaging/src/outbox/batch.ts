@@ -3,7 +3,7 @@ import type pg from 'pg'
 import { backoffDelay } from '../amqp/backoff.js'
 import { toPublishable, type OutboxRow, type Publishable } from './envelope.js'
 import { publishBatch, type PublishFailure } from './publisher.js'
-import { claimRows, markFailed, markPublished, type FailedResult } from './rows.js'
+import { beginAndClaim, markFailed, markPublished, type FailedResult } from './rows.js'
 
 /** What one batch needs; see `RelayOptions` for the meaning and units of each setting. */
 export interface BatchSettings {
@@ -47,11 +47,7 @@ export async function runBatch(
   client.on('error', onError)
   let failedClient: Error | undefined
   try {
-    const guardMs = settings.publishTimeoutMs + 1_000
-    await client.query(
-      `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${guardMs}; SET LOCAL statement_timeout = ${guardMs}`,
-    )
-    const rows = await claimRows(client, settings.batchSize)
+    const rows = await beginAndClaim(client, settings.batchSize, Math.ceil(settings.publishTimeoutMs) + 1_000)
     if (rows.length === 0) {
       await client.query('COMMIT')
       return { claimed: 0, published: [], failed: [], channelBroken: false }
@@ -84,9 +80,9 @@ export async function runBatch(
       parkable: failure.kind === 'message',
     }))
     const publishedIds = outcome?.published ?? []
-    await markPublished(client, publishedIds)
+    // Two round trips when every row went out (the usual case), three otherwise.
     const marked = await markFailed(client, toMark, settings.maxAttempts)
-    await client.query('COMMIT')
+    await markPublished(client, publishedIds, true)
     const failureById = new Map(failures.map((failure) => [failure.id, failure]))
     return {
       claimed: rows.length,
