@@ -15,16 +15,21 @@ export const MAX_UNIT_PRICE = 100_000_000
 export const MAX_AMOUNT = MAX_ORDER_LINES * MAX_LINE_QUANTITY * MAX_UNIT_PRICE
 
 /**
- * A printable text field: 1..max characters, not blank, and without control characters. NUL bytes
- * are rejected explicitly because PostgreSQL cannot store U+0000 in text and would answer 500.
+ * A printable text field: 1..max characters, not blank, without control characters and without
+ * unpaired UTF-16 surrogates. Both would reach the database and fail there as a 500: PostgreSQL
+ * cannot store U+0000 in text, and rejects a lone surrogate escape (`"\ud800"`) in jsonb.
  */
 export const text = (max: number) =>
   z
     .string()
     .min(1)
     .max(max)
-    // eslint-disable-next-line no-control-regex -- matching control characters is the point
-    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'must not contain control characters (such as NUL)' })
+    .regex(
+      // Code units: anything but C0/DEL controls and surrogates, or a high surrogate followed by a low one.
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point
+      /^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/,
+      { error: 'must not contain control characters (such as NUL) or unpaired surrogates' },
+    )
     .regex(/\S/, { error: 'must not be blank' })
 
 /** A positive amount of money in minor units of its currency (cents for EUR, yen for JPY). */

@@ -43,9 +43,12 @@ describe('values', () => {
     expect(OrderLine.safeParse({ sku: 'A-1', quantity: 3, unitPrice: 1999 }).success).toBe(true)
   })
 
-  it('when text holds a NUL byte, control characters or only blanks, then it is rejected', () => {
+  it('when text holds a NUL byte, control characters, a lone surrogate or only blanks, then it is rejected', () => {
     expect(text(10).safeParse('a\u0000b').success).toBe(false)
     expect(text(10).safeParse('a\nb').success).toBe(false)
+    expect(text(10).safeParse('a\ud800b').success).toBe(false)
+    expect(text(10).safeParse('\udc00').success).toBe(false)
+    expect(text(10).safeParse('Zoë 😀').success).toBe(true)
     expect(text(10).safeParse('   ').success).toBe(false)
     expect(text(10).safeParse('x'.repeat(11)).success).toBe(false)
     expect(text(10).safeParse('Ana Lima').success).toBe(true)

@@ -141,6 +141,22 @@ describe('POST /orders', () => {
     ).toContain('coupon')
   })
 
+  it('when a string holds an unpaired surrogate escape, then 400 names it (not a 500 from jsonb) and nothing is written', async () => {
+    const before = await counts()
+    const raw = JSON.stringify({ ...base, shippingAddress: { ...base.shippingAddress, name: 'XX' } })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/orders',
+      payload: raw.replace('"XX"', '"Ana \\ud800"'),
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json<ErrorBody>().details.map((detail) => detail.path)).toEqual([
+      'body.shippingAddress.name',
+    ])
+    expect(await counts()).toEqual(before)
+  })
+
   it('when the JSON is malformed, then 400 and nothing is written', async () => {
     const before = await counts()
     const response = await app.inject({
