@@ -119,9 +119,11 @@ function describe(queue: string, msg: amqp.GetMessage): DeadLetter {
 }
 
 /**
- * Reads every message of `queue` without removing it: gets them unacknowledged on one channel,
+ * Reads the messages of `queue` without removing them: gets them unacknowledged on one channel,
  * then closes the channel, which returns them all to the queue. `onMessage` may ack a message
- * (through the channel it is given) to remove it instead. At most `limit` messages.
+ * (through the channel it is given) to remove it instead. Reads at most the number of messages
+ * the queue held when it started (and `limit`): a message that comes back into the queue meanwhile
+ * (a requeued poison message dead-lettered again) is left for the next run, never looped on.
  */
 export async function browse(
   connection: amqp.ChannelModel,
@@ -133,7 +135,8 @@ export async function browse(
   channel.on('error', () => undefined)
   let n = 0
   try {
-    for (; n < limit; n++) {
+    const { messageCount } = await channel.checkQueue(queue)
+    for (; n < Math.min(limit, messageCount); n++) {
       const msg = await channel.get(queue, { noAck: false })
       if (!msg) break
       await onMessage(msg, channel)
