@@ -42,7 +42,13 @@ export function createSignals(): Signals {
   const emitter = new EventEmitter()
   // Many tests and the e2e suite wait on the same signal at once; this is not a leak.
   emitter.setMaxListeners(0)
-  const wrapped = new WeakMap<(payload: never) => void, (payload: unknown) => void>()
+  // Per signal name, so one function registered for two signals is removed from each separately.
+  const wrapped = new Map<SignalName, WeakMap<(payload: never) => void, (payload: unknown) => void>>()
+  const wrappers = (name: SignalName): WeakMap<(payload: never) => void, (payload: unknown) => void> => {
+    let map = wrapped.get(name)
+    if (!map) wrapped.set(name, (map = new WeakMap()))
+    return map
+  }
 
   const signals: Signals = {
     on(name, listener) {
@@ -53,12 +59,12 @@ export function createSignals(): Signals {
           // deliberately ignored: see createSignals
         }
       }
-      wrapped.set(listener, safe)
+      wrappers(name).set(listener, safe)
       emitter.on(name, safe)
       return () => signals.off(name, listener)
     },
     off(name, listener) {
-      const safe = wrapped.get(listener)
+      const safe = wrappers(name).get(listener)
       if (safe) emitter.off(name, safe)
     },
     emit(name, payload) {
