@@ -244,6 +244,10 @@ describe('GET /orders', () => {
     ['limit=101', 'querystring.limit'],
     ['cursor=%00', 'querystring.cursor'],
     ['cursor=bm90LWEtY3Vyc29y', 'querystring.cursor'],
+    [
+      `cursor=${Buffer.from(`-271821-04-20T00:00:00.000Z|${randomUUID()}`).toString('base64url')}`,
+      'querystring.cursor',
+    ],
     ['sort=asc', 'querystring'],
   ])('when the query is %s, then 400 names %s', async (query, path) => {
     const response = await app.inject({ method: 'GET', url: `/orders?${query}` })

@@ -61,12 +61,16 @@ interface Cursor {
 export const encodeCursor = (cursor: Cursor): string =>
   Buffer.from(`${cursor.createdAt.toISOString()}|${cursor.id}`).toString('base64url')
 
-/** The cursor encoded by `encodeCursor`, or undefined when `text` is not one. */
+/**
+ * The cursor encoded by `encodeCursor`, or undefined when `text` is not one. Only exact round trips
+ * pass, so a crafted cursor cannot carry a time PostgreSQL rejects (a 500 instead of a 400).
+ */
 export function decodeCursor(text: string): Cursor | undefined {
   const [at, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split('|')
-  const createdAt = new Date(at ?? '')
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-  if (rest.length > 0 || id === undefined || !uuid.test(id) || Number.isNaN(createdAt.getTime()))
+  if (rest.length > 0 || at === undefined || id === undefined || !uuid.test(id)) return undefined
+  const createdAt = new Date(at)
+  if (!/^\d{4}-/.test(at) || Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at)
     return undefined
   return { createdAt, id }
 }
