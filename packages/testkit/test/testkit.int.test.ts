@@ -32,7 +32,7 @@ describe('testkit', () => {
 
   it('when the proxy is cut, silenced and restored, then connections fail, stall and work again', async () => {
     const db = await createTestDatabase({ prefix: 'testkit' })
-    cleanups.push(db.drop)
+    cleanups.push(() => db.drop())
     const proxy = await TcpProxy.start('127.0.0.1', 5432)
     cleanups.push(() => proxy.close())
     const query = async (timeoutMs: number): Promise<unknown> => {
