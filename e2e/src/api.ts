@@ -58,9 +58,15 @@ async function call(method: string, url: string, body?: unknown, headers: Record
   return { status: res.status, body: json }
 }
 
+/** POSTs that had to be retried (5xx or no answer), with what went wrong; reported per scenario. */
+export const retriedPosts: string[] = []
+
 /**
- * POST /orders; throws unless 201, naming status and body. Returns the order and the local time
- * (ms since epoch) the request was sent, the start of its time-to-terminal.
+ * POST /orders as a careful client does it: with an `Idempotency-Key`, retrying (up to 4 attempts,
+ * 250 ms apart) on a 5xx or no answer, so a retry returns the first order instead of making a second.
+ * Throws unless 201, naming status and body. Returns the order and the local time (ms since epoch)
+ * the first request was sent, the start of its time-to-terminal. Retries are recorded in
+ * `retriedPosts`: they are reported, since a 5xx is a finding even when the retry succeeds.
  */
 export async function placeOrder(
   orderUrl: string,
@@ -68,10 +74,26 @@ export async function placeOrder(
   headers: Record<string, string> = {},
 ): Promise<{ order: OrderView; sentAt: number }> {
   const sentAt = Date.now()
-  const res = await call('POST', `${orderUrl}/orders`, body, headers)
-  if (res.status !== 201) throw new Error(`POST /orders answered ${res.status}: ${JSON.stringify(res.body)}`)
-  return { order: res.body as OrderView, sentAt }
+  const withKey = { 'idempotency-key': randomUUID(), ...headers }
+  for (let attempt = 1; ; attempt++) {
+    let failure: string
+    try {
+      const res = await call('POST', `${orderUrl}/orders`, body, withKey)
+      if (res.status === 201) return { order: res.body as OrderView, sentAt }
+      failure = `POST /orders answered ${res.status}: ${JSON.stringify(res.body)}`
+      if (res.status < 500) throw new ClientError(failure)
+    } catch (error) {
+      if (error instanceof ClientError) throw error
+      failure = `POST /orders got no answer: ${error instanceof Error ? error.message : String(error)}`
+    }
+    if (attempt >= 4) throw new Error(`${failure} (after ${attempt} attempts)`)
+    retriedPosts.push(failure)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
 }
+
+/** A 4xx: the request itself is wrong, so retrying cannot help. */
+class ClientError extends Error {}
 
 /** GET /orders/:id. */
 export async function getOrder(orderUrl: string, id: string): Promise<OrderView> {
@@ -103,10 +125,17 @@ export async function getStock(
 export async function inBatches<T>(limit: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
   const results: T[] = new Array<T>(tasks.length)
   let next = 0
+  let failed = false
+  // After one task fails no new ones start, so a failing test does not keep loading the fleet.
   const worker = async (): Promise<void> => {
-    while (next < tasks.length) {
+    while (next < tasks.length && !failed) {
       const i = next++
-      results[i] = await tasks[i]!()
+      try {
+        results[i] = await tasks[i]!()
+      } catch (error) {
+        failed = true
+        throw error
+      }
     }
   }
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker))

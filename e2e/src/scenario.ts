@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import { placeOrder, type PlaceOrder } from './api.js'
+import { placeOrder, retriedPosts, type PlaceOrder } from './api.js'
 import { Fleet, type FleetOptions } from './fleet.js'
 import { checkInvariants, type InvariantOptions, type InvariantReport } from './invariants.js'
 import { Ledger, type PlacedOrder } from './ledger.js'
@@ -41,6 +41,12 @@ export function useScenario(name: string, options: FleetOptions = {}): Scenario 
 
   afterAll(async () => {
     if (times.length > 0) reportLatency(name, times)
+    if (retriedPosts.length > 0) {
+      process.stdout.write(
+        `[e2e] ${name}: ${retriedPosts.length} POST /orders retried with the same Idempotency-Key, first: ${retriedPosts[0]}\n`,
+      )
+      retriedPosts.length = 0
+    }
     if (!fleet) return
     await fleet.stop()
     if (failed) process.stdout.write(`[e2e] ${name}: failed; service logs kept in ${fleet.logDir}\n`)
