@@ -103,6 +103,26 @@ describe('consumer dead-lettering', () => {
   })
 })
 
+describe('consumer and a deleted queue', () => {
+  it('when the handler queue is deleted while consuming, then it is declared again and consuming resumes', async () => {
+    const said: string[] = []
+    const logger = { ...silent, warn: (_: object, msg?: string) => void said.push(msg ?? '') }
+    const { consumer, signals } = await fixture.startConsumer([recordingHandler('queue-gone')], { logger })
+
+    await fixture.deleteQueue(fixture.queue('queue-gone'))
+    await eventually('the broker cancelled the consumer', () =>
+      said.includes('consumer cancelled by the broker'),
+    )
+    await eventually('consuming the redeclared queue', () => consumer.health().consuming)
+    const message = envelope()
+    const handled = signals.waitFor('handled', (s) => s.id === message.id)
+    await fixture.publish(message)
+
+    await handled
+    expect(await fixture.effects('queue-gone')).toHaveLength(1)
+  })
+})
+
 describe('consumer and the database', () => {
   it('when the database is unreachable, then deliveries wait for it without using attempts and are handled after', async () => {
     const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(fixture.db.url).port || 5432))

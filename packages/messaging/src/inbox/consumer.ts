@@ -83,6 +83,17 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
     maxMs: options.retryMaxMs ?? 30_000,
   }
   const prefetch = positiveInteger('prefetch', options.prefetch ?? 10)
+
+  async function declareOnce(spec: NonNullable<typeof declare>): Promise<void> {
+    const channel = await connection.openChannel(false)
+    try {
+      await declareTopology(channel, { ...spec, queuePrefix, handlers: options.handlers })
+    } finally {
+      await channel.close().catch(() => undefined)
+    }
+  }
+
+  const redeclare = declare ? (): Promise<void> => declareOnce(declare) : undefined
   const queues: QueueConsumer[] = options.handlers.map((handler) => {
     const queue = queueName(queuePrefix, handler.name)
     return createQueueConsumer({
@@ -97,20 +108,12 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
       signals,
       logger,
       onCommitted: options.onCommitted ?? (() => undefined),
+      redeclare,
     })
   })
   const unsubscribe: Array<() => void> = []
   let started = false
   let stopped: Promise<void> | undefined
-
-  const declareOnce = async (spec: NonNullable<typeof declare>): Promise<void> => {
-    const channel = await connection.openChannel(false)
-    try {
-      await declareTopology(channel, { ...spec, queuePrefix, handlers: options.handlers })
-    } finally {
-      await channel.close().catch(() => undefined)
-    }
-  }
 
   const declareThenConsume = async (): Promise<void> => {
     if (declare) {

@@ -23,6 +23,8 @@ export interface QueueConsumerOptions<Tx extends TransactionClient> extends Omit
   prefetch: number
   /** Longest `stop` waits for running handlers before closing the channel anyway, ms. */
   drainTimeoutMs: number
+  /** Declares the topology again (idempotent); used when the queue turned out to be missing. */
+  redeclare?: () => Promise<void>
 }
 
 /** One handler queue consumed on its own channel; `createConsumer` runs one per handler. */
@@ -66,6 +68,8 @@ export function createQueueConsumer<Tx extends TransactionClient>(
   let channel: ConfirmChannel | undefined
   let consumerTag: string | undefined
   let opening = false
+  // Set when the queue was found missing (deleted behind our back): declare before consuming again.
+  let queueMissing = false
   let reopenAttempt = 0
   let reopenTimer: NodeJS.Timeout | undefined
 
@@ -134,8 +138,15 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     message: ConsumeMessage | null,
   ): void => {
     if (message === null) {
-      // The broker cancelled the consumer (the queue was deleted): close, and reopen with backoff.
+      // The broker cancelled the consumer (the queue was deleted): forget this channel, close it,
+      // and reopen with backoff, declaring the topology first.
       logger.warn({ queue, handler: handlerName }, 'consumer cancelled by the broker')
+      queueMissing = true
+      if (channel === ch) {
+        channel = undefined
+        consumerTag = undefined
+        scheduleReopen()
+      }
       ch.close().catch(() => undefined)
       return
     }
@@ -156,6 +167,10 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     opening = true
     let ch: ConfirmChannel | undefined
     try {
+      if (queueMissing && options.redeclare) {
+        await options.redeclare()
+        queueMissing = false
+      }
       ch = await connection.openChannel(true, CHANNEL_OP_TIMEOUT_MS)
       const opened = ch
       opened.on('close', () => closed(opened))
@@ -176,6 +191,8 @@ export function createQueueConsumer<Tx extends TransactionClient>(
       logger.info({ queue, handler: handlerName, prefetch: options.prefetch }, 'consuming')
     } catch (error) {
       logger.warn({ err: error, queue, handler: handlerName }, 'could not start consuming; retrying')
+      // 404 NOT_FOUND: the queue does not exist (https://www.rabbitmq.com/amqp-0-9-1-reference#constants).
+      if ((error as { code?: unknown }).code === 404) queueMissing = true
       if (ch && channel === ch) channel = undefined
       ch?.close().catch(() => undefined)
       scheduleReopen()
