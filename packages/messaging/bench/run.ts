@@ -38,7 +38,7 @@ const ROUNDS = Number(process.env.BENCH_COMMIT_ROUNDS ?? 3)
 const db: TestDatabase = await createTestDatabase({ prefix: 'bench', sqlFiles: [SQL] })
 const exchange = uniqueName('bench_ex')
 const sinkQueue = uniqueName('bench_sink')
-const pool = new pg.Pool({ connectionString: db.url, max: 24 })
+const pool = new pg.Pool({ connectionString: db.url, max: WRITERS + 2 })
 pool.on('error', () => undefined)
 const database = pgDatabase(pool)
 
@@ -120,6 +120,7 @@ async function latency(afterCommit: () => void, drainWaitMs = 30_000): Promise<n
   const committedAt = new Map<string, number>()
   const total = RATE * LATENCY_SECONDS
   const writes: Promise<void>[] = []
+  const failures: unknown[] = []
   const started = performance.now()
   for (let i = 0; i < total; i += 1) {
     const due = started + (i * 1_000) / RATE
@@ -138,10 +139,13 @@ async function latency(afterCommit: () => void, drainWaitMs = 30_000): Promise<n
         .then((id) => {
           committedAt.set(id, performance.now())
           afterCommit()
-        }),
+        })
+        // Handled at once: a rejection waiting for Promise.all below would crash the run first.
+        .catch((error: unknown) => void failures.push(error)),
     )
   }
   await Promise.all(writes)
+  if (failures.length > 0) throw new Error(`bench: ${failures.length} commits failed`, { cause: failures[0] })
   await tap.waitForCount(total, drainWaitMs)
   await tap.delete()
   return tap.messages.map((m) => m.receivedAt - committedAt.get(m.messageId!)!).sort((a, b) => a - b)

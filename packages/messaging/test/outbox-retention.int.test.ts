@@ -77,6 +77,22 @@ describe('outbox: retention and stats', () => {
     await relay.stop()
   })
 
+  it('when the relay has marked enough rows, then it vacuums the outbox (dead pending-index entries slow claims)', async () => {
+    const vacuums = async (): Promise<number> => {
+      const { rows: found } = await f.db.pool.query<{ n: number }>(
+        "SELECT vacuum_count::int AS n FROM pg_stat_user_tables WHERE relname = 'outbox_message'",
+      )
+      return found[0]?.n ?? 0
+    }
+    const before = await vacuums()
+    const relay = f.relay({ retentionMs: HOUR_MS, retentionIntervalMs: 100, vacuumAfterRows: 50 })
+    await relay.start()
+    await f.backlog(60)
+    relay.wake()
+    await f.until(async () => (await vacuums()) > before, 10_000, 'a VACUUM of outbox_message')
+    await relay.stop()
+  })
+
   it('when rows are pending and parked, then the stats report the count, the oldest age and the parked count', async () => {
     await f.db.pool.query('TRUNCATE outbox_message')
     await rows('pending', 3, 90_000)

@@ -1,55 +1,13 @@
 import type { ConfirmChannel } from 'amqplib'
-import type pg from 'pg'
 import { backoffDelay } from '../amqp/backoff.js'
 import { createAmqpConnection, type AmqpConnection } from '../amqp/connection.js'
 import { withTimeout } from '../amqp/timeout.js'
 import { createSignals, type Signals } from '../signals.js'
-import type { Logger } from '../types.js'
 import { runBatch, type BatchResult, type BatchSettings } from './batch.js'
-import { deleteExpired, type RetentionResult } from './retention.js'
+import type { RelayOptions } from './relay-options.js'
+import { deleteExpired, vacuumOutbox, type RetentionResult } from './retention.js'
 import { readParked, readPending, type RelayStats } from './stats.js'
 import { createCrossInstanceWakeup, Waker, type CrossInstanceWakeup } from './wakeup.js'
-
-/** Options of `createRelay`; every duration in ms. */
-export interface RelayOptions {
-  /** Pool on the service database (claims, LISTEN/NOTIFY, retention, stats). Stays the caller's. */
-  pool: pg.Pool
-  /** Broker URL; the relay opens its own connection (publishers apart from consumers, as RabbitMQ advises). */
-  amqpUrl: string
-  /** Topic exchange to publish to, e.g. `saga.events`. */
-  exchange: string
-  /** Producing service: CloudEvents `source`, AMQP `appId`, connection name. */
-  service: string
-  logger?: Logger
-  /** Where published/publishFailed/parked are emitted; default a new hub (see `relay.signals`). */
-  signals?: Signals
-  /** Rows per claim. Default 100. */
-  batchSize?: number
-  /** Safety-net poll when no wake-up comes. Default 1,000. */
-  pollIntervalMs?: number
-  /** Longest wait for a batch's confirms; also bounds the claim transaction. Default 5,000. */
-  publishTimeoutMs?: number
-  /** Failed attempts (returned, nacked) before a row is parked. Default 10. */
-  maxAttempts?: number
-  /** First retry delay of a failed row. Default 1,000. */
-  backoffBaseMs?: number
-  /** Longest retry delay of a failed row. Default 60,000. */
-  backoffMaxMs?: number
-  /** Published rows older than this are deleted. Default 3,600,000 (1 h). */
-  retentionMs?: number
-  /** How often retention runs. Default 10,000; 0 turns retention off. */
-  retentionIntervalMs?: number
-  /** Inbox rows older than this are deleted. Default 7 days. */
-  inboxRetentionMs?: number
-  /** How often pending count and oldest age are read. Default 5,000. */
-  statsIntervalMs?: number
-  /** Declare the exchange (topic, durable) on each new channel, so a missing one is remade. Default true. */
-  declareExchange?: boolean
-  /** Cross-instance wake-up (see `createCrossInstanceWakeup`). Default on. */
-  wakeup?: { listen?: boolean; notify?: boolean; channel?: string; windowMs?: number }
-  /** AMQP heartbeat in s (default 5) and connect timeout in ms (default 5,000). */
-  amqp?: { heartbeatS?: number; connectTimeoutMs?: number }
-}
 
 /** The outbox relay; see `createRelay`. */
 export interface Relay {
@@ -70,6 +28,8 @@ export interface Relay {
   readonly isConnected: boolean
   readonly running: boolean
 }
+
+export type { RelayOptions } from './relay-options.js'
 
 const PARKED_EVERY = 12
 
@@ -100,6 +60,8 @@ export function createRelay(options: RelayOptions): Relay {
     inboxRetentionMs: options.inboxRetentionMs,
   }
   let declareExchange = options.declareExchange ?? true
+  const vacuumAfterRows = options.vacuumAfterRows ?? 10_000
+  let changedSinceVacuum = 0
   const connection: AmqpConnection = createAmqpConnection({
     url: options.amqpUrl,
     name: `${options.service}-relay`,
@@ -173,6 +135,7 @@ export function createRelay(options: RelayOptions): Relay {
     for (const row of result.published)
       signals.emit('published', { id: row.id, type: row.type, routingKey: row.routing_key })
     current.publishedTotal += result.published.length
+    changedSinceVacuum += result.published.length + result.failed.length
     for (const failure of result.failed) {
       current.failedTotal += 1
       signals.emit('publishFailed', {
@@ -249,7 +212,15 @@ export function createRelay(options: RelayOptions): Relay {
     return { ...current }
   }
 
-  const runRetention = (): Promise<RetentionResult> => deleteExpired(options.pool, retention)
+  const runRetention = async (): Promise<RetentionResult> => {
+    const result = await deleteExpired(options.pool, retention)
+    changedSinceVacuum += result.outbox
+    if (vacuumAfterRows > 0 && changedSinceVacuum >= vacuumAfterRows) {
+      changedSinceVacuum = 0
+      await vacuumOutbox(options.pool)
+    }
+    return result
+  }
 
   return {
     signals,

@@ -79,3 +79,16 @@ export async function deleteExpired(pool: pg.Pool, options: RetentionOptions): P
   )
   return { outbox, inbox }
 }
+
+/**
+ * `VACUUM (SKIP_LOCKED) outbox_message`. Why: marking a row published leaves a dead entry in the
+ * pending index that only vacuum removes, and claims walk past those entries. Measured here: a
+ * claim-and-mark of 100 rows took 39 ms on a fresh table, 77 ms after 30,000 rows were published,
+ * 44 ms after VACUUM (deleting published rows alone does not remove the entries). Autovacuum waits
+ * for 20% of the table to be dead, far too late for a busy outbox.
+ * SKIP_LOCKED: skipped when another relay or autovacuum is vacuuming it already. A role that does
+ * not own the table gets a warning from the server, not an error (then it is autovacuum's job).
+ */
+export async function vacuumOutbox(pool: pg.Pool): Promise<void> {
+  await pool.query('VACUUM (SKIP_LOCKED) outbox_message')
+}
