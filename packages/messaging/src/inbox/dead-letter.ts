@@ -28,6 +28,12 @@ export class DeadLetterError extends Error {
 // amqplib 2.3 throws once an encoded header table passes 64 KiB; a stack trace must not get near it.
 const MAX_REASON_CHARS = 4_000
 
+// The broker's per-delivery count must not travel with the copy: a quorum queue resets it on
+// delivery, but replayed into any other queue a stale count would start the message with its
+// attempts used up.
+const withoutDeliveryCount = (headers: Record<string, unknown> | undefined): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => name !== 'x-delivery-count'))
+
 /** Publishes dead-letter copies on one confirm channel; see `createDeadLetterPublisher`. */
 export type DeadLetterPublisher = (original: Message, details: DeadLetterDetails) => Promise<void>
 
@@ -62,7 +68,7 @@ export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPu
       persistent: true,
       mandatory: true,
       headers: {
-        ...(properties.headers ?? {}),
+        ...withoutDeliveryCount(properties.headers),
         'x-dead-letter-id': token,
         'x-dead-letter-reason': details.reason.slice(0, MAX_REASON_CHARS),
         'x-dead-letter-handler': details.handler,
