@@ -68,6 +68,8 @@ async function place(settings: CliSettings, args: string[]): Promise<number> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
+    }).catch((error: unknown) => {
+      throw unreachable(settings, error)
     })
     const answer = (await res.json()) as { id?: string; status?: string; total?: unknown }
     if (res.status !== 201 || !answer.id) {
@@ -82,6 +84,29 @@ async function place(settings: CliSettings, args: string[]): Promise<number> {
   }
 }
 
+function unreachable(settings: CliSettings, error: unknown): Error {
+  const cause =
+    error instanceof Error
+      ? error.cause instanceof Error
+        ? error.cause.message
+        : error.message
+      : String(error)
+  return new Error(
+    `the order service at ${settings.orderUrl} did not answer (${cause}); is the fleet running (npm start)?`,
+  )
+}
+
+/** GET /orders/:id; undefined for 404. */
+async function getOrder(settings: CliSettings, orderId: string) {
+  const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, {
+    signal: AbortSignal.timeout(5_000),
+  }).catch((error: unknown) => {
+    throw unreachable(settings, error)
+  })
+  if (res.status === 404) return undefined
+  return (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
+}
+
 async function finish(
   settings: CliSettings,
   watcher: ChainWatcher,
@@ -90,10 +115,9 @@ async function finish(
   timeoutMs: number,
 ): Promise<number> {
   const terminal = await printChain(settings, watcher, orderId, placedAt, { timeoutMs })
-  const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, { signal: AbortSignal.timeout(5_000) })
-  const order = (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
-  const reason = order.cancellationReason ?? order.reason
-  out(`final status: ${order.status ?? `unknown (${res.status})`}${reason ? ` (${reason})` : ''}`)
+  const order = await getOrder(settings, orderId)
+  const reason = order?.cancellationReason ?? order?.reason
+  out(`final status: ${order?.status ?? 'unknown'}${reason ? ` (${reason})` : ''}`)
   if (terminal) return 0
   out(`no final event within ${timeoutMs} ms; run \`npm run order -- where ${orderId}\``)
   return 2
@@ -118,6 +142,10 @@ async function main(argv: string[]): Promise<number> {
     case 'follow': {
       const orderId = uuidArg(sub, 'follow <orderId>')
       const { values } = parseArgs({ args: rest, options: { timeout: { type: 'string', default: '30000' } } })
+      if (!(await getOrder(settings, orderId))) {
+        out(`no order ${orderId} at ${settings.orderUrl}`)
+        return 1
+      }
       const watcher = await ChainWatcher.open(settings)
       try {
         return await finish(settings, watcher, orderId, undefined, Number(values.timeout))
