@@ -256,9 +256,14 @@ try {
   )
   const modes = ['plain', 'notify-in-tx', 'coalesced'] as const
   const rates: Record<(typeof modes)[number], number[]> = { plain: [], 'notify-in-tx': [], coalesced: [] }
-  // Interleaved rounds, so a change in the machine's load hits every mode alike.
-  for (let round = 0; round < ROUNDS; round += 1)
-    for (const mode of modes) rates[mode].push(await commitRate(mode))
+  // Interleaved rounds, each in a rotated order, so a change in the machine's load (and whatever a
+  // run leaves behind for the next) hits every mode alike.
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (let k = 0; k < modes.length; k += 1) {
+      const mode = modes[(round + k) % modes.length]!
+      rates[mode].push(await commitRate(mode))
+    }
+  }
   const median = (values: number[]): number =>
     percentile(
       [...values].sort((a, b) => a - b),
