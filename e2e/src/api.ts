@@ -62,8 +62,8 @@ async function call(method: string, url: string, body?: unknown, headers: Record
 export const retriedPosts: string[] = []
 
 /**
- * POST /orders as a careful client does it: with an `Idempotency-Key`, retrying (up to 4 attempts,
- * 250 ms apart) on a 5xx or no answer, so a retry returns the first order instead of making a second.
+ * POST /orders as a careful client does it: with an `Idempotency-Key`, retrying (up to 6 attempts,
+ * 250 ms more apart each time) on a 5xx or no answer, so a retry returns the first order instead of making a second.
  * Throws unless 201, naming status and body. Returns the order and the local time (ms since epoch)
  * the first request was sent, the start of its time-to-terminal. Retries are recorded in
  * `retriedPosts`: they are reported, since a 5xx is a finding even when the retry succeeds.
@@ -86,9 +86,9 @@ export async function placeOrder(
       if (error instanceof ClientError) throw error
       failure = `POST /orders got no answer: ${error instanceof Error ? error.message : String(error)}`
     }
-    if (attempt >= 4) throw new Error(`${failure} (after ${attempt} attempts)`)
+    if (attempt >= 6) throw new Error(`${failure} (after ${attempt} attempts)`)
     retriedPosts.push(failure)
-    await new Promise((resolve) => setTimeout(resolve, 250))
+    await new Promise((resolve) => setTimeout(resolve, 250 * attempt))
   }
 }
 

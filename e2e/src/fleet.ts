@@ -63,14 +63,14 @@ export class Fleet {
       // First instance of each service in parallel (own databases); extra instances after, so two
       // instances never race on the migrations of one database.
       for (const service of SERVICES) await fleet.add(service, options.env?.[service])
-      await Promise.all(fleet.instances.map((p) => p.waitReady(60_000)))
+      await Promise.all(fleet.instances.map((p) => p.waitReady(120_000)))
       const extra: ServiceProcess[] = []
       for (const service of SERVICES) {
         for (let i = 1; i < (options.instances?.[service] ?? 1); i++) {
           extra.push(await fleet.add(service, options.env?.[service]))
         }
       }
-      await Promise.all(extra.map((p) => p.waitReady(60_000)))
+      await Promise.all(extra.map((p) => p.waitReady(120_000)))
       return fleet
     } catch (error) {
       await fleet.stop()

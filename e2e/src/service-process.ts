@@ -77,7 +77,7 @@ export class ServiceProcess {
    * Polls GET /health/ready until 200; rejects after `timeoutMs` or at once when the process
    * exits, pointing at the log file.
    */
-  async waitReady(timeoutMs = 30_000): Promise<void> {
+  async waitReady(timeoutMs = 90_000): Promise<void> {
     let exited = false
     void this.exited.then(() => (exited = true))
     await eventually(
@@ -112,7 +112,7 @@ export class ServiceProcess {
   }
 
   /** Starts again (optionally with changed env) and waits until ready. */
-  async restart(envOverrides: Record<string, string> = {}, timeoutMs = 30_000): Promise<void> {
+  async restart(envOverrides: Record<string, string> = {}, timeoutMs = 90_000): Promise<void> {
     await this.stop()
     this.start(envOverrides)
     await this.waitReady(timeoutMs)
