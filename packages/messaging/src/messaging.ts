@@ -18,8 +18,14 @@ export type MessagingRelayOptions = Omit<
 export interface MessagingConsumerOptions {
   /** Consume in this process (when there are handlers). Default true. */
   enabled?: boolean
-  /** Unacked deliveries per handler queue = handlers running at once per handler. Default 10. */
+  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 10. */
   prefetch?: number
+  /**
+   * Handler transactions at once across all handlers of this instance (each holds a connection).
+   * Default 40 % of `pool`'s `max`, at least 1: 4 of a 10-connection pool, leaving the rest to
+   * routes and the relay (see README "Sizing").
+   */
+  concurrency?: number
   /** Attempts per message, the first included, before dead-lettering. Default 10. */
   maxAttempts?: number
   /** First retry delay, ms (upper end of the jittered step), doubling per attempt. Default 500. */
@@ -109,6 +115,13 @@ export interface Messaging<Tx extends TransactionClient = TransactionClient> {
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
+// pg.Pool's own default `max` (https://node-postgres.com/apis/pool).
+const PG_POOL_DEFAULT_MAX = 10
+
+/** 40 % of the pool for handler transactions, at least 1: the rest stays free for routes and the relay. */
+const defaultConcurrency = (pool: pg.Pool): number =>
+  Math.max(1, Math.floor((pool.options.max ?? PG_POOL_DEFAULT_MAX) * 0.4))
+
 /**
  * Creates the messaging of one service: outbox relay, inbox consumers, topology, health and metrics.
  * Example:
@@ -147,6 +160,7 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
     })
     consumer = createConsumer({
       ...consumerSettings,
+      concurrency: consumerSettings.concurrency ?? defaultConcurrency(options.pool),
       connection: consumerConnection,
       database: options.database,
       handlers,
@@ -161,7 +175,11 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
 
   const health = (): MessagingHealth => {
     const stats = relay?.stats()
-    const consumerHealth = consumer?.health() ?? { consuming: true, handlers: {} }
+    const consumerHealth = consumer?.health() ?? {
+      consuming: true,
+      transactions: { limit: 0, running: 0, waiting: 0 },
+      handlers: {},
+    }
     const relayConnected = relay?.isConnected ?? true
     const consumerConnected = consumerConnection?.isConnected ?? true
     const oldestPendingAgeMs = stats?.oldestPendingAgeMs ?? 0

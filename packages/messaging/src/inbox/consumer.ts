@@ -4,6 +4,7 @@ import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import type { HandlerCounters } from './handle-delivery.js'
 import { createQueueConsumer, type QueueConsumer } from './queue-consumer.js'
+import { createSlots } from './slots.js'
 
 /** Options of `createConsumer`. Durations in milliseconds. */
 export interface ConsumerOptions<Tx extends TransactionClient> {
@@ -21,8 +22,15 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   declare?: { exchange: string; deliveryLimit?: number }
   signals?: Signals
   logger?: Logger
-  /** Unacked deliveries per handler queue, i.e. handlers running at once per handler. Default 10. */
+  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 10. */
   prefetch?: number
+  /**
+   * Handler transactions running at once across all handler queues of this consumer, each holding a
+   * database connection. Keep it below the pool size so routes and the relay still get connections.
+   * Deliveries beyond it wait, unacked and outside any transaction, first come first served.
+   * Default `DEFAULT_CONSUMER_CONCURRENCY` (4).
+   */
+  concurrency?: number
   /** Attempts per message in all, the first included, before it is dead-lettered. Default 10. */
   maxAttempts?: number
   /** First retry delay, ms (upper end; the delay is 50-100 % of the step). Doubles per attempt. Default 500. */
@@ -35,10 +43,18 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   onCommitted?: () => void
 }
 
+/**
+ * Default `concurrency`: 4 handler transactions leave 6 of a 10-connection pool (pg's and
+ * service-kit's default) for HTTP requests and the relay's claims.
+ */
+export const DEFAULT_CONSUMER_CONCURRENCY = 4
+
 /** Per-handler state for health checks. */
 export interface ConsumerHealth {
   /** True when every handler queue is being consumed. */
   consuming: boolean
+  /** Handler transactions: the limit, running now, deliveries waiting for a slot now. */
+  transactions: { limit: number; running: number; waiting: number }
   handlers: Record<string, { queue: string; consuming: boolean; inFlight: number }>
 }
 
@@ -71,7 +87,8 @@ const positiveInteger = (name: string, value: number): number => {
  * `inbox_message` and run the handler in one transaction, COMMIT, then ack. A handler that throws is
  * rolled back and retried with capped exponential backoff, then dead-lettered with the error.
  * After a lost connection it consumes again on fresh channels once the connection is back.
- * Throws `RangeError` for a non-positive `prefetch` or `maxAttempts`.
+ * At most `concurrency` handler transactions run at once over all queues (a FIFO semaphore).
+ * Throws `RangeError` for a non-positive `prefetch`, `concurrency` or `maxAttempts`.
  */
 export function createConsumer<Tx extends TransactionClient>(options: ConsumerOptions<Tx>): Consumer {
   const { connection, queuePrefix, declare } = options
@@ -83,6 +100,7 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
     maxMs: options.retryMaxMs ?? 30_000,
   }
   const prefetch = positiveInteger('prefetch', options.prefetch ?? 10)
+  const slots = createSlots(options.concurrency ?? DEFAULT_CONSUMER_CONCURRENCY)
 
   async function declareOnce(spec: NonNullable<typeof declare>): Promise<void> {
     const channel = await connection.openChannel(false)
@@ -108,6 +126,7 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
       signals,
       logger,
       onCommitted: options.onCommitted ?? (() => undefined),
+      slots,
       redeclare,
     })
   })
@@ -149,7 +168,11 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
           inFlight: queue.counters.inFlight,
         }
       })
-      return { consuming: queues.every((queue) => queue.consuming), handlers }
+      return {
+        consuming: queues.every((queue) => queue.consuming),
+        transactions: { limit: slots.limit, running: slots.running, waiting: slots.waiting },
+        handlers,
+      }
     },
     metrics() {
       const total: HandlerCounters = {

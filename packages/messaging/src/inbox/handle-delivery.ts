@@ -5,6 +5,7 @@ import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionC
 import { recordInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
+import type { Slots } from './slots.js'
 
 /** Counters of one handler; the consumer's metrics read them. */
 export interface HandlerCounters {
@@ -16,7 +17,7 @@ export interface HandlerCounters {
   retriedTotal: number
   /** Messages moved to the dead-letter queue (poison, or out of attempts). */
   deadLetteredTotal: number
-  /** Deliveries being worked on now (running, or waiting for a retry). */
+  /** Deliveries being worked on now (running, waiting for a transaction slot, or waiting for a retry). */
   inFlight: number
 }
 
@@ -42,6 +43,8 @@ export interface DeliveryRuntime<Tx extends TransactionClient> {
   stopping: AbortSignal
   /** Called after a handler's transaction committed (wakes the relay for the rows it enqueued). */
   onCommitted: () => void
+  /** The consumer-wide limit on handler transactions at once, shared by every handler queue. */
+  slots: Slots
 }
 
 type Attempt =
@@ -104,8 +107,9 @@ async function attemptOnce<Tx extends TransactionClient>(
  * One delivery, start to end: poison is dead-lettered at once; a valid message runs its handler in
  * an inbox transaction and is acked only after COMMIT; a handler error is retried in-process with
  * backoff (the delivery stays unacked meanwhile) until the attempts are used up, then dead-lettered.
- * Never throws. When the consumer stops, a delivery not yet running or waiting for a retry is left
- * unacked; closing the channel returns it to the queue.
+ * Each transaction first takes a slot of `runtime.slots` (the consumer-wide limit), waiting in FIFO
+ * order. Never throws. When the consumer stops, a delivery not yet running, waiting for a slot or
+ * waiting for a retry is left unacked; closing the channel returns it to the queue.
  */
 export async function handleDelivery<Tx extends TransactionClient>(
   delivery: Message,
@@ -154,7 +158,20 @@ export async function handleDelivery<Tx extends TransactionClient>(
   let attempt = priorDeliveries(delivery) + 1
   let outages = 0
   for (;;) {
-    const outcome = await attemptOnce({ ...parsed.message, attempt }, runtime)
+    // A slot per transaction, not per delivery: a delivery waiting for a retry holds no connection.
+    // One waiting for a slot has no transaction yet, so a stop simply leaves it for redelivery.
+    const release = await runtime.slots.acquire(stopping)
+    if (!release) return
+    if (stopping.aborted) {
+      release()
+      return
+    }
+    let outcome: Attempt
+    try {
+      outcome = await attemptOnce({ ...parsed.message, attempt }, runtime)
+    } finally {
+      release()
+    }
     if (outcome.kind === 'handled' || outcome.kind === 'duplicate') {
       control.ack()
       if (outcome.kind === 'handled') {
