@@ -1,6 +1,7 @@
 /**
  * What service-kit reads from a `@saga/messaging` instance, described structurally so the kit does
- * not depend on the messaging implementation (see packages/messaging/PLAN.md: `health()`, `metrics()`).
+ * not depend on the messaging implementation (see packages/messaging/README.md,
+ * "API": `health()`, `metrics()`).
  */
 export interface MessagingStatusSource {
   /** `broker`: the AMQP connection is up; `oldestPendingAgeMs`: age of the oldest pending outbox row (ms). */

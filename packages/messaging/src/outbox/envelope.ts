@@ -26,7 +26,7 @@ export interface Publishable {
 
 /**
  * Builds the wire form of a row: a CloudEvents 1.0 structured JSON body and the AMQP properties
- * of PLAN.md ("Wire format"). `source` is the producing service, e.g. `inventory`.
+ * of packages/messaging/README.md ("Wire format and topology"). `source` is the producing service, e.g. `inventory`.
  */
 export function toPublishable(row: OutboxRow, source: string): Publishable {
   const headers = row.headers ?? {}
