@@ -45,6 +45,9 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     // Published rows are deleted after this age: dead index entries slow the claim query down.
     OUTBOX_RETENTION_MS: positiveInt(3_600_000),
     CONSUMER_PREFETCH: positiveInt(10),
+    // Handler transactions at once per instance across all handler queues. Unset: messaging takes
+    // 40 % of DATABASE_POOL_MAX (4 of 10), leaving connections for HTTP requests and the relay.
+    CONSUMER_CONCURRENCY: z.coerce.number().int().positive().optional(),
     CONSUMER_MAX_ATTEMPTS: positiveInt(10),
     READY_MAX_OUTBOX_AGE_MS: positiveInt(60_000),
     // Above messaging's drain timeout (15 s), so in-flight handlers finish before a forced exit.

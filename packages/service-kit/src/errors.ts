@@ -41,6 +41,36 @@ export class HttpError extends Error {
 
 const reason = (statusCode: number): string => STATUS_CODES[statusCode] ?? 'Error'
 
+/** Seconds a client is told to wait (`Retry-After`) when the database is overloaded. */
+export const BUSY_RETRY_AFTER_S = 2
+
+// Prisma: P2028 transaction could not start within maxWait, P2024 timed out fetching a pool
+// connection, P1001 cannot reach the database server (https://www.prisma.io/docs/orm/reference/error-reference).
+// PostgreSQL SQLSTATE: 53300 too_many_connections, 57P03 cannot_connect_now
+// (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+const BUSY_CODES = new Set(['P2028', 'P2024', 'P1001', '53300', '57P03'])
+// pg-pool's and pg's own connect timeouts carry no code, only these messages.
+const BUSY_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'connection terminated due to connection timeout',
+]
+
+/**
+ * Whether `error` (or an error in its `cause` chain, where Prisma's driver adapter puts the pg error)
+ * says the database is overloaded or unreachable: no connection or transaction slot within its wait.
+ * Such a request may well succeed a moment later, so it is answered 503 with `Retry-After`, not 500.
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
+    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown }
+    if (typeof code === 'string' && BUSY_CODES.has(code)) return true
+    const text = typeof message === 'string' ? message.toLowerCase() : ''
+    if (BUSY_MESSAGES.some((m) => text.includes(m))) return true
+    current = cause
+  }
+  return false
+}
+
 /** Builds the 4xx body. */
 export const clientError = (
   statusCode: number,
@@ -78,6 +108,15 @@ function handleError(
     request.log.info({ err: error }, 'client error')
     return reply.code(statusCode).send(clientError(statusCode, error.message))
   }
+  if (isDatabaseBusy(error)) {
+    request.log.warn({ err: error }, 'database busy; answered 503')
+    const body: ServerErrorBody = {
+      error: reason(503),
+      message: `The service is busy; retry in ${BUSY_RETRY_AFTER_S} s (quote the request id if it persists)`,
+      requestId: request.id,
+    }
+    return reply.code(503).header('retry-after', String(BUSY_RETRY_AFTER_S)).send(body)
+  }
   request.log.error({ err: error }, 'request failed')
   const body: ServerErrorBody = {
     error: reason(500),
@@ -90,7 +129,8 @@ function handleError(
 /**
  * One error handler for the app: 4xx as `{ error, message, details: [{ path, issue }] }` (zod
  * validation errors from fastify-type-provider-zod included, 413 for oversized bodies), 5xx hiding
- * internals and carrying `requestId`; unknown routes get a 404 in the same shape.
+ * internals and carrying `requestId` (503 with `Retry-After` when the database is busy, see
+ * `isDatabaseBusy`); unknown routes get a 404 in the same shape.
  */
 export const errorHandlerPlugin = fp(
   (app: FastifyInstance) => {
