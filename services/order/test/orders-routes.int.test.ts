@@ -192,6 +192,14 @@ describe('GET /orders/:id', () => {
     expect(new Date(order.events[0]?.occurredAt ?? '').getTime()).toBeGreaterThan(0)
   })
 
+  it('when an order was just created, then GET returns exactly what the 201 said', async () => {
+    const created = await post(orderBody())
+
+    const fetched = await app.inject({ method: 'GET', url: `/orders/${created.json<{ id: string }>().id}` })
+
+    expect(fetched.json()).toEqual(created.json())
+  })
+
   it('when the id is unknown, then 404', async () => {
     const response = await app.inject({ method: 'GET', url: `/orders/${randomUUID()}` })
     expect(response.statusCode).toBe(404)

@@ -4,7 +4,6 @@ import { enqueue } from '@saga/messaging'
 import { orderTotal } from '../domain/order.js'
 import type { CreateOrderBody, OrderView } from '../routes/order-schemas.js'
 import { claimKey, findStoredResponse, requestHash, type StoredResponse } from './idempotency.js'
-import { findOrderView } from './order-view.js'
 import { recordTimeline } from './timeline.js'
 import type { Db, Transactor, Tx } from './types.js'
 
@@ -33,7 +32,11 @@ export const orderCreatedPayload = (orderId: string, body: CreateOrderBody, tota
     createdAt: createdAt.toISOString(),
   })
 
-async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: Date): Promise<void> {
+/**
+ * Writes the order, its lines, the OrderCreated outbox row and the first timeline entry, and returns
+ * the order as the API shows it, built from what was written (no read-back: a POST costs fewer round trips).
+ */
+async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: Date): Promise<OrderView> {
   const total = orderTotal(body.items)
   const address = body.shippingAddress
   await tx.order.create({
@@ -68,8 +71,26 @@ async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: 
     type: OrderCreated.type,
     source: 'order',
     occurredAt: now,
+    recordedAt: now,
     data: payload,
   })
+  const at = now.toISOString()
+  return {
+    id: orderId,
+    customerId: body.customerId,
+    status: 'PENDING',
+    currency: body.currency,
+    total,
+    cancellationReason: null,
+    failedStep: null,
+    createdAt: at,
+    updatedAt: at,
+    items: body.items,
+    shippingAddress: body.shippingAddress,
+    confirmedAt: null,
+    cancelledAt: null,
+    events: [{ id: messageId, type: OrderCreated.type, source: 'order', occurredAt: at, recordedAt: at }],
+  }
 }
 
 /**
@@ -99,9 +120,7 @@ export async function createOrder(
   const now = options.now ?? new Date()
   try {
     const order = await deps.transactor.transaction(async (tx) => {
-      await insertOrder(tx, orderId, body, now)
-      const view = await findOrderView(tx, orderId)
-      if (!view) throw new Error(`order ${orderId} vanished inside its own transaction`)
+      const view = await insertOrder(tx, orderId, body, now)
       if (
         key !== undefined &&
         !(await claimKey(tx, key, orderId, { requestHash: hash, status: 201, body: view }))

@@ -12,6 +12,8 @@ export interface TimelineEntry {
   source: string
   /** When the fact happened. */
   occurredAt: Date
+  /** When this service learned of it; default the transaction's time. Own events pass their own clock. */
+  recordedAt?: Date | undefined
   data: unknown
 }
 
@@ -22,9 +24,9 @@ export interface TimelineEntry {
  */
 export async function recordTimeline(tx: Tx, entry: TimelineEntry): Promise<boolean> {
   const inserted = await tx.$executeRaw`
-    INSERT INTO order_events (message_id, order_id, type, source, occurred_at, data)
+    INSERT INTO order_events (message_id, order_id, type, source, occurred_at, recorded_at, data)
     SELECT ${entry.messageId}::uuid, o.id, ${entry.type}, ${entry.source}, ${entry.occurredAt},
-           ${JSON.stringify(entry.data)}::jsonb
+           COALESCE(${entry.recordedAt ?? null}::timestamptz, now()), ${JSON.stringify(entry.data)}::jsonb
     FROM orders o WHERE o.id = ${entry.orderId}::uuid
     ON CONFLICT (message_id) DO NOTHING`
   if (inserted === 1) return true
