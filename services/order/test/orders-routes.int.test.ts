@@ -68,6 +68,21 @@ describe('POST /orders', () => {
     expect(outbox[0]?.headers).toMatchObject({ correlationId: order.id })
   })
 
+  it('when the order is as large as the limits allow, then 201 with the exact total in minor units', async () => {
+    const items = Array.from({ length: 100 }, (_, i) => ({
+      sku: `BIG-${i}`,
+      quantity: 1_000,
+      unitPrice: 100_000_000,
+    }))
+
+    const response = await post(orderBody({ items, currency: 'JPY' }))
+
+    expect(response.statusCode).toBe(201)
+    const { id, total } = response.json<{ id: string; total: number }>()
+    expect(total).toBe(10_000_000_000_000)
+    expect((await db.prisma.order.findUniqueOrThrow({ where: { id } })).totalAmount).toBe(10_000_000_000_000n)
+  })
+
   const base = orderBody()
   const item = base.items[0]
   const withItem = (patch: object) => ({ ...base, items: [{ ...item, ...patch }] })

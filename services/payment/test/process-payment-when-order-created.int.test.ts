@@ -80,6 +80,31 @@ describe('process-payment-when-order-created', () => {
     },
   )
 
+  it('when the largest possible order arrives, then it is stored exactly and declined as amount_too_large', async () => {
+    const base = orderCreated('tok_visa')
+    const lines = Array.from({ length: 100 }, (_, i) => ({
+      sku: `BIG-${i}`,
+      quantity: 1_000,
+      unitPrice: 100_000_000,
+    }))
+    const payload = { ...base, lines, totalAmount: 10_000_000_000_000 }
+    const message = consumed(OrderCreated, payload, { correlationId: base.orderId })
+
+    await deliver(db.prisma, handler, message)
+
+    const payment = await db.prisma.payment.findUniqueOrThrow({ where: { orderId: base.orderId } })
+    expect(payment).toMatchObject({
+      status: 'DECLINED',
+      declineReason: 'amount_too_large',
+      amount: 10_000_000_000_000n,
+    })
+    const outbox = await outboxOf(db, base.orderId)
+    expect(PaymentFailed.schema.parse(outbox[0]?.payload)).toMatchObject({
+      amount: 10_000_000_000_000,
+      reason: 'amount_too_large',
+    })
+  })
+
   it('when the same OrderCreated is delivered twice, then the order is charged once', async () => {
     const message = created('tok_visa')
 
