@@ -1,5 +1,5 @@
 import amqp from 'amqplib'
-import { TERMINAL, publisherOf } from './chain.js'
+import { TERMINAL, publisherOf, waitingFor } from './chain.js'
 import { outboxRowsOfOrder } from './outbox.js'
 import type { CliSettings } from './settings.js'
 
@@ -87,10 +87,10 @@ export function formatStep(step: Step, placedAt: Date): string {
 }
 
 /**
- * Prints the steps of one order until its saga is complete (a terminal event was seen and, for a
- * cancellation, nothing more is expected within `settleMs`), or `timeoutMs` passed. History comes
+ * Prints the steps of one order until its saga is complete (a terminal event was seen and every
+ * compensation the chain expects after it, see `waitingFor`), or `timeoutMs` passed. History comes
  * from the four outbox tables; what happens next from `watcher`. Each message id is printed once.
- * Resolves with the terminal routing key, or undefined on timeout.
+ * Resolves with the terminal routing key, or undefined when none came in time.
  */
 export async function printChain(
   settings: CliSettings,
@@ -99,31 +99,27 @@ export async function printChain(
   placedAt: Date | undefined,
   {
     timeoutMs,
-    settleMs = 300,
     write = (line: string) => process.stdout.write(`${line}\n`),
   }: {
     timeoutMs: number
-    settleMs?: number
     write?: (line: string) => void
   },
 ): Promise<string | undefined> {
   const printed = new Set<string>()
+  const facts: string[] = []
   let start = placedAt
   let terminal: string | undefined
   let settle: (() => void) | undefined
   const done = new Promise<void>((resolve) => (settle = resolve))
-  let settleTimer: NodeJS.Timeout | undefined
   const show = (step: Step): void => {
     if (printed.has(step.messageId)) return
     printed.add(step.messageId)
+    facts.push(step.routingKey)
     start ??= step.at
     write(formatStep(step, start))
     if (TERMINAL.has(step.routingKey)) terminal = step.routingKey
-    // Compensations (refund, release) may land just after the cancel; wait a moment for them.
-    if (terminal) {
-      clearTimeout(settleTimer)
-      settleTimer = setTimeout(() => settle?.(), settleMs)
-    }
+    // A cancellation is final for the order, but the refund and release still follow it.
+    if (terminal && waitingFor(facts).length === 0) settle?.()
   }
   // Live steps wait until the history is printed, so the output stays in chain order.
   const live: Step[] = []
@@ -142,6 +138,9 @@ export async function printChain(
   const timer = setTimeout(() => settle?.(), timeoutMs)
   await done
   clearTimeout(timer)
-  clearTimeout(settleTimer)
+  if (terminal) {
+    for (const w of waitingFor(facts))
+      write(`  (still waiting for ${w.oneOf.join(' or ')} from ${w.service})`)
+  }
   return terminal
 }
