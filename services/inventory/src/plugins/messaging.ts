@@ -26,7 +26,10 @@ export const messagingPlugin = fp(
     const messaging = createMessaging<Tx>({
       service: 'inventory',
       queuePrefix: config.AMQP_QUEUE_PREFIX,
-      database: prismaDatabase(app.prisma),
+      // Routes and handlers alike wait at most 5 s for a connection (= the pool's connectionTimeoutMillis),
+      // then fail with P2028, which the error handler answers 503 + Retry-After; a transaction that
+      // runs longer than 10 s is rolled back.
+      database: prismaDatabase(app.prisma, { maxWaitMs: 5_000, timeoutMs: 10_000 }),
       pool: app.pool,
       amqpUrl: config.AMQP_URL,
       exchange: config.AMQP_EXCHANGE,
@@ -39,7 +42,12 @@ export const messagingPlugin = fp(
         maxAttempts: config.OUTBOX_MAX_ATTEMPTS,
         retentionMs: config.OUTBOX_RETENTION_MS,
       },
-      consumer: { prefetch: config.CONSUMER_PREFETCH, maxAttempts: config.CONSUMER_MAX_ATTEMPTS },
+      consumer: {
+        prefetch: config.CONSUMER_PREFETCH,
+        maxAttempts: config.CONSUMER_MAX_ATTEMPTS,
+        // Unset: 40 % of the pool, so handler transactions never take every connection from HTTP.
+        concurrency: config.CONSUMER_CONCURRENCY,
+      },
       readyMaxOutboxAgeMs: config.READY_MAX_OUTBOX_AGE_MS,
     })
     app.decorate('messaging', messaging)
