@@ -36,6 +36,14 @@ export interface BatchResult {
  * @throws database errors (connect, claim, update, commit); the transaction is then rolled back
  * and the rows stay pending, whether or not the broker got them (at least once).
  */
+/**
+ * Server-side guard beyond the publish timeout. The client keeps its own bound (the publish
+ * timeout); this one only frees the locks of a relay that froze. With a 1 s margin, a starved
+ * 2-core machine (e2e under load) stalled healthy relays between the confirms and the marks long
+ * enough to be cut off, and their confirmed rows were published a second time.
+ */
+const GUARD_MARGIN_MS = 5_000
+
 export async function runBatch(
   pool: pg.Pool,
   channel: ConfirmChannel,
@@ -47,7 +55,7 @@ export async function runBatch(
   client.on('error', onError)
   let failedClient: Error | undefined
   try {
-    const rows = await beginAndClaim(client, settings.batchSize, Math.ceil(settings.publishTimeoutMs) + 1_000)
+    const rows = await beginAndClaim(client, settings.batchSize, Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS)
     if (rows.length === 0) {
       await client.query('COMMIT')
       return { claimed: 0, published: [], failed: [], channelBroken: false }

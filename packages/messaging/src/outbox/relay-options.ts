@@ -48,6 +48,6 @@ export interface RelayOptions {
   declareExchange?: boolean
   /** Cross-instance wake-up (see `createCrossInstanceWakeup`). Default on. */
   wakeup?: { listen?: boolean; notify?: boolean; channel?: string; windowMs?: number }
-  /** AMQP heartbeat in s (default 5) and connect timeout in ms (default 5,000). */
+  /** AMQP heartbeat in s (default 10) and connect timeout in ms (default 5,000). */
   amqp?: { heartbeatS?: number; connectTimeoutMs?: number }
 }
