@@ -84,10 +84,15 @@ export const clientError = (
 
 function validationDetails(error: FastifyError): ErrorDetail[] {
   const context = error.validationContext ?? 'request'
-  return (error.validation ?? []).map((v) => ({
-    path: [context, ...v.instancePath.split('/').filter(Boolean)].join('.'),
-    issue: v.message ?? 'is invalid',
-  }))
+  return (error.validation ?? []).flatMap((v) => {
+    const path = [context, ...v.instancePath.split('/').filter(Boolean)]
+    // zod reports unknown fields once, on their parent, with the names in `keys`: name each field.
+    const keys = (v.params as { keys?: unknown } | undefined)?.keys
+    if (v.keyword === 'unrecognized_keys' && Array.isArray(keys) && keys.length > 0) {
+      return keys.map((key) => ({ path: [...path, String(key)].join('.'), issue: 'is not an allowed field' }))
+    }
+    return [{ path: path.join('.'), issue: v.message ?? 'is invalid' }]
+  })
 }
 
 function handleError(

@@ -88,12 +88,12 @@ describe('POST /orders', () => {
   const withItem = (patch: object) => ({ ...base, items: [{ ...item, ...patch }] })
   const badBodies: [string, unknown, string][] = [
     ['a required field is missing', { ...base, customerId: undefined }, 'body.customerId'],
-    ['an unknown field is present', { ...base, coupon: 'FREE' }, 'body'],
-    ['an item has an unknown field', withItem({ discount: 5 }), 'body.items.0'],
+    ['an unknown field is present', { ...base, coupon: 'FREE' }, 'body.coupon'],
+    ['an item has an unknown field', withItem({ discount: 5 }), 'body.items.0.discount'],
     [
       'the address has an unknown field',
       { ...base, shippingAddress: { ...base.shippingAddress, line9: 'x' } },
-      'body.shippingAddress',
+      'body.shippingAddress.line9',
     ],
     ['a quantity is a string', withItem({ quantity: '2' }), 'body.items.0.quantity'],
     ['a quantity is zero', withItem({ quantity: 0 }), 'body.items.0.quantity'],
@@ -146,14 +146,12 @@ describe('POST /orders', () => {
     expect(await counts()).toEqual(before)
   })
 
-  it('when an unknown field is present, then the issue names that field', async () => {
-    const response = await post({ ...base, coupon: 'FREE' })
-    expect(
-      response
-        .json<ErrorBody>()
-        .details.map((detail) => detail.issue)
-        .join(' '),
-    ).toContain('coupon')
+  it('when two unknown fields are present, then each is named by its own path', async () => {
+    const response = await post({ ...base, coupon: 'FREE', note: 'x' })
+    expect(response.json<ErrorBody>().details).toEqual([
+      { path: 'body.coupon', issue: 'is not an allowed field' },
+      { path: 'body.note', issue: 'is not an allowed field' },
+    ])
   })
 
   it('when a string holds an unpaired surrogate escape, then 400 names it (not a 500 from jsonb) and nothing is written', async () => {
@@ -271,7 +269,7 @@ describe('GET /orders', () => {
       `cursor=${Buffer.from(`-271821-04-20T00:00:00.000Z|${randomUUID()}`).toString('base64url')}`,
       'querystring.cursor',
     ],
-    ['sort=asc', 'querystring'],
+    ['sort=asc', 'querystring.sort'],
   ])('when the query is %s, then 400 names %s', async (query, path) => {
     const response = await app.inject({ method: 'GET', url: `/orders?${query}` })
     expect(response.statusCode).toBe(400)

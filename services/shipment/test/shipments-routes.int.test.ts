@@ -60,7 +60,7 @@ describe('GET /shipments?orderId=', () => {
   const bad: [string, string, string][] = [
     ['a non-uuid order id', '/shipments?orderId=42', 'querystring.orderId'],
     ['no order id', '/shipments', 'querystring.orderId'],
-    ['an unknown parameter', `/shipments?orderId=${randomUUID()}&limit=5`, 'querystring'],
+    ['an unknown parameter', `/shipments?orderId=${randomUUID()}&limit=5`, 'querystring.limit'],
   ]
   it.each(bad)('when the query has %s, then 400 names %s', async (_, url, path) => {
     const res = await app.inject({ method: 'GET', url })
