@@ -20,7 +20,8 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
 
 // eslint-disable-next-line @typescript-eslint/no-namespace
 export declare namespace StandardSchemaV1 {
-  type Result<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<Issue> }
+  type Result<Output> =
+    { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<Issue> }
   interface Issue {
     readonly message: string
     readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined

@@ -55,7 +55,11 @@ export async function runBatch(
   client.on('error', onError)
   let failedClient: Error | undefined
   try {
-    const rows = await beginAndClaim(client, settings.batchSize, Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS)
+    const rows = await beginAndClaim(
+      client,
+      settings.batchSize,
+      Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS,
+    )
     if (rows.length === 0) {
       await client.query('COMMIT')
       return { claimed: 0, published: [], failed: [], channelBroken: false }
