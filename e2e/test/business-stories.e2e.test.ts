@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { allEvents } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
 import { getOrder, getStock, orderBody, orderTotal, setStock } from '../src/api.js'
 import { orderCli } from '../src/cli.js'
@@ -153,6 +155,24 @@ describe('scenario 1: the four business stories', () => {
     const replay = await orderCli(s.fleet, ['follow', id!])
     expect(replay.match(/^\s+\+/gm)).toHaveLength(5)
     process.stdout.write(`[e2e] scenario 1: npm run order -- place --sku E2E-MUG --qty 1 --follow\n${output}`)
+  })
+
+  // The relay publishes with `mandatory`: an event no queue takes is returned, retried and parked,
+  // and the tap (bound to `#`) would hide that here. So the services' own bindings are checked.
+  it('when the fleet is up, then every event of the chain is bound to some service queue, the tap aside', () => {
+    const listed = execFileSync(
+      'rabbitmqctl',
+      ['list_bindings', '-q', '--no-table-headers', 'source_name', 'routing_key', 'destination_name'],
+      { encoding: 'utf8' },
+    )
+    const bound = new Set(
+      listed
+        .split('\n')
+        .map((line) => line.split('\t'))
+        .filter(([source, , queue]) => source === s.fleet.names.exchange && queue !== s.fleet.tap!.queue)
+        .map(([, routingKey]) => routingKey),
+    )
+    expect(allEvents.map((event) => event.routingKey).filter((key) => !bound.has(key))).toEqual([])
   })
 
   it('when the stories are over, then every invariant holds', async () => {

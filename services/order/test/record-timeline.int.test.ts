@@ -33,6 +33,8 @@ describe('record-timeline-when-*', () => {
     expect(new Set(handlers.map((handler) => handler.name)).size).toBe(handlers.length)
     expect(handlers.map((handler) => handler.message.type).sort()).toEqual(
       [
+        'order.cancelled.v1',
+        'order.confirmed.v1',
         'payment.failed.v1',
         'payment.processed.v1',
         'payment.refunded.v1',

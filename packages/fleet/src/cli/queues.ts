@@ -20,6 +20,8 @@ const KNOWN_HANDLERS: Record<string, string[]> = {
     'record-timeline-when-stock-reserved',
     'record-timeline-when-payment-refunded',
     'record-timeline-when-stock-released',
+    'record-timeline-when-order-confirmed',
+    'record-timeline-when-order-cancelled',
   ],
   payment: [
     'process-payment-when-order-created',

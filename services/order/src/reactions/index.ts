@@ -1,4 +1,11 @@
-import { PaymentProcessed, PaymentRefunded, StockReleased, StockReserved } from '@saga/contracts'
+import {
+  OrderCancelled,
+  OrderConfirmed,
+  PaymentProcessed,
+  PaymentRefunded,
+  StockReleased,
+  StockReserved,
+} from '@saga/contracts'
 import { cancelOrderWhenPaymentFailed } from './cancel-order-when-payment-failed.js'
 import { cancelOrderWhenShipmentFailed } from './cancel-order-when-shipment-failed.js'
 import { cancelOrderWhenStockReservationFailed } from './cancel-order-when-stock-reservation-failed.js'
@@ -10,7 +17,15 @@ export type { ReactionDeps } from './deps.js'
 
 /**
  * Everything the order service consumes, one handler (and one queue) each: the four reactions of
- * the saga, and timeline recorders for the other services' events it does not react to.
+ * the saga, timeline recorders for the other services' events it does not react to, and for its
+ * own terminal events.
+ *
+ * OrderConfirmed and OrderCancelled end the chain; no other service of the fleet consumes them. The
+ * relay publishes with `mandatory`, and a message no queue takes is returned, retried and finally
+ * parked (design.md), so without a consumer every order would leave a parked row and turn the
+ * order service's readiness red. The order service is their consumer here: recording them is a
+ * no-op for the timeline (it already holds them, keyed by message id) and confirms they went out.
+ * A notification or analytics service would bind queues of its own beside these.
  */
 export const orderReactions = (deps: ReactionDeps) => [
   confirmOrderWhenShipmentCreated(deps),
@@ -21,4 +36,6 @@ export const orderReactions = (deps: ReactionDeps) => [
   recordTimelineWhen(StockReserved, deps),
   recordTimelineWhen(PaymentRefunded, deps),
   recordTimelineWhen(StockReleased, deps),
+  recordTimelineWhen(OrderConfirmed, deps),
+  recordTimelineWhen(OrderCancelled, deps),
 ]

@@ -7,8 +7,10 @@ import type { ReactionDeps } from './deps.js'
 /**
  * Records an event the order does not react to (PaymentProcessed, StockReserved, PaymentRefunded,
  * StockReleased) in its order's timeline, so GET /orders/:id shows the whole chain. The events the
- * order reacts to are recorded by those reactions, and its own when it emits them; so each event
- * type has exactly one handler (one queue) here. Handler name: `record-timeline-when-<routing key>`.
+ * order reacts to are recorded by those reactions, and its own when it emits them (their consumers
+ * here, for OrderConfirmed and OrderCancelled, find them recorded: the timeline is keyed by message
+ * id); so each event type has exactly one handler (one queue) here. Handler name:
+ * `record-timeline-when-<routing key>`.
  */
 export const recordTimelineWhen = <C extends EventContract>(
   contract: C,
