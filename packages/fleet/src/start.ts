@@ -47,22 +47,31 @@ const { result } = concurrently(
   { prefix: 'name', padPrefix: true, killOthersOn: ['failure'], killSignal: 'SIGTERM', handleInput: false },
 )
 
-void announceWhenReady(databases)
+console.log(`[fleet] databases and roles in place: ${databases.map((db) => db.database).join(', ')}`)
+
+// Set when every service has exited, so the readiness poll does not keep `npm start` alive.
+const fleetEnded = new AbortController()
+void announceWhenReady(databases, fleetEnded.signal)
 
 try {
   await result
 } catch {
   process.exitCode = 1
+} finally {
+  fleetEnded.abort()
 }
 
-/** Prints one line once every service answers /health/ready with 200 (or says which did not in 60 s). */
-async function announceWhenReady(dbs: ServiceDatabase[]): Promise<void> {
+/**
+ * Prints one line once every service answers /health/ready with 200 (or says which did not in
+ * 60 s). Gives up at once, silently, when `ended` aborts: the services have exited.
+ */
+async function announceWhenReady(dbs: ServiceDatabase[], ended: AbortSignal): Promise<void> {
   const deadline = Date.now() + 60_000
   const pending = new Map(
     dbs.map((db) => [db.service, `http://127.0.0.1:${portOf(db.service, process.env)}`]),
   )
   const ready: string[] = []
-  while (pending.size > 0 && Date.now() < deadline) {
+  while (pending.size > 0 && Date.now() < deadline && !ended.aborted) {
     for (const [service, base] of pending) {
       const ok = await fetch(`${base}/health/ready`, { signal: AbortSignal.timeout(1_000) })
         .then((r) => r.ok)
@@ -74,6 +83,7 @@ async function announceWhenReady(dbs: ServiceDatabase[]): Promise<void> {
     }
     if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 500))
   }
+  if (ended.aborted) return
   if (pending.size === 0) console.log(`[fleet] all services ready: ${ready.join(', ')} (Ctrl-C stops them)`)
   else console.log(`[fleet] not ready after 60 s: ${[...pending.keys()].join(', ')}; see their logs above`)
 }
