@@ -7,8 +7,8 @@ import { parseArgs } from 'node:util'
 import amqp from 'amqplib'
 import { ChainWatcher, printChain } from './follow.js'
 import { parkedRows, retryParked } from './outbox.js'
-import { orderBody } from './place.js'
-import { listDeadLetters, requeueDeadLetters } from './queues.js'
+import { orderBody, parsePlaceArgs } from './place.js'
+import { discardDeadLetter, listDeadLetters, requeueDeadLetters } from './queues.js'
 import { loadSettings, type CliSettings } from './settings.js'
 import { where } from './where.js'
 
@@ -16,10 +16,12 @@ const USAGE = `usage: npm run order -- <command>
 
   place --sku <sku> [--qty <n>] [--sku <sku> --qty <n> ...] [--price <minor units>] [--currency EUR]
         [--country DE] [--payment tok_visa|tok_chargeDeclined] [--follow] [--timeout <ms>]
+        (a value starting with '-' is written --qty=-1)
   follow <orderId> [--timeout <ms>]     print the order's event chain, live, until it is final
   where <orderId>                       status, facts, what it waits for, dead letters
   dlq list                              dead-lettered messages of every handler
   dlq requeue <messageId> | --all       move dead-lettered messages back to their handler's queue
+  dlq discard <messageId>               print that dead-lettered message, then remove it from its DLQ
   parked list                           outbox rows whose publishing gave up
   parked retry <id>                     make a parked row pending again
 
@@ -38,19 +40,7 @@ function uuidArg(value: string | undefined, what: string): string {
 }
 
 async function place(settings: CliSettings, args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      sku: { type: 'string', multiple: true, default: [] },
-      qty: { type: 'string', multiple: true, default: [] },
-      price: { type: 'string', default: '1999' },
-      currency: { type: 'string', default: 'EUR' },
-      country: { type: 'string', default: 'DE' },
-      payment: { type: 'string', default: 'tok_visa' },
-      follow: { type: 'boolean', default: false },
-      timeout: { type: 'string', default: '30000' },
-    },
-  })
+  const values = parsePlaceArgs(args)
   const body = orderBody({
     skus: values.sku,
     quantities: values.qty,
@@ -154,8 +144,7 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'where':
-      await where(settings, uuidArg(sub, 'where <orderId>'))
-      return 0
+      return where(settings, uuidArg(sub, 'where <orderId>'))
     case 'dlq':
       if (sub === 'list') {
         const dead = await withBroker(settings, (c) => listDeadLetters(settings, c))
@@ -172,8 +161,28 @@ async function main(argv: string[]): Promise<number> {
         const moved = await withBroker(settings, (c) => requeueDeadLetters(settings, c, target))
         for (const m of moved)
           out(`requeued ${m.messageId ?? '?'} ${m.type ?? '?'} -> ${m.queue.replace(/\.dlq$/, '')}`)
+        if (target && moved.length === 0) {
+          out(`message ${target} was not found in any dead-letter queue (see \`dlq list\`)`)
+          return 1
+        }
         out(`${moved.length} message(s) requeued`)
-        return target && moved.length === 0 ? 1 : 0
+        return 0
+      }
+      if (sub === 'discard') {
+        const target = uuidArg(rest[0], 'dlq discard <messageId>')
+        const removed = await withBroker(settings, (c) =>
+          discardDeadLetter(settings, c, target, (d) =>
+            out(
+              `discarding from ${d.queue}:\n  ${d.messageId ?? '?'} ${d.type ?? '?'} order=${d.correlationId ?? '?'} at=${d.deadLetteredAt ?? '?'}\n  reason: ${d.reason ?? '?'}`,
+            ),
+          ),
+        )
+        if (removed.length === 0) {
+          out(`message ${target} was not found in any dead-letter queue (see \`dlq list\`)`)
+          return 1
+        }
+        out(`${removed.length} message(s) discarded`)
+        return 0
       }
       break
     case 'parked':

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { parseArgs } from 'node:util'
 
 /** What `place` sends: the POST /orders body of the order service. */
 export interface PlaceInput {
@@ -13,7 +14,8 @@ export interface PlaceInput {
 /**
  * Builds the POST /orders body from the command line: `--sku` and `--qty` pair up in order
  * (`--sku A --qty 1 --sku B --qty 2`), a missing `--qty` is 1. Throws on a quantity that is not a
- * positive integer; everything else the service validates and explains.
+ * number; any number (0, -1, 1.5) is passed through, so the order service answers it with its own 400
+ * naming the field (its rules: services/order/README.md).
  */
 export function orderBody(input: PlaceInput) {
   if (input.skus.length === 0) throw new Error('place needs at least one --sku')
@@ -21,8 +23,7 @@ export function orderBody(input: PlaceInput) {
   const items = input.skus.map((sku, i) => {
     const raw = input.quantities[i] ?? '1'
     const quantity = Number(raw)
-    if (!Number.isInteger(quantity) || quantity < 1)
-      throw new Error(`--qty ${raw}: expected a positive integer`)
+    if (raw.trim() === '' || !Number.isFinite(quantity)) throw new Error(`--qty ${raw}: expected a number`)
     return { sku, quantity, unitPrice: input.unitPrice }
   })
   return {
@@ -37,5 +38,35 @@ export function orderBody(input: PlaceInput) {
       country: input.country,
     },
     paymentMethod: input.paymentMethod,
+  }
+}
+
+/** The options of `place`, parsed; every value is a string (or list of them) except `follow`. */
+export function parsePlaceArgs(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        sku: { type: 'string', multiple: true, default: [] },
+        qty: { type: 'string', multiple: true, default: [] },
+        price: { type: 'string', default: '1999' },
+        currency: { type: 'string', default: 'EUR' },
+        country: { type: 'string', default: 'DE' },
+        payment: { type: 'string', default: 'tok_visa' },
+        follow: { type: 'boolean', default: false },
+        timeout: { type: 'string', default: '30000' },
+      },
+    }).values
+  } catch (error) {
+    // node:util parseArgs refuses `--qty -1` as "argument is ambiguous" (the value looks like an
+    // option); `--qty=-1` is read as the value. Say so instead of node's terse message.
+    const message = error instanceof Error ? error.message : String(error)
+    if (/ambiguous/.test(message)) {
+      const option = /'(--[a-z]+)'/.exec(message)?.[1] ?? '--option'
+      throw new Error(`${message} A value starting with '-' is written ${option}=<value>, e.g. --qty=-1.`, {
+        cause: error,
+      })
+    }
+    throw error
   }
 }

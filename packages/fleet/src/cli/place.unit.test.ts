@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { orderBody } from './place.js'
+import { orderBody, parsePlaceArgs } from './place.js'
 
 const base = { unitPrice: 1999, currency: 'EUR', country: 'DE', paymentMethod: 'tok_visa' }
 
@@ -17,7 +17,29 @@ describe('orderBody', () => {
     expect(orderBody({ ...base, skus: ['A'], quantities: [] }).items[0]?.quantity).toBe(1)
   })
 
-  it('when a quantity is not a positive integer, then it throws naming it', () => {
-    expect(() => orderBody({ ...base, skus: ['A'], quantities: ['1.5'] })).toThrow('--qty 1.5')
+  it('when a quantity is not a number, then it throws naming it', () => {
+    expect(() => orderBody({ ...base, skus: ['A'], quantities: ['two'] })).toThrow('--qty two')
+  })
+
+  it('when a quantity is a number the service refuses, then it is passed through for its 400', () => {
+    const body = orderBody({ ...base, skus: ['A', 'B'], quantities: ['-1', '0'] })
+    expect(body.items.map((i) => i.quantity)).toEqual([-1, 0])
+  })
+})
+
+describe('parsePlaceArgs', () => {
+  it('when a negative quantity is written --qty=-1, then it is read as the value', () => {
+    const values = parsePlaceArgs(['--sku', 'A', '--qty=-1'])
+    expect(values.qty).toEqual(['-1'])
+    expect(values.sku).toEqual(['A'])
+  })
+
+  it('when a negative quantity is written --qty -1, then the error shows the --qty=-1 form', () => {
+    expect(() => parsePlaceArgs(['--sku', 'A', '--qty', '-1'])).toThrow('--qty=<value>')
+  })
+
+  it('when options are left out, then the defaults apply', () => {
+    const values = parsePlaceArgs(['--sku', 'A'])
+    expect(values).toMatchObject({ price: '1999', currency: 'EUR', country: 'DE', follow: false })
   })
 })

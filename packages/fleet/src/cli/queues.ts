@@ -7,8 +7,8 @@ const exec = promisify(execFile)
 
 /**
  * Names of the handlers each service consumes with (design.md, "The chain"; queues are
- * `<prefix>.<handler>`). Only the fallback when the broker cannot list its queues (management
- * plugin off and no rabbitmqctl): the broker's own list is preferred, so a renamed handler is found.
+ * `<prefix>.<handler>`). Probed first, since listing queues through rabbitmqctl takes seconds; the
+ * broker's own list is the fallback when one of them is missing, so a renamed handler is still found.
  */
 const KNOWN_HANDLERS: Record<string, string[]> = {
   order: [
@@ -60,18 +60,10 @@ async function brokerQueueNames(settings: CliSettings): Promise<string[] | undef
   }
 }
 
-/** The dead-letter queues of the fleet's handlers (`<prefix>.<handler>.dlq`) that exist on the broker. */
-export async function deadLetterQueues(
-  settings: CliSettings,
-  connection: amqp.ChannelModel,
-): Promise<string[]> {
-  const prefixes = SERVICES.map((s) => `${settings.services[s].queuePrefix}.`)
-  const listed = await brokerQueueNames(settings)
-  const candidates = listed
-    ? listed.filter((q) => q.endsWith('.dlq') && prefixes.some((p) => q.startsWith(p)))
-    : SERVICES.flatMap((s) => KNOWN_HANDLERS[s]!.map((h) => `${settings.services[s].queuePrefix}.${h}.dlq`))
+/** The queues among `names` that exist on the broker (a probe of a missing queue closes its channel). */
+async function existingQueues(connection: amqp.ChannelModel, names: string[]): Promise<string[]> {
   const existing: string[] = []
-  for (const queue of candidates) {
+  for (const queue of names) {
     // checkQueue on a missing queue closes the channel with 404, so one channel per probe.
     const channel = await connection.createChannel()
     channel.on('error', () => undefined)
@@ -83,7 +75,30 @@ export async function deadLetterQueues(
       // not declared (yet)
     }
   }
-  return existing.sort()
+  return existing
+}
+
+/**
+ * The dead-letter queues of the fleet's handlers (`<prefix>.<handler>.dlq`) that exist on the broker.
+ * Probes the known handlers' DLQs first (a few ms); only when one of them is missing (a renamed or
+ * not yet started handler) does it list the broker's queues, which through rabbitmqctl takes seconds.
+ */
+export async function deadLetterQueues(
+  settings: CliSettings,
+  connection: amqp.ChannelModel,
+): Promise<string[]> {
+  const known = SERVICES.flatMap((s) =>
+    KNOWN_HANDLERS[s]!.map((h) => `${settings.services[s].queuePrefix}.${h}.dlq`),
+  )
+  const found = await existingQueues(connection, known)
+  if (found.length === known.length) return found.sort()
+  const prefixes = SERVICES.map((s) => `${settings.services[s].queuePrefix}.`)
+  const listed = await brokerQueueNames(settings)
+  if (!listed) return found.sort()
+  const candidates = listed.filter(
+    (q) => q.endsWith('.dlq') && prefixes.some((p) => q.startsWith(p)) && !found.includes(q),
+  )
+  return [...found, ...(await existingQueues(connection, candidates))].sort()
 }
 
 /** A dead-lettered message as listed. */
@@ -206,4 +221,28 @@ export async function requeueDeadLetters(
     await confirm.close().catch(() => undefined)
   }
   return moved
+}
+
+/**
+ * Removes the dead-lettered message with id `messageId` from its DLQ, every copy of it (the rest stay).
+ * `onFound` is called with each copy before it is acked (so it is printed before it is gone).
+ * Returns what was removed; empty when no DLQ holds the id.
+ */
+export async function discardDeadLetter(
+  settings: CliSettings,
+  connection: amqp.ChannelModel,
+  messageId: string,
+  onFound: (d: DeadLetter) => void = () => undefined,
+): Promise<DeadLetter[]> {
+  const removed: DeadLetter[] = []
+  for (const queue of await deadLetterQueues(settings, connection)) {
+    await browse(connection, queue, (msg, channel) => {
+      if (msg.properties.messageId !== messageId) return
+      const d = describe(queue, msg)
+      onFound(d)
+      channel.ack(msg)
+      removed.push(d)
+    })
+  }
+  return removed
 }

@@ -7,15 +7,20 @@ import type { CliSettings } from './settings.js'
 /**
  * Prints where one order stands: its status from the order service, the facts in the four outbox
  * tables (published, pending or parked), what it waits for next and from which service, and its
- * dead-lettered messages. Returns the lines (also written) so tests can read them.
+ * dead-lettered messages. An order the order service does not know (404) is reported as unknown,
+ * with no facts or waits guessed. Returns the exit code: 1 for an unknown order, else 0.
  */
 export async function where(
   settings: CliSettings,
   orderId: string,
   write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Promise<void> {
+): Promise<number> {
   try {
     const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, { signal: AbortSignal.timeout(5_000) })
+    if (res.status === 404) {
+      write(`order ${orderId}: unknown, the order service at ${settings.orderUrl} has no such order`)
+      return 1
+    }
     const body = (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
     if (res.status === 200) {
       const reason = body.cancellationReason ?? body.reason
@@ -61,7 +66,7 @@ export async function where(
     write(`dead letters: broker unreachable (${error instanceof Error ? error.message : String(error)})`)
     return undefined
   })
-  if (!connection) return
+  if (!connection) return 0
   connection.on('error', () => undefined)
   try {
     const dead = await listDeadLetters(settings, connection, orderId)
@@ -72,4 +77,5 @@ export async function where(
   } finally {
     await connection.close().catch(() => undefined)
   }
+  return 0
 }
