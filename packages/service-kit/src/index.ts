@@ -1,5 +1,11 @@
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
 export {
+  databasePlugin,
+  type DatabaseConfig,
+  type DatabasePluginOptions,
+  type DisconnectableClient,
+} from './database-plugin.js'
+export {
   EnvError,
   localDatabaseUrl,
   parseEnv,
@@ -29,8 +35,10 @@ export {
   type ReadinessCheck,
 } from './health.js'
 export { loggerOptions } from './logger.js'
+export { messagingSettings, TRANSACTION_LIMITS, type MessagingSettings } from './messaging-settings.js'
 export type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
-export { metricsPlugin, numericLeaves, seriesOf, type MetricsOptions } from './metrics.js'
+export { helpOf, messagingSamples, type MessagingSample } from './messaging-series.js'
+export { metricsPlugin, type MetricsOptions } from './metrics.js'
 export {
   MIGRATION_LOCK_KEY,
   MigrationError,

@@ -1,13 +1,17 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { helpOf, messagingSamples } from './messaging-series.js'
 import type { MessagingStatusSource } from './messaging-status.js'
 
 /** Options of `metricsPlugin`. */
 export interface MetricsOptions {
   /** Added as the `service` label to every series. */
   service: string
-  /** When given, its `metrics()` snapshot is exported under `saga_messaging_*` at every scrape. */
+  /**
+   * When given, its `metrics()` snapshot is exported under `saga_messaging_*` at every scrape (see
+   * `messagingSamples`: per-handler counters carry a `handler` label).
+   */
   messaging?: MessagingStatusSource | undefined
 }
 
@@ -18,60 +22,29 @@ declare module 'fastify' {
   }
 }
 
-const snake = (s: string) =>
-  s
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/[^a-zA-Z0-9_]/g, '_')
-    .toLowerCase()
-
-/** Flattens numeric leaves: `{ relay: { publishedTotal: 3 } }` -> `[['relay_published_total', 3]]`. */
-export function numericLeaves(value: unknown, prefix = ''): Array<[string, number]> {
-  if (typeof value === 'number' && Number.isFinite(value)) return [[prefix, value]]
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return []
-  return Object.entries(value).flatMap(([key, inner]) =>
-    numericLeaves(inner, prefix ? `${prefix}_${snake(key)}` : snake(key)),
-  )
-}
-
-/**
- * A snapshot key as a Prometheus series: `*_ms` becomes `*_seconds` (value / 1000, Prometheus base
- * units), `*_total` becomes a counter, everything else a gauge.
- */
-export function seriesOf(
-  key: string,
-  value: number,
-): { name: string; kind: 'counter' | 'gauge'; value: number } {
-  const name = `saga_messaging_${key}`
-  if (name.endsWith('_ms'))
-    return { name: `${name.slice(0, -3)}_seconds`, kind: 'gauge', value: value / 1000 }
-  return { name, kind: name.endsWith('_total') ? 'counter' : 'gauge', value }
-}
-
 function messagingCollector(registry: Registry, messaging: MessagingStatusSource) {
   const series = new Map<string, Counter | Gauge>()
   return () => {
-    for (const [key, raw] of numericLeaves(messaging.metrics())) {
-      const { name, kind, value } = seriesOf(key, raw)
+    // Messaging owns the running totals; the collector mirrors the latest snapshot (a handler gone
+    // since the last scrape loses its series).
+    for (const metric of series.values()) metric.reset()
+    for (const { name, kind, value, labels } of messagingSamples(messaging.metrics())) {
       let metric = series.get(name)
       if (!metric) {
-        const help = `@saga/messaging ${key}`
-        metric =
-          kind === 'counter'
-            ? new Counter({ name, help, registers: [registry] })
-            : new Gauge({ name, help, registers: [registry] })
+        const config = { name, help: helpOf(name), labelNames: Object.keys(labels), registers: [registry] }
+        metric = kind === 'counter' ? new Counter(config) : new Gauge(config)
         series.set(name, metric)
       }
-      // Messaging owns the running totals; the collector mirrors the latest snapshot.
-      metric.reset()
-      if (metric instanceof Counter) metric.inc(value)
-      else metric.set(value)
+      if (metric instanceof Counter) metric.inc(labels, value)
+      else metric.set(labels, value)
     }
   }
 }
 
 /**
  * `GET /metrics` in Prometheus text format: prom-client's default process metrics, an
- * `http_request_duration_seconds` histogram by method/route/status, and the messaging snapshot.
+ * `http_request_duration_seconds` histogram by method/route/status, and the messaging snapshot; every
+ * series carries the `service` label. No blank lines between families (prom-client puts one after each).
  */
 export const metricsPlugin = fp(
   (app: FastifyInstance, opts: MetricsOptions) => {
@@ -80,7 +53,7 @@ export const metricsPlugin = fp(
     collectDefaultMetrics({ register: registry })
     const duration = new Histogram({
       name: 'http_request_duration_seconds',
-      help: 'HTTP request duration by method, route and status code',
+      help: 'Duration of HTTP requests in seconds, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status_code'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
@@ -100,7 +73,8 @@ export const metricsPlugin = fp(
 
     app.get('/metrics', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => {
       collectMessaging?.()
-      return reply.type(registry.contentType).send(await registry.metrics())
+      const text = await registry.metrics()
+      return reply.type(registry.contentType).send(text.replace(/\n{2,}/g, '\n'))
     })
   },
   { name: 'metrics', fastify: '5.x' },

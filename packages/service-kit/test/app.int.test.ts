@@ -17,7 +17,14 @@ const status: MessagingHealthLike & { publishedTotal: number } = {
 }
 const messaging = {
   health: () => ({ broker: status.broker, oldestPendingAgeMs: status.oldestPendingAgeMs }),
-  metrics: () => ({ relay: { publishedTotal: status.publishedTotal }, oldestPendingAgeMs: 2500 }),
+  // The shape of @saga/messaging's metrics() snapshot (a subset of its leaves).
+  metrics: () => ({
+    relay: { publishedTotal: status.publishedTotal, oldestPendingAgeMs: 2500 },
+    consumer: {
+      duplicatesTotal: 5,
+      byHandler: { 'reserve-stock': { duplicatesTotal: 2 }, 'release-stock': { duplicatesTotal: 3 } },
+    },
+  }),
 }
 
 let db: ScratchDatabase
@@ -163,7 +170,28 @@ describe('metrics and documentation', () => {
       /http_request_duration_seconds_count\{service="kit-test",method="GET",route="\/health\/live",status_code="200"\} \d+/,
     )
     expect(res.body).toContain('saga_messaging_relay_published_total{service="kit-test"} 9')
-    expect(res.body).toContain('saga_messaging_oldest_pending_age_seconds{service="kit-test"} 2.5')
+    expect(res.body).toContain('saga_messaging_relay_oldest_pending_age_seconds{service="kit-test"} 2.5')
+    expect(res.body).toContain(
+      'saga_messaging_consumer_duplicates_total{handler="reserve-stock",service="kit-test"} 2',
+    )
+    expect(res.body).toContain(
+      'saga_messaging_consumer_duplicates_total{handler="release-stock",service="kit-test"} 3',
+    )
+  })
+
+  it('when scraped, then the text has no blank lines and no HELP that only repeats a name', async () => {
+    const res = await app.inject({ method: 'GET', url: '/metrics' })
+    const lines = res.body.trimEnd().split('\n')
+    expect(lines.filter((line) => line.trim() === '')).toEqual([])
+    const helps = lines.filter((line) => line.startsWith('# HELP saga_messaging_'))
+    expect(helps.length).toBeGreaterThanOrEqual(3)
+    for (const help of helps) {
+      const [, , name, ...words] = help.split(' ')
+      expect(words.join(' ')).not.toContain(name!.replace(/^saga_messaging_/, ''))
+      expect(words.join(' ')).not.toMatch(/_ms\b|@saga\/messaging [a-z_]+$/)
+    }
+    // A handler's name is a label, never part of a metric name.
+    expect(res.body).not.toMatch(/^saga_messaging_[a-z_]*(reserve|release)/m)
   })
 
   it('when the OpenAPI document is requested, then it lists the zod-typed route', async () => {
