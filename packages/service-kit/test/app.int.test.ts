@@ -2,6 +2,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createServiceApp, type ServiceApp } from '../src/app.js'
+import { errorResponses } from '../src/error-schemas.js'
 import { HttpError } from '../src/errors.js'
 import { brokerCheck, databaseCheck, healthPlugin, outboxCheck } from '../src/health.js'
 import type { MessagingHealthLike } from '../src/messaging-status.js'
@@ -31,6 +32,11 @@ let db: ScratchDatabase
 let pool: pg.Pool
 let app: ServiceApp
 
+const thingBody = z.object({
+  name: z.string().min(1),
+  lines: z.array(z.object({ qty: z.number().int().positive() })),
+})
+
 beforeAll(async () => {
   db = await createScratchDatabase('app')
   pool = new pg.Pool({ connectionString: db.url, max: 2 })
@@ -43,18 +49,26 @@ beforeAll(async () => {
     '/things',
     {
       schema: {
-        body: z.object({
-          name: z.string().min(1),
-          lines: z.array(z.object({ qty: z.number().int().positive() })),
-        }),
+        body: thingBody,
+        // The error schemas serialise the error handler's bodies: the tests below check they pass unchanged.
+        response: {
+          200: z.object({ received: z.string() }),
+          ...errorResponses(400, 413, 415, 500, 503),
+        },
       },
     },
     (request) => ({ received: request.body.name }),
   )
-  app.get('/missing', () => {
+  // The same route without error schemas: its error bodies are what the handler sends unserialised.
+  app.post(
+    '/plain-things',
+    { schema: { body: thingBody, response: { 200: z.object({ received: z.string() }) } } },
+    (request) => ({ received: request.body.name }),
+  )
+  app.get('/missing', { schema: { response: errorResponses(404, 500) } }, () => {
     throw new HttpError(404, 'thing 42 not found')
   })
-  app.get('/boom', () => {
+  app.get('/boom', { schema: { response: errorResponses(404, 500) } }, () => {
     throw new Error('password=hunter2 in a stack')
   })
   await app.ready()
@@ -89,6 +103,37 @@ describe('error handler', () => {
     expect(res.statusCode).toBe(413)
     expect(res.json()).toMatchObject({ error: 'Payload Too Large', details: [] })
   })
+
+  it('when the body is not JSON, then 415 in the same shape', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/things',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<name>x</name>',
+    })
+    expect(res.statusCode).toBe(415)
+    expect(res.json()).toEqual({
+      error: 'Unsupported Media Type',
+      message: 'Unsupported Media Type',
+      details: [],
+    })
+  })
+
+  it.each([
+    ['invalid', { payload: { name: '', lines: [{ qty: 0 }], extra: 1 } }],
+    ['too large', { payload: { name: 'x'.repeat(2_000), lines: [] } }],
+    ['not JSON', { headers: { 'content-type': 'application/xml' }, payload: '<a/>' }],
+  ] as const)(
+    'when a %s body reaches a route with errorResponses, then the error body equals the one without',
+    async (_case, request) => {
+      const withSchemas = await app.inject({ method: 'POST', url: '/things', ...request })
+      const without = await app.inject({ method: 'POST', url: '/plain-things', ...request })
+      expect(withSchemas.statusCode).toBeGreaterThanOrEqual(400)
+      expect(withSchemas.statusCode).toBe(without.statusCode)
+      expect(withSchemas.json()).toEqual(without.json())
+      expect(withSchemas.json<{ details: unknown[] }>().details).toBeInstanceOf(Array)
+    },
+  )
 
   it('when a route throws an HttpError, then its status and message are returned', async () => {
     const res = await app.inject({ method: 'GET', url: '/missing' })
@@ -201,5 +246,24 @@ describe('metrics and documentation', () => {
     expect(doc.openapi).toMatch(/^3\./)
     expect(Object.keys(doc.paths)).toContain('/things')
     expect(Object.keys(doc.paths)).not.toContain('/health/ready')
+  })
+
+  it('when a route declares errorResponses, then the document lists each error with its body schema', async () => {
+    const res = await app.inject({ method: 'GET', url: '/documentation/json' })
+    type Response = { description: string; content: Record<string, { schema: { required?: string[] } }> }
+    const doc = res.json<{ paths: Record<string, { post: { responses: Record<string, Response> } }> }>()
+    const responses = doc.paths['/things']!.post.responses
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '413', '415', '500', '503'])
+    expect(responses['400']!.description).toMatch(/invalid/)
+    expect(responses['400']!.content['application/json']!.schema.required).toEqual([
+      'error',
+      'message',
+      'details',
+    ])
+    expect(responses['503']!.content['application/json']!.schema.required).toEqual([
+      'error',
+      'message',
+      'requestId',
+    ])
   })
 })

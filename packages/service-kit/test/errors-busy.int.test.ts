@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceApp, type ServiceApp } from '../src/app.js'
+import { errorResponses } from '../src/error-schemas.js'
 import { BUSY_RETRY_AFTER_S } from '../src/errors.js'
 
 const adminUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
@@ -19,7 +20,8 @@ beforeAll(async () => {
   pool = new pg.Pool({ connectionString: adminUrl, max: 1, connectionTimeoutMillis: 100 })
   held = await pool.connect()
   app = await createServiceApp({ service: 'kit-busy', logLevel: 'silent' })
-  app.get('/pool', async () => {
+  // With the shared error schemas, so the 503 below is also checked through its response schema.
+  app.get('/pool', { schema: { response: errorResponses(500, 503) } }, async () => {
     const client = await pool.connect()
     client.release()
     return { ok: true }
