@@ -1,5 +1,11 @@
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
 export {
+  databasePlugin,
+  type DatabaseConfig,
+  type DatabasePluginOptions,
+  type DisconnectableClient,
+} from './database-plugin.js'
+export {
   EnvError,
   localDatabaseUrl,
   parseEnv,
@@ -10,12 +16,6 @@ export {
   type ServiceEnvDefaults,
   type ServiceName,
 } from './env.js'
-export {
-  ClientErrorResponse,
-  errorResponses,
-  ServerErrorResponse,
-  type ErrorStatus,
-} from './error-schemas.js'
 export {
   clientError,
   errorHandlerPlugin,
@@ -35,6 +35,7 @@ export {
   type ReadinessCheck,
 } from './health.js'
 export { loggerOptions } from './logger.js'
+export { messagingSettings, TRANSACTION_LIMITS, type MessagingSettings } from './messaging-settings.js'
 export type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
 export { helpOf, messagingSamples, type MessagingSample } from './messaging-series.js'
 export { metricsPlugin, type MetricsOptions } from './metrics.js'

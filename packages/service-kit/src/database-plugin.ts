@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import pg from 'pg'
+import type { BaseServiceConfig, ServiceName } from './env.js'
+import { runMigrations } from './migrate.js'
+
+/** The Prisma client surface the plugin needs: it only disconnects it on close. */
+export interface DisconnectableClient {
+  $disconnect(): Promise<void>
+}
+
+/** Options of `databasePlugin`. */
+export interface DatabasePluginOptions<Client extends DisconnectableClient> {
+  /** The service name; the pool connects as `application_name` `<service>-service`. */
+  service: ServiceName
+  /** The service's prisma/migrations folder (absolute path), applied when MIGRATE_ON_START. */
+  migrationsDir: string
+  /**
+   * Makes the service's own Prisma client over the pool, e.g.
+   * `(pool) => new PrismaClient({ adapter: new PrismaPg(pool) })`; kept in the service so this package
+   * needs neither Prisma nor a generated client.
+   */
+  createClient: (pool: pg.Pool) => Client
+}
+
+/** What the plugin reads from the service's parsed config. */
+export type DatabaseConfig = Pick<
+  BaseServiceConfig,
+  'DATABASE_URL' | 'DATABASE_POOL_MAX' | 'MIGRATE_ON_START'
+>
+
+/**
+ * Builds a service's `db` fastify plugin: a pg Pool on DATABASE_URL (max DATABASE_POOL_MAX), migrations
+ * applied when MIGRATE_ON_START (a failed migration ends the pool and fails the start), then the client
+ * `createClient` makes over the pool. Decorates `app.prisma` and `app.pool` (the service declares their
+ * types); on app close the client disconnects and the pool ends.
+ * @throws MigrationError (from `runMigrations`) when a migration fails, at registration
+ */
+export function databasePlugin<Client extends DisconnectableClient>(
+  opts: DatabasePluginOptions<Client>,
+): FastifyPluginAsync<{ config: DatabaseConfig }> {
+  return fp(
+    async (app: FastifyInstance, { config }: { config: DatabaseConfig }) => {
+      const pool = new pg.Pool({
+        connectionString: config.DATABASE_URL,
+        max: config.DATABASE_POOL_MAX,
+        // A database that is down must fail a request (and the readiness check) quickly, not hang it.
+        connectionTimeoutMillis: 5_000,
+        application_name: `${opts.service}-service`,
+      })
+      // An idle client dies when PostgreSQL restarts; the pool replaces it. Unhandled, it would crash us.
+      pool.on('error', (err) => app.log.warn({ err }, 'idle database connection lost'))
+      try {
+        if (config.MIGRATE_ON_START) {
+          await runMigrations({ pool, migrationsDir: opts.migrationsDir, logger: app.log })
+        }
+      } catch (error) {
+        await pool.end()
+        throw error
+      }
+      const client = opts.createClient(pool)
+      app.decorate('pool', pool)
+      app.decorate<DisconnectableClient>('prisma', client)
+      app.addHook('onClose', async () => {
+        await client.$disconnect()
+        await pool.end()
+      })
+    },
+    { name: 'db', fastify: '5.x' },
+  )
+}

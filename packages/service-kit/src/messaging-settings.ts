@@ -1,0 +1,51 @@
+import type { BaseServiceConfig } from './env.js'
+
+/**
+ * Transaction limits for `prismaDatabase(app.prisma, TRANSACTION_LIMITS)` (ms). Routes and handlers alike
+ * wait at most 5 s for a connection (= the pool's connectionTimeoutMillis), then fail with P2028, which the
+ * error handler answers 503 + Retry-After; a transaction that runs longer than 10 s is rolled back.
+ */
+export const TRANSACTION_LIMITS = { maxWaitMs: 5_000, timeoutMs: 10_000 } as const
+
+/** The relay, consumer and readiness settings of `createMessaging`, from the service env. */
+export interface MessagingSettings {
+  relay: {
+    batchSize: number
+    /** ms */
+    pollIntervalMs: number
+    /** ms */
+    publishTimeoutMs: number
+    maxAttempts: number
+    /** ms */
+    retentionMs: number
+  }
+  consumer: {
+    prefetch: number
+    maxAttempts: number
+    /** Handler transactions at once; undefined lets messaging take 40 % of the pool. */
+    concurrency: number | undefined
+  }
+  /** ms */
+  readyMaxOutboxAgeMs: number
+}
+
+/**
+ * Maps the OUTBOX_*, CONSUMER_* and READY_MAX_OUTBOX_AGE_MS variables to `createMessaging`'s `relay`,
+ * `consumer` and `readyMaxOutboxAgeMs` options (spread them into the call).
+ */
+export const messagingSettings = (config: BaseServiceConfig): MessagingSettings => ({
+  relay: {
+    batchSize: config.OUTBOX_BATCH_SIZE,
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+    publishTimeoutMs: config.OUTBOX_PUBLISH_TIMEOUT_MS,
+    maxAttempts: config.OUTBOX_MAX_ATTEMPTS,
+    retentionMs: config.OUTBOX_RETENTION_MS,
+  },
+  consumer: {
+    prefetch: config.CONSUMER_PREFETCH,
+    maxAttempts: config.CONSUMER_MAX_ATTEMPTS,
+    // Unset: 40 % of the pool, so handler transactions never take every connection from HTTP.
+    concurrency: config.CONSUMER_CONCURRENCY,
+  },
+  readyMaxOutboxAgeMs: config.READY_MAX_OUTBOX_AGE_MS,
+})

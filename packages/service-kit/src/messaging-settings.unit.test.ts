@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { parseEnv, serviceEnvSchema } from './env.js'
+import { messagingSettings } from './messaging-settings.js'
+
+const schema = serviceEnvSchema({ service: 'payment', port: 3002 })
+
+describe('messagingSettings', () => {
+  it('when the OUTBOX_*, CONSUMER_* and READY_* variables are set, then each lands on its option', () => {
+    const env = {
+      OUTBOX_BATCH_SIZE: '7',
+      OUTBOX_POLL_INTERVAL_MS: '250',
+      OUTBOX_PUBLISH_TIMEOUT_MS: '3000',
+      OUTBOX_MAX_ATTEMPTS: '4',
+      OUTBOX_RETENTION_MS: '120000',
+      CONSUMER_PREFETCH: '3',
+      CONSUMER_MAX_ATTEMPTS: '6',
+      CONSUMER_CONCURRENCY: '2',
+      READY_MAX_OUTBOX_AGE_MS: '30000',
+    }
+    const settings = messagingSettings(parseEnv(schema, env))
+    expect(settings).toEqual({
+      relay: {
+        batchSize: Number(env.OUTBOX_BATCH_SIZE),
+        pollIntervalMs: Number(env.OUTBOX_POLL_INTERVAL_MS),
+        publishTimeoutMs: Number(env.OUTBOX_PUBLISH_TIMEOUT_MS),
+        maxAttempts: Number(env.OUTBOX_MAX_ATTEMPTS),
+        retentionMs: Number(env.OUTBOX_RETENTION_MS),
+      },
+      consumer: {
+        prefetch: Number(env.CONSUMER_PREFETCH),
+        maxAttempts: Number(env.CONSUMER_MAX_ATTEMPTS),
+        concurrency: Number(env.CONSUMER_CONCURRENCY),
+      },
+      readyMaxOutboxAgeMs: Number(env.READY_MAX_OUTBOX_AGE_MS),
+    })
+  })
+
+  it('when CONSUMER_CONCURRENCY is unset, then concurrency stays undefined (messaging takes 40 % of the pool)', () => {
+    const settings = messagingSettings(parseEnv(schema, {}))
+    expect(settings.consumer.concurrency).toBeUndefined()
+  })
+})
