@@ -17,6 +17,12 @@ export {
   type ServiceName,
 } from './env.js'
 export {
+  ClientErrorResponse,
+  errorResponses,
+  ServerErrorResponse,
+  type ErrorStatus,
+} from './error-schemas.js'
+export {
   clientError,
   errorHandlerPlugin,
   HttpError,
