@@ -1,4 +1,5 @@
 import { createMessaging, prismaDatabase, type HandlerDefinition, type Messaging } from '@saga/messaging'
+import { messagingSettings, TRANSACTION_LIMITS } from '@saga/service-kit'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
@@ -26,29 +27,13 @@ export const messagingPlugin = fp(
     const messaging = createMessaging<Tx>({
       service: 'payment',
       queuePrefix: config.AMQP_QUEUE_PREFIX,
-      // Routes and handlers alike wait at most 5 s for a connection (= the pool's connectionTimeoutMillis),
-      // then fail with P2028, which the error handler answers 503 + Retry-After; a transaction that
-      // runs longer than 10 s is rolled back.
-      database: prismaDatabase(app.prisma, { maxWaitMs: 5_000, timeoutMs: 10_000 }),
+      database: prismaDatabase(app.prisma, TRANSACTION_LIMITS),
       pool: app.pool,
       amqpUrl: config.AMQP_URL,
       exchange: config.AMQP_EXCHANGE,
       handlers,
       logger: app.log,
-      relay: {
-        batchSize: config.OUTBOX_BATCH_SIZE,
-        pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
-        publishTimeoutMs: config.OUTBOX_PUBLISH_TIMEOUT_MS,
-        maxAttempts: config.OUTBOX_MAX_ATTEMPTS,
-        retentionMs: config.OUTBOX_RETENTION_MS,
-      },
-      consumer: {
-        prefetch: config.CONSUMER_PREFETCH,
-        maxAttempts: config.CONSUMER_MAX_ATTEMPTS,
-        // Unset: 40 % of the pool, so handler transactions never take every connection from HTTP.
-        concurrency: config.CONSUMER_CONCURRENCY,
-      },
-      readyMaxOutboxAgeMs: config.READY_MAX_OUTBOX_AGE_MS,
+      ...messagingSettings(config),
     })
     app.decorate('messaging', messaging)
     await messaging.start()
