@@ -7,22 +7,24 @@ import type { CliSettings } from './settings.js'
 /**
  * Prints where one order stands: its status from the order service, the facts in the four outbox
  * tables (published, pending or parked), what it waits for next and from which service, and its
- * dead-lettered messages. An order the order service does not know (404) is reported as unknown,
- * with no facts or waits guessed. Returns the exit code: 1 for an unknown order, else 0.
+ * dead-lettered messages. An order the order service does not know (404) is reported as unknown and
+ * no wait is guessed; its outbox rows and dead letters are still shown, since a poison message may
+ * carry an order id that was never placed. Returns the exit code: 1 when the order is unknown and
+ * nothing carries its id, else 0.
  */
 export async function where(
   settings: CliSettings,
   orderId: string,
   write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Promise<number> {
+  let unknown = false
   try {
     const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, { signal: AbortSignal.timeout(5_000) })
-    if (res.status === 404) {
-      write(`order ${orderId}: unknown, the order service at ${settings.orderUrl} has no such order`)
-      return 1
-    }
+    unknown = res.status === 404
     const body = (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
-    if (res.status === 200) {
+    if (unknown) {
+      write(`order ${orderId}: unknown, the order service at ${settings.orderUrl} has no such order`)
+    } else if (res.status === 200) {
       const reason = body.cancellationReason ?? body.reason
       write(`order ${orderId}: ${body.status ?? '?'}${reason ? ` (${reason})` : ''}`)
     } else write(`order ${orderId}: the order service answered ${res.status}`)
@@ -46,8 +48,9 @@ export async function where(
 
   const published = rows.filter((r) => r.state === 'published').map((r) => r.routingKey)
   const stuck = rows.filter((r) => r.state !== 'published')
-  const waits = waitingFor(rows.map((r) => r.routingKey))
-  if (waits.length === 0) write('waiting for: nothing, the saga is complete')
+  // An unknown order waits for nothing: guessing `order.created from order` would mislead.
+  const waits = unknown ? [] : waitingFor(rows.map((r) => r.routingKey))
+  if (waits.length === 0 && !unknown) write('waiting for: nothing, the saga is complete')
   for (const w of waits) write(`waiting for: ${w.oneOf.join(' or ')} from ${w.service}`)
   for (const r of stuck) {
     write(
@@ -66,16 +69,18 @@ export async function where(
     write(`dead letters: broker unreachable (${error instanceof Error ? error.message : String(error)})`)
     return undefined
   })
-  if (!connection) return 0
+  if (!connection) return unknown && rows.length === 0 ? 1 : 0
   connection.on('error', () => undefined)
-  try {
-    const dead = await listDeadLetters(settings, connection, orderId)
-    write(`dead letters: ${dead.length === 0 ? 'none' : ''}`)
-    for (const d of dead) {
-      write(`  ${d.queue}: ${d.messageId ?? '?'} ${d.type ?? '?'} reason="${d.reason ?? '?'}"`)
-    }
-  } finally {
-    await connection.close().catch(() => undefined)
+  const dead = await listDeadLetters(settings, connection, orderId).finally(() =>
+    connection.close().catch(() => undefined),
+  )
+  write(`dead letters: ${dead.length === 0 ? 'none' : ''}`)
+  for (const d of dead) {
+    write(`  ${d.queue}: ${d.messageId ?? '?'} ${d.type ?? '?'} reason="${d.reason ?? '?'}"`)
+  }
+  if (unknown && rows.length === 0 && dead.length === 0) {
+    write(`order ${orderId}: no outbox row or dead letter carries this id either`)
+    return 1
   }
   return 0
 }
