@@ -278,13 +278,15 @@ describe('GET /orders', () => {
 })
 
 describe('OpenAPI', () => {
-  it('when the document is fetched, then the order routes and their success responses are in it', async () => {
+  it('when the document is fetched, then the order routes with their success and error responses are in it', async () => {
     const response = await app.inject({ method: 'GET', url: '/documentation/json' })
     const document = response.json<{
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
     }>()
-    expect(Object.keys(document.paths['/orders']?.post?.responses ?? {})).toContain('201')
-    expect(Object.keys(document.paths['/orders/{id}']?.get?.responses ?? {})).toContain('200')
-    expect(Object.keys(document.paths['/orders']?.get?.responses ?? {})).toContain('200')
+    const codes = (path: string, method: string) =>
+      Object.keys(document.paths[path]?.[method]?.responses ?? {}).sort()
+    expect(codes('/orders', 'post')).toEqual(['201', '400', '409', '413', '415', '500', '503'])
+    expect(codes('/orders/{id}', 'get')).toEqual(['200', '400', '404', '500', '503'])
+    expect(codes('/orders', 'get')).toEqual(['200', '400', '500', '503'])
   })
 })

@@ -1,4 +1,4 @@
-import { HttpError } from '@saga/service-kit'
+import { errorResponses, HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallback } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { createOrder } from '../orders/create-order.js'
@@ -40,7 +40,7 @@ export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, 
         tags: ['orders'],
         headers: CreateOrderHeaders,
         body: CreateOrderBody,
-        response: { 201: OrderView },
+        response: { 201: OrderView, ...errorResponses(400, 409, 413, 415, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -73,7 +73,7 @@ export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, 
         summary: 'An order with its status and the events seen for it',
         tags: ['orders'],
         params: OrderParams,
-        response: { 200: OrderView },
+        response: { 200: OrderView, ...errorResponses(400, 404, 500, 503) },
       },
     },
     async (request) => {
@@ -90,7 +90,7 @@ export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, 
         summary: 'Orders, newest first, optionally of one status; paged with nextCursor',
         tags: ['orders'],
         querystring: ListOrdersQuery,
-        response: { 200: OrderPage },
+        response: { 200: OrderPage, ...errorResponses(400, 500, 503) },
       },
     },
     async (request) => {
