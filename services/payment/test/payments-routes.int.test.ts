@@ -79,10 +79,15 @@ describe('GET /payments?orderId=', () => {
     expect(response.json<{ details: { path: string }[] }>().details.map((d) => d.path)).toContain(path)
   })
 
-  it('when the OpenAPI document is fetched, then GET /payments and its 200 response are in it', async () => {
+  it('when the OpenAPI document is fetched, then GET /payments with its success and error responses is in it', async () => {
     const document = (await app.inject({ method: 'GET', url: '/documentation/json' })).json<{
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
     }>()
-    expect(Object.keys(document.paths['/payments']?.get?.responses ?? {})).toContain('200')
+    expect(Object.keys(document.paths['/payments']?.get?.responses ?? {}).sort()).toEqual([
+      '200',
+      '400',
+      '500',
+      '503',
+    ])
   })
 })

@@ -1,3 +1,4 @@
+import { errorResponses } from '@saga/service-kit'
 import type { FastifyPluginCallback } from 'fastify'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
@@ -21,7 +22,7 @@ export const paymentRoutes: FastifyPluginCallback<PaymentRoutesOptions> = (fasti
         summary: "An order's captures and refunds",
         tags: ['payments'],
         querystring: PaymentsQuery,
-        response: { 200: PaymentList },
+        response: { 200: PaymentList, ...errorResponses(400, 500, 503) },
       },
     },
     async (request): Promise<PaymentList> => {
