@@ -138,9 +138,24 @@ describe('the inventory app', () => {
     expect(await stock('MUG-001')).toEqual({ sku: 'MUG-001', available: before.available, reserved: 0 })
   })
 
-  it('when the OpenAPI document is read, then it describes the stock routes', async () => {
+  it('when the OpenAPI document is read, then it describes the stock routes with their errors', async () => {
     const res = await app.inject({ method: 'GET', url: '/documentation/json' })
     expect(res.statusCode).toBe(200)
-    expect(Object.keys(res.json<{ paths: Record<string, unknown> }>().paths)).toContain('/stock/{sku}')
+    const paths = res.json<{ paths: Record<string, Record<string, { responses: object }>> }>().paths
+    expect(Object.keys(paths['/stock/{sku}']?.put?.responses ?? {}).sort()).toEqual([
+      '200',
+      '400',
+      '413',
+      '415',
+      '500',
+      '503',
+    ])
+    expect(Object.keys(paths['/stock/{sku}']?.get?.responses ?? {}).sort()).toEqual([
+      '200',
+      '400',
+      '404',
+      '500',
+      '503',
+    ])
   })
 })

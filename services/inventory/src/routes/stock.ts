@@ -1,5 +1,5 @@
 import { Sku } from '@saga/contracts'
-import { HttpError } from '@saga/service-kit'
+import { errorResponses, HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
@@ -17,11 +17,6 @@ const StockView = z.object({
   reserved: z.int().describe('Units held by reservations of orders'),
 })
 type StockView = z.infer<typeof StockView>
-const ErrorBody = z.object({
-  error: z.string(),
-  message: z.string(),
-  details: z.array(z.object({ path: z.string(), issue: z.string() })),
-})
 
 /** Options of the stock routes: the service's Prisma client. */
 export interface StockRoutesOptions {
@@ -41,7 +36,7 @@ export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, {
         summary: 'Set the available units of a sku',
         params: StockParams,
         body: SetStockBody,
-        response: { 200: StockView, 400: ErrorBody },
+        response: { 200: StockView, ...errorResponses(400, 413, 415, 500, 503) },
       },
     },
     async (request) => {
@@ -62,7 +57,7 @@ export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, {
       schema: {
         summary: 'Read the available and reserved units of a sku',
         params: StockParams,
-        response: { 200: StockView, 400: ErrorBody, 404: ErrorBody },
+        response: { 200: StockView, ...errorResponses(400, 404, 500, 503) },
       },
     },
     async (request) => {
