@@ -1,4 +1,5 @@
 import { Id } from '@saga/contracts'
+import { errorResponses } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
@@ -14,11 +15,6 @@ const ShipmentView = z.object({
   createdAt: z.iso.datetime({ offset: true }),
 })
 const ShipmentList = z.object({ items: z.array(ShipmentView) })
-const ErrorBody = z.object({
-  error: z.string(),
-  message: z.string(),
-  details: z.array(z.object({ path: z.string(), issue: z.string() })),
-})
 
 /** Options of the shipment routes: the service's Prisma client. */
 export interface ShipmentRoutesOptions {
@@ -36,7 +32,7 @@ export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (
       schema: {
         summary: "List an order's shipments",
         querystring: ShipmentsQuery,
-        response: { 200: ShipmentList, 400: ErrorBody },
+        response: { 200: ShipmentList, ...errorResponses(400, 500, 503) },
       },
     },
     async (request) => {
