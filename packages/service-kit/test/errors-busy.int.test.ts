@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { z } from 'zod'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceApp, type ServiceApp } from '../src/app.js'
 import { errorResponses } from '../src/error-schemas.js'
@@ -21,11 +22,15 @@ beforeAll(async () => {
   held = await pool.connect()
   app = await createServiceApp({ service: 'kit-busy', logLevel: 'silent' })
   // With the shared error schemas, so the 503 below is also checked through its response schema.
-  app.get('/pool', { schema: { response: errorResponses(500, 503) } }, async () => {
-    const client = await pool.connect()
-    client.release()
-    return { ok: true }
-  })
+  app.get(
+    '/pool',
+    { schema: { response: { 200: z.object({ ok: z.boolean() }), ...errorResponses(500, 503) } } },
+    async () => {
+      const client = await pool.connect()
+      client.release()
+      return { ok: true }
+    },
+  )
   app.get('/prisma/:code', (request) => {
     const { code } = request.params as { code: string }
     throw prismaError(code, 'Transaction API error: Unable to start a transaction in the given time.')
