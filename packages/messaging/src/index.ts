@@ -36,6 +36,7 @@ export {
   type ConsumerMetrics,
 } from './inbox/consumer.js'
 export type { HandlerCounters } from './inbox/handle-delivery.js'
+export { deliverToHandler } from './inbox/deliver-to-handler.js'
 export {
   declareTopology,
   topologyDefinitions,
