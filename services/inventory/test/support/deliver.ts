@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { EventContract, EventPayload } from '@saga/contracts'
-import type { ConsumedMessage, HandlerDefinition, TransactionClient } from '@saga/messaging'
-import type { PrismaClient } from '../../src/generated/prisma/client.js'
+import {
+  deliverToHandler,
+  prismaDatabase,
+  type ConsumedMessage,
+  type HandlerDefinition,
+  type PrismaClientLike,
+  type PrismaTransactionLike,
+} from '@saga/messaging'
 
 /** A consumed message as the consumer hands it to a handler: the payload parsed by its contract. */
 export function consumed<C extends EventContract>(
@@ -22,28 +28,21 @@ export function consumed<C extends EventContract>(
   }
 }
 
+/** Transaction limits for a test delivery, ms: generous, the service tests share a 2-core machine. */
+const TEST_TRANSACTION = { timeoutMs: 20_000, maxWaitMs: 20_000 }
+
 /**
- * Delivers `message` to `handler` the way the inbox does: one transaction that records
- * `(message id, handler)` and, only when the pair is new, runs the handler in it.
- *
+ * Delivers `message` to `handler` through messaging's real inbox (`deliverToHandler`): one
+ * transaction that records `(message id, handler)` in inbox_message and, only when the pair is new,
+ * runs the handler in it. A handler error is rethrown after the rollback.
  * @returns 'handled', or 'duplicate' when the inbox had already seen the pair
  */
-export async function deliver<P, Tx extends TransactionClient>(
-  prisma: PrismaClient,
+export async function deliver<P, Tx extends PrismaTransactionLike>(
+  prisma: PrismaClientLike<Tx>,
   handler: HandlerDefinition<Tx, P>,
   message: ConsumedMessage<P>,
 ): Promise<'handled' | 'duplicate'> {
-  return prisma.$transaction(
-    async (tx) => {
-      const fresh = await tx.$executeRaw`
-        INSERT INTO inbox_message (message_id, handler) VALUES (${message.id}::uuid, ${handler.name})
-        ON CONFLICT DO NOTHING`
-      if (fresh === 0) return 'duplicate'
-      await handler.handle(message, tx as unknown as Tx)
-      return 'handled'
-    },
-    { timeout: 20_000, maxWait: 20_000 },
-  )
+  return deliverToHandler(prismaDatabase(prisma, TEST_TRANSACTION), handler, message)
 }
 
 /** Collects log lines so tests can assert what a handler said. */

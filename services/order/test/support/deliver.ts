@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { EventContract, EventPayload } from '@saga/contracts'
-import type { ConsumedMessage, HandlerDefinition, PrismaTransactionLike } from '@saga/messaging'
+import {
+  deliverToHandler,
+  prismaDatabase,
+  type ConsumedMessage,
+  type HandlerDefinition,
+  type PrismaClientLike,
+  type PrismaTransactionLike,
+} from '@saga/messaging'
 
 /** A consumed message as the consumer hands it to a handler: the payload parsed by its contract. */
 export function consumed<C extends EventContract>(
@@ -22,34 +29,21 @@ export function consumed<C extends EventContract>(
   }
 }
 
-/** Something that opens transactions of the handler's kind (a PrismaClient). */
-interface Transactional<Tx> {
-  $transaction<T>(fn: (tx: Tx) => Promise<T>, options?: { timeout?: number; maxWait?: number }): Promise<T>
-}
+/** Transaction limits for a test delivery, ms: generous, the service tests share a 2-core machine. */
+const TEST_TRANSACTION = { timeoutMs: 20_000, maxWaitMs: 20_000 }
 
 /**
- * Delivers `message` to `handler` the way messaging's inbox does: one transaction that records
- * `(message id, handler)` in inbox_message and, only when the pair is new, runs the handler in it.
+ * Delivers `message` to `handler` through messaging's real inbox (`deliverToHandler`): one
+ * transaction that records `(message id, handler)` in inbox_message and, only when the pair is new,
+ * runs the handler in it. A handler error is rethrown after the rollback.
  * @returns 'handled', or 'duplicate' when the inbox had already seen the pair
  */
 export async function deliver<P, Tx extends PrismaTransactionLike>(
-  prisma: Transactional<Tx>,
+  prisma: PrismaClientLike<Tx>,
   handler: HandlerDefinition<Tx, P>,
   message: ConsumedMessage<P>,
 ): Promise<'handled' | 'duplicate'> {
-  return prisma.$transaction(
-    async (tx) => {
-      const fresh = await tx.$executeRawUnsafe(
-        'INSERT INTO inbox_message (message_id, handler) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING',
-        message.id,
-        handler.name,
-      )
-      if (fresh === 0) return 'duplicate'
-      await handler.handle(message, tx)
-      return 'handled'
-    },
-    { timeout: 20_000, maxWait: 20_000 },
-  )
+  return deliverToHandler(prismaDatabase(prisma, TEST_TRANSACTION), handler, message)
 }
 
 /** Collects log lines so tests can assert what a handler said. */
