@@ -3,3 +3,9 @@ export { createTestDatabase, POSTGRES_URL, type TestDatabase, type TestDatabaseO
 export { TcpProxy } from './tcp-proxy.js'
 export { tapQueue, type TapQueue, type TappedMessage } from './tap-queue.js'
 export { deleteBrokerObjects, AMQP_URL, type BrokerCleanup } from './broker.js'
+export {
+  startServiceUnderTest,
+  type InjectableApp,
+  type ReadyBody,
+  type ServiceUnderTest,
+} from './service-under-test.js'
