@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
+import { SERVICES, type ServiceName } from '@saga/contracts'
 
-/** The four services of the fleet, in chain order. */
-export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
-export type ServiceName = (typeof SERVICES)[number]
+export { SERVICES, type ServiceName }
 
 /** Names unique to one e2e run: databases, exchange and queue prefixes. */
 export interface RunNames {

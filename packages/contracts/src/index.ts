@@ -1,6 +1,7 @@
 /**
  * @saga/contracts: every event of the order saga with its versioned type, routing key and zod
- * schema. Depends on nothing but zod; services import it, messaging never does.
+ * schema, and the saga map (who reacts to which fact and may emit what). Depends on nothing but zod;
+ * services import it, messaging never does.
  */
 import { OrderCancelled, OrderConfirmed, OrderCreated } from './order.js'
 import { PaymentFailed, PaymentProcessed, PaymentRefunded } from './payment.js'
@@ -14,6 +15,7 @@ export * from './order.js'
 export * from './payment.js'
 export * from './inventory.js'
 export * from './shipment.js'
+export * from './saga-map.js'
 export { eventJsonSchema, eventJsonSchemaFiles } from './json-schema.js'
 
 /** Every event of the chain, in chain order. */

@@ -1,8 +1,8 @@
+import { SERVICES, type ServiceName } from '@saga/contracts'
 import pg from 'pg'
 
-/** The fleet's services; each owns the database and role `<prefix><service>_service`. */
-export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
-export type ServiceName = (typeof SERVICES)[number]
+// The fleet's services (the saga map's); each owns the database and role `<prefix><service>_service`.
+export { SERVICES, type ServiceName }
 
 /** Default admin connection used to create databases and roles (a superuser, or a role with CREATEDB/CREATEROLE). */
 export const DEFAULT_POSTGRES_URL = 'postgresql://postgres@127.0.0.1:5432/postgres'

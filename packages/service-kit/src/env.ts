@@ -1,7 +1,8 @@
+import type { ServiceName } from '@saga/contracts'
 import { z } from 'zod'
 
-/** The four services of the fleet. */
-export type ServiceName = 'order' | 'payment' | 'inventory' | 'shipment'
+// The services of the fleet are the saga map's (@saga/contracts).
+export type { ServiceName }
 
 /** What differs per service in the shared environment: its name and its default HTTP port. */
 export interface ServiceEnvDefaults {

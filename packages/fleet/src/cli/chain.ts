@@ -1,44 +1,28 @@
-/**
- * What the saga expects after each fact (design.md, "The chain"): the routing keys that must follow
- * a fact, as alternatives (one of them) per step. Pure; used by `where` to say what an order waits for.
- */
-const NEXT: Record<string, { service: string; oneOf: string[] }[]> = {
-  'order.created': [{ service: 'payment', oneOf: ['payment.processed', 'payment.failed'] }],
-  'payment.processed': [{ service: 'inventory', oneOf: ['stock.reserved', 'stock.reservation-failed'] }],
-  'payment.failed': [{ service: 'order', oneOf: ['order.cancelled'] }],
-  'stock.reserved': [{ service: 'shipment', oneOf: ['shipment.created', 'shipment.failed'] }],
-  'stock.reservation-failed': [
-    { service: 'order', oneOf: ['order.cancelled'] },
-    { service: 'payment', oneOf: ['payment.refunded'] },
-  ],
-  'shipment.created': [{ service: 'order', oneOf: ['order.confirmed'] }],
-  'shipment.failed': [
-    { service: 'order', oneOf: ['order.cancelled'] },
-    { service: 'payment', oneOf: ['payment.refunded'] },
-    { service: 'inventory', oneOf: ['stock.released'] },
-  ],
-}
+import { firstFact, nextAfter, producerOf, terminalFacts, type Expected } from '@saga/contracts'
 
-/** The terminal facts of an order. */
-export const TERMINAL = new Set(['order.confirmed', 'order.cancelled'])
+/** The terminal facts of an order (the saga map's `terminalFacts`). */
+export const TERMINAL = new Set(terminalFacts.map((e) => e.routingKey))
 
-/** Which service publishes a routing key (its first segment's owner). */
+/** Which service publishes a routing key (the saga map's producers); `?` for a key the map does not know. */
 export function publisherOf(routingKey: string): string {
-  const head = routingKey.split('.')[0]
-  return head === 'stock' ? 'inventory' : (head ?? '?')
+  try {
+    return producerOf(routingKey)
+  } catch {
+    return '?'
+  }
 }
 
 /**
  * The events an order still waits for, given the routing keys of the facts seen so far, each with
- * the service expected to produce it. Empty when the saga is complete (terminal and every
- * compensation done). Before any fact, it waits for `order.created`.
+ * the service expected to produce it (derived from the saga map). Empty when the saga is complete
+ * (terminal and every compensation done). Before any fact, it waits for `order.created`.
  */
-export function waitingFor(seen: readonly string[]): { service: string; oneOf: string[] }[] {
+export function waitingFor(seen: readonly string[]): Expected[] {
   const facts = new Set(seen)
-  if (facts.size === 0) return [{ service: 'order', oneOf: ['order.created'] }]
-  const waits: { service: string; oneOf: string[] }[] = []
+  if (facts.size === 0) return [{ service: producerOf(firstFact.routingKey), oneOf: [firstFact.routingKey] }]
+  const waits: Expected[] = []
   for (const fact of facts) {
-    for (const step of NEXT[fact] ?? []) {
+    for (const step of nextAfter(fact)) {
       if (!step.oneOf.some((k) => facts.has(k))) waits.push(step)
     }
   }

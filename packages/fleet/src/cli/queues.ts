@@ -1,36 +1,10 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import amqp from 'amqplib'
+import { reactionsOf } from '@saga/contracts'
 import { SERVICES, type CliSettings } from './settings.js'
 
 const exec = promisify(execFile)
-
-/**
- * Names of the handlers each service consumes with (design.md, "The chain"; queues are
- * `<prefix>.<handler>`). Probed first, since listing queues through rabbitmqctl takes seconds; the
- * broker's own list is the fallback when one of them is missing, so a renamed handler is still found.
- */
-const KNOWN_HANDLERS: Record<string, string[]> = {
-  order: [
-    'confirm-order-when-shipment-created',
-    'cancel-order-when-payment-failed',
-    'cancel-order-when-stock-reservation-failed',
-    'cancel-order-when-shipment-failed',
-    'record-timeline-when-payment-processed',
-    'record-timeline-when-stock-reserved',
-    'record-timeline-when-payment-refunded',
-    'record-timeline-when-stock-released',
-    'record-timeline-when-order-confirmed',
-    'record-timeline-when-order-cancelled',
-  ],
-  payment: [
-    'process-payment-when-order-created',
-    'refund-payment-when-stock-reservation-failed',
-    'refund-payment-when-shipment-failed',
-  ],
-  inventory: ['reserve-stock-when-payment-processed', 'release-stock-when-shipment-failed'],
-  shipment: ['create-shipment-when-stock-reserved'],
-}
 
 async function brokerQueueNames(settings: CliSettings): Promise<string[] | undefined> {
   if (settings.managementUrl) {
@@ -88,7 +62,7 @@ export async function deadLetterQueues(
   connection: amqp.ChannelModel,
 ): Promise<string[]> {
   const known = SERVICES.flatMap((s) =>
-    KNOWN_HANDLERS[s]!.map((h) => `${settings.services[s].queuePrefix}.${h}.dlq`),
+    reactionsOf(s).map((r) => `${settings.services[s].queuePrefix}.${r.handler}.dlq`),
   )
   const found = await existingQueues(connection, known)
   if (found.length === known.length) return found.sort()

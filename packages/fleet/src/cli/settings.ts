@@ -1,6 +1,6 @@
-/** The four services, in chain order. */
-export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
-export type ServiceName = (typeof SERVICES)[number]
+import { SERVICES, type ServiceName } from '@saga/contracts'
+
+export { SERVICES, type ServiceName }
 
 /**
  * Where the CLI finds the fleet. Defaults are the local fleet of `npm start` (the shared decisions:

@@ -1,0 +1,177 @@
+/**
+ * The saga map: the one place that says which service produces which fact, which handler of which
+ * service reacts to which fact, and what it may emit. Each service's `src/reactions/index.ts` must
+ * register exactly `reactionsOf(service)` (a unit test per service checks it); the order CLI's
+ * `where` and `dlq list`, and e2e's expected facts, are derived from it.
+ */
+import type { EventContract } from './define.js'
+import { FailedStep, OrderCancelled, OrderConfirmed, OrderCreated } from './order.js'
+import { PaymentFailed, PaymentProcessed, PaymentRefunded } from './payment.js'
+import { StockReleased, StockReservationFailed, StockReserved } from './inventory.js'
+import { ShipmentCreated, ShipmentFailed } from './shipment.js'
+
+/** The four services of the fleet, in chain order. */
+export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
+/** One service of the fleet. */
+export type ServiceName = (typeof SERVICES)[number]
+
+/** Which service publishes each fact (its outbox holds them). */
+export const producers: Readonly<Record<ServiceName, readonly EventContract[]>> = {
+  order: [OrderCreated, OrderConfirmed, OrderCancelled],
+  payment: [PaymentProcessed, PaymentFailed, PaymentRefunded],
+  inventory: [StockReserved, StockReservationFailed, StockReleased],
+  shipment: [ShipmentCreated, ShipmentFailed],
+}
+
+/**
+ * One handler (and one queue, `<prefix>.<handler>`) of one service. `mayEmit` lists the facts its
+ * transaction may enqueue, as alternatives: exactly one of them per handled message when the step
+ * goes through, success first and failure second for a decision (payment, stock, shipment); empty for
+ * a handler that only records (the order timeline).
+ */
+export interface Reaction {
+  service: ServiceName
+  handler: string
+  reactsTo: EventContract
+  mayEmit: readonly EventContract[]
+}
+
+const recordTimeline = (fact: EventContract): Reaction => ({
+  service: 'order',
+  handler: `record-timeline-when-${fact.routingKey.replace(/\./g, '-')}`,
+  reactsTo: fact,
+  mayEmit: [],
+})
+
+/**
+ * Every reaction of the fleet (design.md, "The chain"). The order service also records the facts it
+ * does not react to in each order's timeline, and consumes its own terminal facts (the relay publishes
+ * with `mandatory`, so a fact without a queue would be returned and parked).
+ */
+export const sagaMap: readonly Reaction[] = [
+  {
+    service: 'payment',
+    handler: 'process-payment-when-order-created',
+    reactsTo: OrderCreated,
+    mayEmit: [PaymentProcessed, PaymentFailed],
+  },
+  {
+    service: 'inventory',
+    handler: 'reserve-stock-when-payment-processed',
+    reactsTo: PaymentProcessed,
+    mayEmit: [StockReserved, StockReservationFailed],
+  },
+  {
+    service: 'shipment',
+    handler: 'create-shipment-when-stock-reserved',
+    reactsTo: StockReserved,
+    mayEmit: [ShipmentCreated, ShipmentFailed],
+  },
+  {
+    service: 'order',
+    handler: 'confirm-order-when-shipment-created',
+    reactsTo: ShipmentCreated,
+    mayEmit: [OrderConfirmed],
+  },
+  {
+    service: 'order',
+    handler: 'cancel-order-when-payment-failed',
+    reactsTo: PaymentFailed,
+    mayEmit: [OrderCancelled],
+  },
+  {
+    service: 'order',
+    handler: 'cancel-order-when-stock-reservation-failed',
+    reactsTo: StockReservationFailed,
+    mayEmit: [OrderCancelled],
+  },
+  {
+    service: 'order',
+    handler: 'cancel-order-when-shipment-failed',
+    reactsTo: ShipmentFailed,
+    mayEmit: [OrderCancelled],
+  },
+  {
+    service: 'payment',
+    handler: 'refund-payment-when-stock-reservation-failed',
+    reactsTo: StockReservationFailed,
+    mayEmit: [PaymentRefunded],
+  },
+  {
+    service: 'payment',
+    handler: 'refund-payment-when-shipment-failed',
+    reactsTo: ShipmentFailed,
+    mayEmit: [PaymentRefunded],
+  },
+  {
+    service: 'inventory',
+    handler: 'release-stock-when-shipment-failed',
+    reactsTo: ShipmentFailed,
+    mayEmit: [StockReleased],
+  },
+  recordTimeline(PaymentProcessed),
+  recordTimeline(StockReserved),
+  recordTimeline(PaymentRefunded),
+  recordTimeline(StockReleased),
+  recordTimeline(OrderConfirmed),
+  recordTimeline(OrderCancelled),
+]
+
+/** The fact that starts every saga (`POST /orders`). */
+export const firstFact: EventContract = OrderCreated
+/** The facts that end an order: after one of them the order's status never changes. */
+export const terminalFacts: readonly EventContract[] = [OrderConfirmed, OrderCancelled]
+
+/** Which service takes the decision that `OrderCancelled.failedStep` names. */
+export const failedStepService: Readonly<Record<FailedStep, ServiceName>> = {
+  payment: 'payment',
+  stock: 'inventory',
+  shipment: 'shipment',
+}
+
+/** The reactions of one service, in map order: what its `reactions/index.ts` registers. */
+export const reactionsOf = (service: ServiceName): Reaction[] => sagaMap.filter((r) => r.service === service)
+
+/**
+ * The service that publishes `routingKey` (e.g. `stock.reserved` -> `inventory`).
+ * @throws Error when no service of the map produces it
+ */
+export function producerOf(routingKey: string): ServiceName {
+  const service = SERVICES.find((s) => producers[s].some((e) => e.routingKey === routingKey))
+  if (service === undefined) throw new Error(`no service of the saga map produces '${routingKey}'`)
+  return service
+}
+
+/** A step an order waits for: `service` must publish one of the routing keys in `oneOf`. */
+export interface Expected {
+  service: ServiceName
+  oneOf: string[]
+}
+
+/**
+ * What must follow `routingKey` in a saga: one entry per reaction that emits, with the routing keys
+ * it may emit. Empty for a fact nobody acts on (a terminal fact, a compensation).
+ */
+export const nextAfter = (routingKey: string): Expected[] =>
+  sagaMap
+    .filter((r) => r.reactsTo.routingKey === routingKey && r.mayEmit.length > 0)
+    .map((r) => ({ service: r.service, oneOf: r.mayEmit.map((e) => e.routingKey) }))
+
+/**
+ * The routing keys of a complete saga, derived by walking the map from `firstFact`: every decision
+ * takes its success, except the decision of `failedStep`'s service, which takes its failure. Without a
+ * failed step the walk is the confirmed saga. In the order the facts are first reached.
+ */
+export function sagaFacts(failedStep?: FailedStep): string[] {
+  const failing = failedStep === undefined ? undefined : failedStepService[failedStep]
+  const facts: string[] = [firstFact.routingKey]
+  for (let i = 0; i < facts.length; i++) {
+    for (const reaction of sagaMap) {
+      if (reaction.reactsTo.routingKey !== facts[i] || reaction.mayEmit.length === 0) continue
+      const pick = reaction.mayEmit.length > 1 && reaction.service === failing ? 1 : 0
+      const next = reaction.mayEmit[pick]?.routingKey
+      if (next !== undefined && !facts.includes(next)) facts.push(next)
+    }
+  }
+  return facts
+}

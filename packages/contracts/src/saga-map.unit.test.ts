@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest'
+import { allEvents } from './index.js'
+import {
+  nextAfter,
+  producerOf,
+  producers,
+  reactionsOf,
+  sagaFacts,
+  sagaMap,
+  SERVICES,
+  terminalFacts,
+} from './saga-map.js'
+
+describe('saga map', () => {
+  it('when every event is listed, then each has exactly one producer', () => {
+    const produced = SERVICES.flatMap((s) => producers[s].map((e) => e.type))
+    expect(produced.sort()).toEqual(allEvents.map((e) => e.type).sort())
+  })
+
+  it('when a handler is named, then it is unique within its service and follows <reaction>-when-<fact>', () => {
+    for (const service of SERVICES) {
+      const names = reactionsOf(service).map((r) => r.handler)
+      expect(new Set(names).size).toBe(names.length)
+    }
+    for (const r of sagaMap) {
+      expect(r.handler).toMatch(new RegExp(`-when-${r.reactsTo.routingKey.replace(/\./g, '-')}$`))
+    }
+  })
+
+  it('when a reaction emits, then it emits only what its own service produces', () => {
+    for (const r of sagaMap) {
+      for (const e of r.mayEmit) expect(producerOf(e.routingKey)).toBe(r.service)
+    }
+  })
+
+  it('when every fact is published, then some queue takes it (mandatory publish)', () => {
+    const consumed = new Set(sagaMap.map((r) => r.reactsTo.type))
+    for (const e of allEvents) expect(consumed.has(e.type)).toBe(true)
+  })
+
+  it('when a terminal fact is seen, then nothing more follows it', () => {
+    for (const fact of terminalFacts) expect(nextAfter(fact.routingKey)).toEqual([])
+  })
+
+  it('when an unknown routing key is asked for, then producerOf names it', () => {
+    expect(() => producerOf('order.vanished')).toThrow(/order\.vanished/)
+  })
+})
+
+describe('sagaFacts', () => {
+  it('when nothing failed, then the walk is the confirmed saga', () => {
+    expect(sagaFacts()).toEqual([
+      'order.created',
+      'payment.processed',
+      'stock.reserved',
+      'shipment.created',
+      'order.confirmed',
+    ])
+  })
+
+  it('when the payment failed, then no compensation follows', () => {
+    expect(sagaFacts('payment')).toEqual(['order.created', 'payment.failed', 'order.cancelled'])
+  })
+
+  it('when the stock step failed, then the payment is refunded', () => {
+    expect(sagaFacts('stock')).toEqual([
+      'order.created',
+      'payment.processed',
+      'stock.reservation-failed',
+      'order.cancelled',
+      'payment.refunded',
+    ])
+  })
+
+  it('when the shipment failed, then the payment is refunded and the stock released', () => {
+    expect(sagaFacts('shipment')).toEqual([
+      'order.created',
+      'payment.processed',
+      'stock.reserved',
+      'shipment.failed',
+      'order.cancelled',
+      'payment.refunded',
+      'stock.released',
+    ])
+  })
+})

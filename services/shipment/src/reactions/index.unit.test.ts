@@ -1,0 +1,17 @@
+import { reactionsOf } from '@saga/contracts'
+import type { Logger } from '@saga/messaging'
+import { describe, expect, it } from 'vitest'
+import { shipmentReactions } from './index.js'
+
+const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} }
+
+describe('shipment reactions', () => {
+  it('when the service registers its handlers, then they are exactly what the saga map gives it', () => {
+    const registered = shipmentReactions({ logger, carrierAccount: 'acct' }).map((h) => ({
+      handler: h.name,
+      type: h.message.type,
+    }))
+    const mapped = reactionsOf('shipment').map((r) => ({ handler: r.handler, type: r.reactsTo.type }))
+    expect(registered).toEqual(mapped)
+  })
+})
