@@ -68,7 +68,7 @@ describe('relay: graceful stop', () => {
   it('when a stopped relay is started again, then it publishes what was committed meanwhile, once, on one new connection', async () => {
     const relay = f.relay()
     await relay.start()
-    const [first] = await f.commit([message(100)])
+    const [first = ''] = await f.commit([message(100)])
     await relay.signals.waitFor('published', (s) => s.id === first, 5_000)
     await relay.stop()
     expect(relay.running).toBe(false)

@@ -23,10 +23,13 @@ export interface PublishLoopOptions {
   running(): boolean
 }
 
+const REJECTED_BASE_MS = 250
+const REJECTED_MAX_MS = 5_000
+
 /**
  * The relay's publish loop: claim, publish, confirm, mark, one batch at a time, until `running()`
  * turns false. Owns the publishing channel: opens one when there is none, drops it when a batch
- * says it is broken, closes it on exit. Broker or database down: backs off (100 ms doubling to
+ * says it is broken (closed, a confirm timed out, or the broker nacked on it), closes it on exit. Broker or database down: backs off (100 ms doubling to
  * 1 s) and tries again; never rejects for them.
  */
 export async function runPublishLoop(options: PublishLoopOptions): Promise<void> {
@@ -67,6 +70,9 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
 
   let transportFailures = 0
   let databaseFailures = 0
+  // Batches in a row with rows the broker nacked: their rows wait 250 ms doubling to 5 s, so a
+  // queue that stays full is not hammered, yet rows go out within seconds once it takes them.
+  let rejectedStreak = 0
   try {
     while (options.running()) {
       if (!connection.isConnected) {
@@ -83,7 +89,12 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
       }
       let result: BatchResult
       try {
-        result = await runBatch(options.pool, open, settings)
+        result = await runBatch(
+          options.pool,
+          open,
+          settings,
+          backoffDelay(rejectedStreak, REJECTED_BASE_MS, REJECTED_MAX_MS),
+        )
         databaseFailures = 0
       } catch (error) {
         const level = databaseFailures % 30 === 0 ? 'warn' : 'debug'
@@ -92,6 +103,8 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
         continue
       }
       if (result.channelBroken) discardChannel()
+      if (result.failed.some((failure) => failure.kind === 'rejected')) rejectedStreak += 1
+      else if (result.published.length > 0) rejectedStreak = 0
       options.onBatch(result)
       if (result.failed.some((failure) => failure.kind === 'transport')) {
         await waker.sleep(backoffDelay(transportFailures++, 100, 1_000))

@@ -22,9 +22,10 @@ export interface RelayOptions {
   /** Longest wait for a batch's confirms; also bounds the claim transaction. Default 5,000. */
   publishTimeoutMs?: number
   /**
-   * Attempts after which a row whose own publish failed (returned as unroutable, nacked, not
-   * encodable) is parked. Default 10. Link failures (confirm timeout, closed channel) count in
-   * `attempts` too but never park a row by themselves: they are retried as soon as the link works.
+   * Attempts after which a row whose own publish failed (returned as unroutable, not encodable)
+   * is parked. Default 10. Only those failures count in `attempts`. Link failures (confirm
+   * timeout, closed channel) are retried as soon as the link works; broker nacks (a full queue)
+   * after at most 5 s on a fresh channel; both only set `last_error`, and never park a row.
    */
   maxAttempts?: number
   /** First retry delay of a failed row. Default 1,000. */
