@@ -29,9 +29,13 @@ export interface Housekeeping {
   runRetention(): Promise<RetentionResult>
   /** Counts rows the publish loop marked, towards the next VACUUM. */
   noteChanged(rows: number): void
+  /** Reads the stats soon (one read at a time): the publish loop changed the outbox and went idle. */
+  refreshSoon(): void
 }
 
-const PARKED_EVERY = 12
+// The parked count scans the table (no index covers failed_at), so it is read every 10th time;
+// this relay's own parks are counted at once (see relay.ts).
+const PARKED_EVERY = 10
 
 /** Creates the housekeeping of one relay; see `Housekeeping`. */
 export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
@@ -48,9 +52,10 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
     return promise
   }
 
+  let refreshing: Promise<unknown> | undefined
   const refreshStats = async (): Promise<RelayStats> => {
     const pending = await readPending(pool)
-    Object.assign(current, pending, { refreshedAt: Date.now() })
+    Object.assign(current, pending, { refreshedAt: Date.now(), refreshedAtMono: performance.now() })
     if (statsRound++ % PARKED_EVERY === 0) current.parked = await readParked(pool)
     return { ...current }
   }
@@ -91,6 +96,12 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
     runRetention,
     noteChanged(rows) {
       changedSinceVacuum += rows
+    },
+    refreshSoon() {
+      if (refreshing) return
+      refreshing = track(refreshStats())
+        .catch((error: unknown) => log?.debug({ err: error }, 'outbox stats read failed'))
+        .finally(() => (refreshing = undefined))
     },
   }
 }

@@ -19,6 +19,12 @@ export interface PublishLoopOptions {
   logger?: Logger | undefined
   /** Called with every committed batch outcome (signals, counters, logs). */
   onBatch(result: BatchResult): void
+  /**
+   * Called when the loop is about to sleep with nothing due; `changed` is true when it published
+   * or failed rows since the last call (the relay then re-reads its stats, so health does not
+   * lag a drained outbox).
+   */
+  onIdle?(changed: boolean): void
   /** The loop runs while this returns true; a `waker.wake()` makes it look again at once. */
   running(): boolean
 }
@@ -73,6 +79,7 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
   // Batches in a row with rows the broker nacked: their rows wait 250 ms doubling to 5 s, so a
   // queue that stays full is not hammered, yet rows go out within seconds once it takes them.
   let rejectedStreak = 0
+  let changedSinceIdle = false
   try {
     while (options.running()) {
       if (!connection.isConnected) {
@@ -102,6 +109,7 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
         await waker.sleep(backoffDelay(databaseFailures++, 100, 1_000))
         continue
       }
+      if (result.published.length + result.failed.length > 0) changedSinceIdle = true
       if (result.channelBroken) discardChannel()
       if (result.failed.some((failure) => failure.kind === 'rejected')) rejectedStreak += 1
       else if (result.published.length > 0) rejectedStreak = 0
@@ -113,6 +121,8 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
       transportFailures = 0
       // A full batch means more may be due: drain before sleeping.
       if (result.claimed === settings.batchSize) continue
+      options.onIdle?.(changedSinceIdle)
+      changedSinceIdle = false
       await waker.sleep(options.pollIntervalMs)
     }
   } finally {

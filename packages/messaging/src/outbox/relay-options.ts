@@ -43,7 +43,11 @@ export interface RelayOptions {
    * last one. Default 10,000; 0 leaves it to autovacuum. See `vacuumOutbox` for why.
    */
   vacuumAfterRows?: number
-  /** How often pending count and oldest age are read. Default 5,000. */
+  /**
+   * How often pending count and oldest age are read (the parked count every 10th time). Default
+   * 1,000; they are also read as soon as the relay drains what it found, and the oldest age grows
+   * with the time since the read, so health and metrics are at most about a second behind.
+   */
   statsIntervalMs?: number
   /** Declare the exchange (topic, durable) on each new channel, so a missing one is remade. Default true. */
   declareExchange?: boolean

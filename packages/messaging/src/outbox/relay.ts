@@ -67,7 +67,7 @@ export function createRelay(options: RelayOptions): Relay {
     pool: options.pool,
     logger: log,
     stats: current,
-    statsIntervalMs: options.statsIntervalMs ?? 5_000,
+    statsIntervalMs: options.statsIntervalMs ?? 1_000,
     retentionIntervalMs: options.retentionIntervalMs ?? 10_000,
     retention: { retentionMs: options.retentionMs ?? 3_600_000, inboxRetentionMs: options.inboxRetentionMs },
     vacuumAfterRows: options.vacuumAfterRows ?? 10_000,
@@ -132,6 +132,9 @@ export function createRelay(options: RelayOptions): Relay {
       declareExchange: options.declareExchange ?? true,
       logger: log,
       onBatch: report,
+      onIdle: (changed) => {
+        if (changed) housekeeping.refreshSoon()
+      },
       running: () => running,
     }).catch((error: unknown) => log?.error({ err: error }, 'outbox relay loop ended unexpectedly'))
     housekeeping.start()
@@ -171,7 +174,15 @@ export function createRelay(options: RelayOptions): Relay {
       waker.wake()
       if (options.wakeup?.notify ?? true) wakeup?.notify()
     },
-    stats: () => ({ ...current }),
+    stats: () => {
+      // The oldest pending row, if still pending, has aged since the read: add the time elapsed,
+      // so a stuck row's age never looks younger than it is between reads.
+      const sinceRead =
+        current.refreshedAtMono === undefined ? 0 : performance.now() - current.refreshedAtMono
+      const oldestPendingAgeMs =
+        current.pending > 0 ? Math.round(current.oldestPendingAgeMs + sinceRead) : current.oldestPendingAgeMs
+      return { ...current, oldestPendingAgeMs }
+    },
     refreshStats: () => housekeeping.refreshStats(),
     runRetention: () => housekeeping.runRetention(),
   }
