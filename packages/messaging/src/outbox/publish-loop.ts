@@ -86,6 +86,12 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
         await connection.waitForConnection(options.pollIntervalMs).catch(() => undefined)
         continue
       }
+      if (connection.blocked !== undefined) {
+        // The broker holds every publish while it blocks the connection (a memory or disk alarm):
+        // a batch would only time out. Wait for connection.unblocked, spending nothing.
+        await connection.waitUntilUnblocked(options.pollIntervalMs)
+        continue
+      }
       let open: ConfirmChannel
       try {
         open = await openChannel()

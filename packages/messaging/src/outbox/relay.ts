@@ -28,6 +28,8 @@ export interface Relay {
   readonly signals: Signals
   /** Broker connection up. */
   readonly isConnected: boolean
+  /** The broker's reason while it blocks the relay's connection (`connection.blocked`), else undefined. */
+  readonly blocked: string | undefined
   readonly running: boolean
 }
 
@@ -154,6 +156,9 @@ export function createRelay(options: RelayOptions): Relay {
     signals,
     get isConnected() {
       return connection?.isConnected ?? false
+    },
+    get blocked() {
+      return connection?.blocked
     },
     get running() {
       return running
