@@ -74,14 +74,29 @@ export interface MessagingHealth {
   broker: boolean
   /** Age of the oldest pending outbox row, ms (as of the last refresh, every few seconds). */
   oldestPendingAgeMs: number
-  relay: { enabled: boolean; connected: boolean; pending: number; parked: number }
-  consumer: { enabled: boolean; connected: boolean } & ConsumerHealth
+  /**
+   * `blocked` (relay and consumer): the broker's reason while it blocks that connection's publishes
+   * (`connection.blocked`, e.g. `low on memory` during a memory alarm), else null. The relay waits
+   * for `connection.unblocked` meanwhile instead of publishing into a timeout.
+   * `statsAgeMs`: how old the pending and parked figures are, ms (-1 before the first read).
+   */
+  relay: {
+    enabled: boolean
+    connected: boolean
+    pending: number
+    parked: number
+    blocked: string | null
+    statsAgeMs: number
+  }
+  consumer: { enabled: boolean; connected: boolean; blocked: string | null } & ConsumerHealth
 }
 
 /** Counters and gauges; numeric leaves map to Prometheus series (`*Total` counters, `*Ms` durations). */
 export interface MessagingMetrics {
   /** 1 when every needed AMQP connection is open, else 0. */
   brokerUp: number
+  /** 1 while the broker blocks a connection of this instance (`connection.blocked`), else 0; the reason is in `health()`. */
+  brokerBlocked: number
   relay: {
     pending: number
     oldestPendingAgeMs: number
@@ -183,9 +198,15 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
     const relayConnected = relay?.isConnected ?? true
     const consumerConnected = consumerConnection?.isConnected ?? true
     const oldestPendingAgeMs = stats?.oldestPendingAgeMs ?? 0
+    const relayBlocked = relay?.blocked ?? null
+    const consumerBlocked = consumerConnection?.blocked ?? null
     const problems: string[] = []
     if (!relayConnected) problems.push('broker: relay connection down')
     if (!consumerConnected) problems.push('broker: consumer connection down')
+    if (relayBlocked !== null)
+      problems.push(`broker: relay connection blocked by the broker (${relayBlocked})`)
+    if (consumerBlocked !== null)
+      problems.push(`broker: consumer connection blocked by the broker (${consumerBlocked})`)
     if (consumerConnected && !consumerHealth.consuming) problems.push('consumer: not consuming every queue')
     if (oldestPendingAgeMs > readyMaxOutboxAgeMs) {
       problems.push(
@@ -202,8 +223,16 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
         connected: relayConnected,
         pending: stats?.pending ?? 0,
         parked: stats?.parked ?? 0,
+        blocked: relayBlocked,
+        statsAgeMs:
+          stats?.refreshedAtMono === undefined ? -1 : Math.round(performance.now() - stats.refreshedAtMono),
       },
-      consumer: { enabled: consumer !== undefined, connected: consumerConnected, ...consumerHealth },
+      consumer: {
+        enabled: consumer !== undefined,
+        connected: consumerConnected,
+        blocked: consumerBlocked,
+        ...consumerHealth,
+      },
     }
   }
 
@@ -239,6 +268,7 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
       }
       return {
         brokerUp: health().broker ? 1 : 0,
+        brokerBlocked: relay?.blocked !== undefined || consumerConnection?.blocked !== undefined ? 1 : 0,
         relay: {
           pending: stats?.pending ?? 0,
           oldestPendingAgeMs: stats?.oldestPendingAgeMs ?? 0,

@@ -64,4 +64,33 @@ describe('relay: graceful stop', () => {
     expect(performance.now() - started).toBeLessThan(2_000)
     expect(relay.isConnected).toBe(false)
   })
+
+  it('when a stopped relay is started again, then it publishes what was committed meanwhile, once, on one new connection', async () => {
+    const relay = f.relay()
+    await relay.start()
+    const [first = ''] = await f.commit([message(100)])
+    await relay.signals.waitFor('published', (s) => s.id === first, 5_000)
+    await relay.stop()
+    expect(relay.running).toBe(false)
+    const ids = await f.commit([message(101), message(102)])
+    const remaining = new Set(ids)
+    const allPublished = new Promise<void>((resolve) =>
+      relay.signals.on('published', (s) => {
+        remaining.delete(s.id)
+        if (remaining.size === 0) resolve()
+      }),
+    )
+    await relay.start()
+    expect(relay.running).toBe(true)
+    await allPublished
+    expect(relay.isConnected).toBe(true)
+    await f.until(() => ids.every((id) => f.tap.ids().includes(id)), 5_000, 'the tap to get both rows')
+    const counts = countIds(f.tap.ids())
+    expect([first, ...ids].map((id) => counts.get(id))).toEqual([1, 1, 1])
+    const listeners = await f.db.pool.query(
+      "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+    )
+    expect(listeners.rowCount).toBe(1)
+    await relay.stop()
+  })
 })

@@ -14,6 +14,8 @@ export interface MessagingSample {
  */
 const HELP: Record<string, string> = {
   saga_messaging_broker_up: 'Whether every AMQP connection the service needs is open (1) or not (0).',
+  saga_messaging_broker_blocked:
+    'Whether the broker blocks a connection of the service (1, connection.blocked: see /health for the reason) or not (0).',
   saga_messaging_relay_pending: 'Outbox rows waiting to be published to the broker.',
   saga_messaging_relay_oldest_pending_age_seconds:
     'Age of the oldest outbox row waiting to be published, in seconds (0 when none waits).',

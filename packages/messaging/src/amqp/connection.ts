@@ -45,6 +45,15 @@ export interface AmqpConnection {
   readonly isConnected: boolean
   /** The open connection, if any. */
   readonly current: ChannelModel | undefined
+  /**
+   * The broker's reason while it blocks this connection's publishes (AMQP `connection.blocked`,
+   * e.g. `low on memory` during a memory alarm:
+   * https://www.rabbitmq.com/docs/connection-blocked), else undefined. Cleared by
+   * `connection.unblocked` and by a reconnect.
+   */
+  readonly blocked: string | undefined
+  /** Resolves once the connection is not blocked (unblocked, lost or closed), or after `timeoutMs`. */
+  waitUntilUnblocked(timeoutMs: number): Promise<void>
   /** Registers a hook run after every (re)connect (and at once if connected); returns an unsubscribe. */
   onConnected(hook: ConnectedHook): () => void
   /** Registers a hook run when the connection is lost; returns an unsubscribe. */
@@ -96,6 +105,14 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
   const lostHooks = new Set<LostHook>()
   const waiters = new Set<{ resolve: (c: ChannelModel) => void; reject: (e: Error) => void }>()
   let current: ChannelModel | undefined
+  let blocked: string | undefined
+  const unblockWaiters = new Set<() => void>()
+  const setBlocked = (reason: string | undefined): void => {
+    blocked = reason
+    if (reason !== undefined) return
+    for (const waiter of unblockWaiters) waiter()
+    unblockWaiters.clear()
+  }
   let started = false
   let closed = false
   let attempt = 0
@@ -122,6 +139,7 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
   const lose = (connection: ChannelModel, error: Error): void => {
     if (current !== connection) return
     current = undefined
+    setBlocked(undefined)
     log?.warn({ err: error, connection: name }, 'amqp connection lost')
     for (const hook of lostHooks) {
       try {
@@ -172,9 +190,16 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
       log?.error({ err: error, event, connection: name }, 'amqp event handler threw'),
     )
     connection.on('close', (error?: Error) => lose(connection, error ?? new Error('connection closed')))
-    connection.on('blocked', (reason: string) =>
-      log?.warn({ reason, connection: name }, 'amqp connection blocked'),
-    )
+    connection.on('blocked', (reason: string) => {
+      if (current !== connection) return
+      log?.warn({ reason, connection: name }, 'amqp connection blocked')
+      setBlocked(String(reason || 'blocked by the broker'))
+    })
+    connection.on('unblocked', () => {
+      if (current !== connection) return
+      log?.info({ connection: name }, 'amqp connection unblocked')
+      setBlocked(undefined)
+    })
     current = connection
     attempt = 0
     log?.info({ connection: name, url: redact(url) }, 'amqp connected')
@@ -194,6 +219,21 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
     },
     get current() {
       return current
+    },
+    get blocked() {
+      return blocked
+    },
+    waitUntilUnblocked(timeoutMs) {
+      if (blocked === undefined) return Promise.resolve()
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer)
+          unblockWaiters.delete(done)
+          resolve()
+        }
+        const timer = setTimeout(done, timeoutMs)
+        unblockWaiters.add(done)
+      })
     },
     onConnected(hook) {
       connectedHooks.add(hook)
@@ -253,6 +293,7 @@ export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnec
       waiters.clear()
       const connection = current
       current = undefined
+      setBlocked(undefined)
       if (!connection) return
       try {
         await withTimeout(connection.close(), connectTimeoutMs, 'amqp close')

@@ -39,7 +39,10 @@ export interface DeliveryRuntime<Tx extends TransactionClient> {
   signals: Signals
   logger: Logger
   counters: HandlerCounters
-  /** Aborted when the consumer stops: pending retries end and leave their delivery for redelivery. */
+  /**
+   * Aborted when the consumer stops or the delivery's channel is gone: slot waits, retry waits and
+   * dead-lettering end and leave the delivery for redelivery (it can no longer be acked anyway).
+   */
   stopping: AbortSignal
   /** Called after a handler's transaction committed (wakes the relay for the rows it enqueued). */
   onCommitted: () => void
@@ -108,8 +111,10 @@ async function attemptOnce<Tx extends TransactionClient>(
  * an inbox transaction and is acked only after COMMIT; a handler error is retried in-process with
  * backoff (the delivery stays unacked meanwhile) until the attempts are used up, then dead-lettered.
  * Each transaction first takes a slot of `runtime.slots` (the consumer-wide limit), waiting in FIFO
- * order. Never throws. When the consumer stops, a delivery not yet running, waiting for a slot or
- * waiting for a retry is left unacked; closing the channel returns it to the queue.
+ * order. Never throws. When the consumer stops or the delivery's channel is gone, a delivery not
+ * yet running, waiting for a slot or waiting for a retry is left unacked (the broker returns it to
+ * the queue); a transaction already running finishes, and its ack fails harmlessly if the channel
+ * is gone (the redelivery is then a duplicate).
  */
 export async function handleDelivery<Tx extends TransactionClient>(
   delivery: Message,
@@ -124,9 +129,13 @@ export async function handleDelivery<Tx extends TransactionClient>(
     attempts: number,
     ids: { id?: string; type?: string },
   ): Promise<void> => {
+    // The channel is gone (or the consumer stops): the copy could not be confirmed nor the original
+    // acked on it; the redelivered copy dead-letters itself.
+    if (stopping.aborted) return
     try {
       await control.deadLetter(reason, attempts)
     } catch (error) {
+      if (stopping.aborted) return
       // The copy is not safely in the DLQ, so the original must not be acked: back off, then requeue.
       logger.error(
         { err: error, messageId: ids.id, handler: handler.name },
@@ -198,6 +207,8 @@ export async function handleDelivery<Tx extends TransactionClient>(
       continue
     }
 
+    // The channel went while the transaction ran: the redelivered copy continues the count.
+    if (stopping.aborted) return
     const error = describe(outcome.error)
     if (afterFailure(attempt, policy) === 'dead-letter') {
       await deadLetter(`handler failed after ${attempt} attempts: ${error}`, attempt, { id, type })

@@ -63,8 +63,13 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     inFlight: 0,
   }
   const stopping = new AbortController()
-  const runtime: DeliveryRuntime<Tx> = { ...options, counters, stopping: stopping.signal }
   const inFlight = new Set<Promise<void>>()
+  // The delivery chain of each message id now running (its retries included): a redelivered copy
+  // waits for it, so one message never runs two chains side by side.
+  const chains = new Map<string, Promise<void>>()
+  // Aborted when the current channel is gone: its deliveries can no longer be acked, so their
+  // retry waits, slot waits and dead-lettering stop (the broker redelivers them).
+  let channelGone = new AbortController()
   let channel: ConfirmChannel | undefined
   let consumerTag: string | undefined
   let opening = false
@@ -85,10 +90,15 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     )
   }
 
-  const closed = (closedChannel: ConfirmChannel): void => {
-    if (channel !== closedChannel) return
+  const forgetChannel = (): void => {
     channel = undefined
     consumerTag = undefined
+    channelGone.abort()
+  }
+
+  const closed = (closedChannel: ConfirmChannel): void => {
+    if (channel !== closedChannel) return
+    forgetChannel()
     if (stopping.signal.aborted) return
     logger.warn({ queue, handler: handlerName }, 'consumer channel closed; reopening')
     scheduleReopen()
@@ -135,6 +145,7 @@ export function createQueueConsumer<Tx extends TransactionClient>(
   const deliver = (
     ch: ConfirmChannel,
     publish: DeadLetterPublisher,
+    runtime: DeliveryRuntime<Tx>,
     message: ConsumeMessage | null,
   ): void => {
     if (message === null) {
@@ -143,8 +154,7 @@ export function createQueueConsumer<Tx extends TransactionClient>(
       logger.warn({ queue, handler: handlerName }, 'consumer cancelled by the broker')
       queueMissing = true
       if (channel === ch) {
-        channel = undefined
-        consumerTag = undefined
+        forgetChannel()
         scheduleReopen()
       }
       ch.close().catch(() => undefined)
@@ -153,13 +163,18 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     // After stop began, a delivery still in the client buffer is left unacked: the close requeues it.
     if (stopping.signal.aborted) return
     counters.inFlight += 1
-    const running = handleDelivery(message, controlFor(ch, publish, message), runtime)
+    const id = message.properties.messageId as string | undefined
+    const previous = id === undefined ? undefined : chains.get(id)
+    const handle = (): Promise<void> => handleDelivery(message, controlFor(ch, publish, message), runtime)
+    const running = (previous ? previous.then(handle) : handle())
       .catch((error: unknown) => logger.error({ err: error, queue }, 'delivery pipeline failed unexpectedly'))
       .finally(() => {
         counters.inFlight -= 1
         inFlight.delete(running)
+        if (id !== undefined && chains.get(id) === running) chains.delete(id)
       })
     inFlight.add(running)
+    if (id !== undefined) chains.set(id, running)
   }
 
   async function open(): Promise<void> {
@@ -176,8 +191,15 @@ export function createQueueConsumer<Tx extends TransactionClient>(
       opened.on('close', () => closed(opened))
       await opened.prefetch(options.prefetch)
       const publish = createDeadLetterPublisher(opened)
+      channelGone = new AbortController()
+      // One runtime per channel, not per delivery: its signal ends with the channel or the consumer.
+      const runtime: DeliveryRuntime<Tx> = {
+        ...options,
+        counters,
+        stopping: AbortSignal.any([stopping.signal, channelGone.signal]),
+      }
       channel = opened
-      const reply = await opened.consume(queue, (message) => deliver(opened, publish, message), {
+      const reply = await opened.consume(queue, (message) => deliver(opened, publish, runtime, message), {
         noAck: false,
       })
       consumerTag = reply.consumerTag
@@ -209,8 +231,7 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     },
     open,
     lost() {
-      channel = undefined
-      consumerTag = undefined
+      forgetChannel()
     },
     async stop() {
       stopping.abort()

@@ -33,6 +33,8 @@ export interface BatchResult {
  * `idle_in_transaction_session_timeout`, so its rows go back to the other relays (design.md: "No
  * transaction stays open longer than the publish timeout").
  *
+ * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again.
+ *
  * @throws database errors (connect, claim, update, commit); the transaction is then rolled back
  * and the rows stay pending, whether or not the broker got them (at least once).
  */
@@ -48,6 +50,7 @@ export async function runBatch(
   pool: pg.Pool,
   channel: ConfirmChannel,
   settings: BatchSettings,
+  rejectedDelayMs = 0,
 ): Promise<BatchResult> {
   const client = await pool.connect()
   // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
@@ -82,13 +85,16 @@ export async function runBatch(
     const toMark = failures.map((failure) => ({
       id: failure.id,
       error: failure.error,
-      // A transport failure is the link's, not the row's: retry as soon as the link works (the
-      // relay loop backs off itself) and never park a row for it. A message failure backs off
-      // per row and parks after maxAttempts, so one poison row never blocks the rows behind it.
+      // Only a message failure is the row's own: it backs off per row, counts an attempt and parks
+      // after maxAttempts, so one poison row never blocks the rows behind it. A transport failure
+      // is the link's (retried as soon as it works; the loop backs off itself), a rejection the
+      // queue's (retried after the loop's short backoff): neither counts an attempt or parks.
       delayMs:
         failure.kind === 'message'
           ? backoffDelay(byId.get(failure.id)?.attempts ?? 0, settings.backoffBaseMs, settings.backoffMaxMs)
-          : 0,
+          : failure.kind === 'rejected'
+            ? rejectedDelayMs
+            : 0,
       parkable: failure.kind === 'message',
     }))
     const publishedIds = outcome?.published ?? []

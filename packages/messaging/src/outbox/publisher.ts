@@ -10,15 +10,21 @@ export interface PublishFailure {
    * retried with backoff and parked after the attempts run out.
    * `transport`: the batch as a whole failed (confirm timeout, channel or connection closed);
    * retried as soon as the link works again, never parked for it.
+   * `rejected`: nacked by the broker. RabbitMQ nacks for a queue's state, never for a message's
+   * content (an overflowing queue with `reject-publish`, a quorum queue without a leader:
+   * https://www.rabbitmq.com/docs/confirms#server-sent-nacks), so it is retried after a short
+   * backoff (at most 5 s), never parked, and the channel is replaced: a quorum queue's
+   * `reject-publish` state sticks to the channel that saw it (RabbitMQ 3.10: the same channel was
+   * nacked for minutes after the limit was lifted while a fresh one was acked).
    */
-  kind: 'message' | 'transport'
+  kind: 'message' | 'transport' | 'rejected'
 }
 
 /** Outcome of one batch: confirmed ids and failures; together they cover every message. */
 export interface BatchOutcome {
   published: string[]
   failed: PublishFailure[]
-  /** The channel can no longer be used (closed, or a confirm timed out): open a new one. */
+  /** The channel can no longer be used (closed, a confirm timed out, or nacked): open a new one. */
   channelBroken: boolean
 }
 
@@ -63,6 +69,7 @@ export async function publishBatch(
     }
   }
   let closeReason = ''
+  let nacked = false
   const onClose = (): void => {
     closeReason ||= 'channel closed before confirming'
     settle()
@@ -84,10 +91,11 @@ export async function publishBatch(
             // A channel that closes calls back every pending publish with an error: that is the
             // transport's failure, not this message's.
             const transport = closeReason !== '' || /closed/i.test((error as Error).message ?? '')
+            if (!transport) nacked = true
             record(id, {
               id,
               error: transport ? closeReason || 'channel closed' : 'nacked by the broker',
-              kind: transport ? 'transport' : 'message',
+              kind: transport ? 'transport' : 'rejected',
             })
             return
           }
@@ -127,5 +135,5 @@ export async function publishBatch(
         kind: 'transport',
       })
   }
-  return { published, failed, channelBroken: closeReason !== '' || timedOut }
+  return { published, failed, channelBroken: closeReason !== '' || timedOut || nacked }
 }

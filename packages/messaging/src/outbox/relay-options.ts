@@ -22,9 +22,10 @@ export interface RelayOptions {
   /** Longest wait for a batch's confirms; also bounds the claim transaction. Default 5,000. */
   publishTimeoutMs?: number
   /**
-   * Attempts after which a row whose own publish failed (returned as unroutable, nacked, not
-   * encodable) is parked. Default 10. Link failures (confirm timeout, closed channel) count in
-   * `attempts` too but never park a row by themselves: they are retried as soon as the link works.
+   * Attempts after which a row whose own publish failed (returned as unroutable, not encodable)
+   * is parked. Default 10. Only those failures count in `attempts`. Link failures (confirm
+   * timeout, closed channel) are retried as soon as the link works; broker nacks (a full queue)
+   * after at most 5 s on a fresh channel; both only set `last_error`, and never park a row.
    */
   maxAttempts?: number
   /** First retry delay of a failed row. Default 1,000. */
@@ -42,7 +43,11 @@ export interface RelayOptions {
    * last one. Default 10,000; 0 leaves it to autovacuum. See `vacuumOutbox` for why.
    */
   vacuumAfterRows?: number
-  /** How often pending count and oldest age are read. Default 5,000. */
+  /**
+   * How often pending count and oldest age are read (the parked count every 10th time). Default
+   * 1,000; they are also read as soon as the relay drains what it found, and the oldest age grows
+   * with the time since the read, so health and metrics are at most about a second behind.
+   */
   statsIntervalMs?: number
   /** Declare the exchange (topic, durable) on each new channel, so a missing one is remade. Default true. */
   declareExchange?: boolean

@@ -1,17 +1,19 @@
-import type { ConfirmChannel } from 'amqplib'
-import { backoffDelay } from '../amqp/backoff.js'
 import { createAmqpConnection, type AmqpConnection } from '../amqp/connection.js'
-import { withTimeout } from '../amqp/timeout.js'
 import { createSignals, type Signals } from '../signals.js'
-import { runBatch, type BatchResult, type BatchSettings } from './batch.js'
+import type { BatchResult, BatchSettings } from './batch.js'
+import { createHousekeeping } from './housekeeping.js'
+import { runPublishLoop } from './publish-loop.js'
 import type { RelayOptions } from './relay-options.js'
-import { deleteExpired, vacuumOutbox, type RetentionResult } from './retention.js'
-import { readParked, readPending, type RelayStats } from './stats.js'
+import type { RetentionResult } from './retention.js'
+import type { RelayStats } from './stats.js'
 import { createCrossInstanceWakeup, Waker, type CrossInstanceWakeup } from './wakeup.js'
 
 /** The outbox relay; see `createRelay`. */
 export interface Relay {
-  /** Starts connecting, listening and publishing in the background. Resolves at once; never rejects. */
+  /**
+   * Starts connecting, listening and publishing in the background. Resolves at once; never rejects.
+   * A stopped relay can be started again (on fresh connections).
+   */
   start(): Promise<void>
   /** Stops: finishes the batch in flight (bounded by the publish timeout), closes its connections. */
   stop(): Promise<void>
@@ -26,18 +28,20 @@ export interface Relay {
   readonly signals: Signals
   /** Broker connection up. */
   readonly isConnected: boolean
+  /** The broker's reason while it blocks the relay's connection (`connection.blocked`), else undefined. */
+  readonly blocked: string | undefined
   readonly running: boolean
 }
 
 export type { RelayOptions } from './relay-options.js'
-
-const PARKED_EVERY = 12
 
 /**
  * Creates the relay: claims due outbox rows in batches, publishes them on a confirm channel with
  * `mandatory`, marks confirmed rows published and failed rows for retry or parking. Wakes at once
  * on `wake()`, soon after another instance's commit (LISTEN), else every `pollIntervalMs`. Broker
  * or database down: logs, backs off (at most 1 s), resumes by itself; never throws out of its loop.
+ * The publish loop (`runPublishLoop`) and the housekeeping (stats, retention, VACUUM:
+ * `createHousekeeping`) run apart, so a slow retention pass never delays a publish.
  * Example: `const relay = createRelay({ pool, amqpUrl, exchange: 'saga.events', service: 'order' }); await relay.start()`.
  */
 export function createRelay(options: RelayOptions): Relay {
@@ -52,30 +56,6 @@ export function createRelay(options: RelayOptions): Relay {
     backoffBaseMs: options.backoffBaseMs ?? 1_000,
     backoffMaxMs: options.backoffMaxMs ?? 60_000,
   }
-  const pollIntervalMs = options.pollIntervalMs ?? 1_000
-  const statsIntervalMs = options.statsIntervalMs ?? 5_000
-  const retentionIntervalMs = options.retentionIntervalMs ?? 10_000
-  const retention = {
-    retentionMs: options.retentionMs ?? 3_600_000,
-    inboxRetentionMs: options.inboxRetentionMs,
-  }
-  let declareExchange = options.declareExchange ?? true
-  const vacuumAfterRows = options.vacuumAfterRows ?? 10_000
-  let changedSinceVacuum = 0
-  const connection: AmqpConnection = createAmqpConnection({
-    url: options.amqpUrl,
-    name: `${options.service}-relay`,
-    logger: log,
-    heartbeatS: options.amqp?.heartbeatS,
-    connectTimeoutMs: options.amqp?.connectTimeoutMs,
-  })
-  const waker = new Waker()
-  const wakeup: CrossInstanceWakeup = createCrossInstanceWakeup({
-    pool: options.pool,
-    channel: options.wakeup?.channel,
-    windowMs: options.wakeup?.windowMs,
-    logger: log,
-  })
   const current: RelayStats = {
     pending: 0,
     oldestPendingAgeMs: 0,
@@ -85,78 +65,38 @@ export function createRelay(options: RelayOptions): Relay {
     parkedTotal: 0,
     refreshedAt: 0,
   }
+  const housekeeping = createHousekeeping({
+    pool: options.pool,
+    logger: log,
+    stats: current,
+    statsIntervalMs: options.statsIntervalMs ?? 1_000,
+    retentionIntervalMs: options.retentionIntervalMs ?? 10_000,
+    retention: { retentionMs: options.retentionMs ?? 3_600_000, inboxRetentionMs: options.inboxRetentionMs },
+    vacuumAfterRows: options.vacuumAfterRows ?? 10_000,
+  })
+  const waker = new Waker()
   const poolError = (error: Error): void => log?.warn({ err: error }, 'idle database connection failed')
-  let channel: ConfirmChannel | undefined
+  // Made anew by every start(): a closed connection or LISTEN client stays closed.
+  let connection: AmqpConnection | undefined
+  let wakeup: CrossInstanceWakeup | undefined
   let running = false
   let loopDone: Promise<void> = Promise.resolve()
-  let statsTimer: NodeJS.Timeout | undefined
-  let retentionTimer: NodeJS.Timeout | undefined
-  let statsRound = 0
-  const background = new Set<Promise<unknown>>()
-
-  const track = <T>(promise: Promise<T>): Promise<T> => {
-    background.add(promise)
-    void promise.finally(() => background.delete(promise)).catch(() => undefined)
-    return promise
-  }
-
-  const discardChannel = (): void => {
-    const old = channel
-    channel = undefined
-    // Not awaited: on a silent broker close() would wait for a close-ok that never comes.
-    old?.close().catch(() => undefined)
-  }
-
-  const openChannel = async (): Promise<ConfirmChannel> => {
-    if (channel) return channel
-    const opened = await connection.openChannel(true, settings.publishTimeoutMs)
-    opened.on('close', () => {
-      if (channel === opened) channel = undefined
-    })
-    if (declareExchange) {
-      try {
-        await withTimeout(
-          opened.assertExchange(settings.exchange, 'topic', { durable: true }),
-          settings.publishTimeoutMs,
-          'assert exchange',
-        )
-      } catch (error) {
-        opened.close().catch(() => undefined)
-        // 406: the exchange exists with other arguments; it is someone else's to declare then.
-        if ((error as { code?: number }).code === 406) declareExchange = false
-        throw error
-      }
-    }
-    channel = opened
-    return opened
-  }
+  let stopping: Promise<void> | undefined
 
   const report = (result: BatchResult): void => {
     for (const row of result.published)
       signals.emit('published', { id: row.id, type: row.type, routingKey: row.routing_key })
     current.publishedTotal += result.published.length
-    changedSinceVacuum += result.published.length + result.failed.length
+    housekeeping.noteChanged(result.published.length + result.failed.length)
     for (const failure of result.failed) {
       current.failedTotal += 1
-      signals.emit('publishFailed', {
-        id: failure.id,
-        type: failure.type,
-        attempts: failure.attempts,
-        error: failure.error,
-      })
+      const { id, type, attempts, error } = failure
+      signals.emit('publishFailed', { id, type, attempts, error })
       if (!failure.parked) continue
       current.parkedTotal += 1
       current.parked += 1
-      log?.error(
-        { messageId: failure.id, type: failure.type, attempts: failure.attempts, error: failure.error },
-        'outbox row parked',
-      )
-      signals.emit('parked', {
-        id: failure.id,
-        type: failure.type,
-        attempts: failure.attempts,
-        error: failure.error,
-      })
+      log?.error({ messageId: id, type, attempts, error }, 'outbox row parked')
+      signals.emit('parked', { id, type, attempts, error })
     }
     if (result.failed.length > 0) {
       log?.warn(
@@ -166,117 +106,89 @@ export function createRelay(options: RelayOptions): Relay {
     }
   }
 
-  const loop = async (): Promise<void> => {
-    let transportFailures = 0
-    let databaseFailures = 0
-    while (running) {
-      if (!connection.isConnected) {
-        await connection.waitForConnection(pollIntervalMs).catch(() => undefined)
-        continue
-      }
-      let open: ConfirmChannel
-      try {
-        open = await openChannel()
-      } catch (error) {
-        log?.warn({ err: error }, 'outbox relay cannot open a channel; retrying')
-        await waker.sleep(backoffDelay(transportFailures++, 100, 1_000))
-        continue
-      }
-      let result: BatchResult
-      try {
-        result = await runBatch(options.pool, open, settings)
-        databaseFailures = 0
-      } catch (error) {
-        const level = databaseFailures % 30 === 0 ? 'warn' : 'debug'
-        log?.[level]({ err: error }, 'outbox relay database round failed; retrying')
-        await waker.sleep(backoffDelay(databaseFailures++, 100, 1_000))
-        continue
-      }
-      if (result.channelBroken) discardChannel()
-      report(result)
-      if (result.failed.some((failure) => failure.kind === 'transport')) {
-        await waker.sleep(backoffDelay(transportFailures++, 100, 1_000))
-        continue
-      }
-      transportFailures = 0
-      // A full batch means more may be due: drain before sleeping.
-      if (result.claimed === settings.batchSize) continue
-      await waker.sleep(pollIntervalMs)
-    }
+  const start = (): void => {
+    running = true
+    options.pool.on('error', poolError)
+    const link = createAmqpConnection({
+      url: options.amqpUrl,
+      name: `${options.service}-relay`,
+      logger: log,
+      heartbeatS: options.amqp?.heartbeatS,
+      connectTimeoutMs: options.amqp?.connectTimeoutMs,
+    })
+    connection = link
+    wakeup = createCrossInstanceWakeup({
+      pool: options.pool,
+      channel: options.wakeup?.channel,
+      windowMs: options.wakeup?.windowMs,
+      logger: log,
+    })
+    link.start()
+    if (options.wakeup?.listen ?? true) wakeup.listen(() => waker.wake())
+    loopDone = runPublishLoop({
+      pool: options.pool,
+      connection: link,
+      settings,
+      waker,
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+      declareExchange: options.declareExchange ?? true,
+      logger: log,
+      onBatch: report,
+      onIdle: (changed) => {
+        if (changed) housekeeping.refreshSoon()
+      },
+      running: () => running,
+    }).catch((error: unknown) => log?.error({ err: error }, 'outbox relay loop ended unexpectedly'))
+    housekeeping.start()
   }
 
-  const refreshStats = async (): Promise<RelayStats> => {
-    const pending = await readPending(options.pool)
-    Object.assign(current, pending, { refreshedAt: Date.now() })
-    if (statsRound++ % PARKED_EVERY === 0) current.parked = await readParked(options.pool)
-    return { ...current }
-  }
-
-  const runRetention = async (): Promise<RetentionResult> => {
-    const result = await deleteExpired(options.pool, retention)
-    changedSinceVacuum += result.outbox
-    if (vacuumAfterRows > 0 && changedSinceVacuum >= vacuumAfterRows) {
-      changedSinceVacuum = 0
-      await vacuumOutbox(options.pool)
-    }
-    return result
+  const stop = async (): Promise<void> => {
+    running = false
+    waker.wake()
+    await loopDone
+    await housekeeping.stop()
+    await wakeup?.close()
+    await connection?.close()
+    options.pool.off('error', poolError)
   }
 
   return {
     signals,
     get isConnected() {
-      return connection.isConnected
+      return connection?.isConnected ?? false
+    },
+    get blocked() {
+      return connection?.blocked
     },
     get running() {
       return running
     },
-    start() {
-      if (running) return Promise.resolve()
-      running = true
-      options.pool.on('error', poolError)
-      connection.onLost(() => {
-        channel = undefined
-      })
-      connection.start()
-      if (options.wakeup?.listen ?? true) wakeup.listen(() => waker.wake())
-      loopDone = loop().catch((error: unknown) =>
-        log?.error({ err: error }, 'outbox relay loop ended unexpectedly'),
-      )
-      statsTimer = setInterval(() => {
-        track(refreshStats()).catch((error: unknown) =>
-          log?.debug({ err: error }, 'outbox stats read failed'),
-        )
-      }, statsIntervalMs)
-      if (retentionIntervalMs > 0) {
-        retentionTimer = setInterval(() => {
-          if (background.size > 2) return
-          track(runRetention()).catch((error: unknown) =>
-            log?.debug({ err: error }, 'outbox retention failed'),
-          )
-        }, retentionIntervalMs)
-      }
-      track(refreshStats()).catch(() => undefined)
-      return Promise.resolve()
+    async start() {
+      // A start during a stop waits for it, so the old loop and connections are gone first.
+      await stopping
+      if (!running) start()
     },
-    async stop() {
-      if (!running) return
-      running = false
-      clearInterval(statsTimer)
-      clearInterval(retentionTimer)
-      waker.wake()
-      await loopDone
-      await Promise.allSettled([...background])
-      await wakeup.close()
-      discardChannel()
-      await connection.close()
-      options.pool.off('error', poolError)
+    stop() {
+      if (!running) return stopping ?? Promise.resolve()
+      stopping = stop().finally(() => {
+        stopping = undefined
+      })
+      return stopping
     },
     wake() {
       waker.wake()
-      if (options.wakeup?.notify ?? true) wakeup.notify()
+      if (options.wakeup?.notify ?? true) wakeup?.notify()
     },
-    stats: () => ({ ...current }),
-    refreshStats,
-    runRetention,
+    stats: () => {
+      // The oldest pending row, if still pending, has aged since the read: add the time elapsed,
+      // so a stuck row's age never looks younger than it is between reads.
+      const sinceRead =
+        current.refreshedAtMono === undefined ? 0 : performance.now() - current.refreshedAtMono
+      const oldestPendingAgeMs =
+        current.pending > 0 ? Math.round(current.oldestPendingAgeMs + sinceRead) : current.oldestPendingAgeMs
+      return { ...current, oldestPendingAgeMs }
+    },
+    refreshStats: () => housekeeping.refreshStats(),
+    runRetention: () => housekeeping.runRetention(),
   }
 }

@@ -60,7 +60,10 @@ export interface FailedRow {
   error: string
   /** Retry after this many ms. */
   delayMs: number
-  /** Set `failed_at` (park) once attempts reach `maxAttempts`. */
+  /**
+   * The row's own fault: counts an attempt and sets `failed_at` (park) once attempts reach
+   * `maxAttempts`. A link or broker fault (false) only records `last_error` and the delay.
+   */
   parkable: boolean
 }
 
@@ -73,8 +76,9 @@ export interface FailedResult {
 }
 
 /**
- * Records a failed attempt: attempts + 1, last_error, available_at = now + delay; a parkable row
- * whose attempts reach `maxAttempts` gets `failed_at` (parked: never claimed again, kept for a person).
+ * Records a failed publish: last_error, available_at = now + delay (the database's clock); a
+ * parkable row also gets attempts + 1, and `failed_at` once its attempts reach `maxAttempts`
+ * (parked: never claimed again, kept for a person).
  */
 export async function markFailed(
   client: pg.ClientBase,
@@ -84,7 +88,7 @@ export async function markFailed(
   if (failed.length === 0) return []
   const { rows } = await client.query<FailedResult>(
     `UPDATE outbox_message AS o SET
-       attempts = o.attempts + 1,
+       attempts = o.attempts + f.parkable::int,
        last_error = left(f.error, 2000),
        available_at = now() + f.delay_ms * interval '1 millisecond',
        failed_at = CASE WHEN f.parkable AND o.attempts + 1 >= $4 THEN now() END

@@ -16,6 +16,8 @@ export interface RelayStats {
   parkedTotal: number
   /** When the pending figures were read (epoch ms); 0 before the first read. */
   refreshedAt: number
+  /** When the pending figures were read (`performance.now()`, ms): their age without a wall clock. */
+  refreshedAtMono?: number
 }
 
 /** Pending count and oldest age, through the pending partial index (cheap while the backlog is small). */

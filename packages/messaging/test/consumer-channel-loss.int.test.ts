@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  collect,
+  createInboxFixture,
+  envelope,
+  eventually,
+  recordingHandler,
+  type InboxFixture,
+} from './inbox-fixture.js'
+
+const run = promisify(execFile)
+
+/** Closes, from the broker's side, every connection whose client named it `name`. */
+async function closeConnectionsNamed(name: string): Promise<number> {
+  const { stdout } = await run('rabbitmqctl', [
+    'list_connections',
+    '-q',
+    '--no-table-headers',
+    'pid',
+    'client_properties',
+  ])
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(`{"connection_name","${name}"}`))
+    .map((line) => line.trim().split(/\s+/)[0] as string)
+  for (const pid of pids)
+    await run('rabbitmqctl', ['close_connection', pid, 'closed by the channel-loss test'])
+  return pids.length
+}
+
+let fixture: InboxFixture
+beforeAll(async () => {
+  fixture = await createInboxFixture('channel_loss')
+})
+afterAll(() => fixture.cleanup())
+
+// Issue 9 item 2: retries of a delivery outlived its channel, and the redelivered copy started a
+// second chain beside the old one (interleaved attempt numbers, "dead-lettering failed").
+describe('consumer: a channel that goes away mid-retry', () => {
+  it('when the broker closes the connection three times while a handler retries, then one chain runs at a time (its attempt count restarts once per redelivery, never interleaves) and the message is dead-lettered once', async () => {
+    const attempts: number[] = []
+    const handler = recordingHandler('always-fails', (message) => {
+      attempts.push(message.attempt)
+      if (process.env.DEBUG_TEST) console.log('attempt', message.attempt, Date.now())
+      throw new Error('carrier account missing')
+    })
+    const errors: string[] = []
+    const logger = {
+      debug() {},
+      info() {},
+      warn(obj: object, msg?: string) {
+        if (process.env.DEBUG_TEST) console.log('warn', msg, obj)
+      },
+      error(_obj: object, msg?: string) {
+        errors.push(msg ?? '')
+      },
+    }
+    const { signals, consumer } = await fixture.startConsumer([handler], {
+      maxAttempts: 40,
+      retryBaseMs: 150,
+      retryMaxMs: 150,
+      logger,
+    })
+    const deadLettered = collect(signals, 'deadLettered')
+    const message = envelope()
+    await fixture.publish(message)
+    for (let close = 1; close <= 3; close += 1) {
+      const before = attempts.length
+      await eventually('two more attempts', () => attempts.length >= before + 2)
+      expect(await closeConnectionsNamed(`${fixture.prefix}-consumer`)).toBe(1)
+      await eventually('consuming again', () => consumer.health().consuming)
+    }
+    await eventually('the message dead-lettered', () => deadLettered.length === 1, 20_000)
+    // Quiet for a few retry periods: no orphaned chain goes on.
+    const settled = attempts.length
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    expect(attempts.length).toBe(settled)
+    // One chain at a time: attempt numbers grow within a chain, and a redelivered copy restarts
+    // from the broker's x-delivery-count. So the sequence drops exactly once per close; chains
+    // running side by side would interleave and drop again and again.
+    const drops = attempts.filter((n, i) => i > 0 && n <= (attempts[i - 1] as number)).length
+    expect(drops).toBe(3)
+    expect(attempts.at(-1)).toBe(40)
+    expect(errors.filter((msg) => msg.includes('dead-lettering failed'))).toEqual([])
+    expect(deadLettered.map((s) => s.id)).toEqual([message.id])
+    expect(await fixture.drainDeadLetters('always-fails')).toHaveLength(1)
+  })
+})

@@ -1,0 +1,57 @@
+import { AMQP_URL, TcpProxy } from '@saga/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
+
+// Issue 9 item 4: with a 5 s refresh, metrics showed 0 pending while 5 rows waited, and readiness
+// stayed 503 for ~4 s after the backlog drained. Figures must be at most about a second old.
+describe('relay: how fresh the outbox figures are', () => {
+  let f: RelayFixture
+  let proxy: TcpProxy
+  beforeAll(async () => {
+    f = await relayFixture('relay_stats')
+    proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+  })
+  afterAll(async () => {
+    await proxy.close()
+    await f.cleanup()
+  })
+
+  it('when rows wait behind a cut broker link and then drain, then pending and the oldest age follow within about a second, with the default refresh', async () => {
+    // Defaults for the figures: no statsIntervalMs override.
+    const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), amqp: { connectTimeoutMs: 500 } })
+    await relay.start()
+    const [warm] = await f.commit([message(0)])
+    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    proxy.cut()
+    await f.until(() => !relay.isConnected, 5_000, 'the relay to notice the cut')
+    const ids = await f.commit(Array.from({ length: 5 }, (_, n) => message(n + 1)))
+    const committedAt = performance.now()
+    await f.until(() => relay.stats().pending === 5, 2_000, 'the stats to show 5 pending')
+    expect(performance.now() - committedAt).toBeLessThan(1_500)
+    expect(await pendingCount(f.db.pool)).toBe(5)
+
+    // The oldest age keeps growing between reads, in step with the time waited.
+    await f.until(() => performance.now() - committedAt > 2_000, 3_000, 'two seconds')
+    const age = relay.stats().oldestPendingAgeMs
+    expect(age).toBeGreaterThanOrEqual(1_700)
+    expect(age).toBeLessThan(performance.now() - committedAt + 500)
+
+    const remaining = new Set(ids)
+    const drained = new Promise<void>((resolve) =>
+      relay.signals.on('published', (s) => {
+        remaining.delete(s.id)
+        if (remaining.size === 0) resolve()
+      }),
+    )
+    proxy.restore()
+    await drained
+    const drainedAt = performance.now()
+    await f.until(
+      () => relay.stats().pending === 0 && relay.stats().oldestPendingAgeMs === 0,
+      2_000,
+      'the stats to show the drained outbox',
+    )
+    expect(performance.now() - drainedAt).toBeLessThan(1_000)
+    await relay.stop()
+  })
+})
