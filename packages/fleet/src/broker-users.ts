@@ -134,7 +134,10 @@ export async function ensureBrokerUsers(
 }
 
 /** Removes users `ensureBrokerUsers` made (tests). Missing users are ignored. */
-export async function deleteBrokerUsers(users: BrokerUser[], rabbitmqctl = 'rabbitmqctl'): Promise<void> {
+export async function deleteBrokerUsers(
+  users: ReadonlyArray<Pick<BrokerUser, 'user'>>,
+  rabbitmqctl = 'rabbitmqctl',
+): Promise<void> {
   const [command, ...prefix] = rabbitmqctl.split(/\s+/).filter(Boolean)
   for (const u of users) {
     await run(command!, [...prefix, '-q', 'delete_user', u.user], { timeout: 30_000 }).catch(() => undefined)
