@@ -13,6 +13,16 @@ export function passwordsFromEnv(env: Env): Partial<Record<ServiceName, string>>
   )
 }
 
+/** `<SERVICE>_AMQP_PASSWORD` (e.g. ORDER_AMQP_PASSWORD) overrides a broker user's local default password. */
+export function amqpPasswordsFromEnv(env: Env): Partial<Record<ServiceName, string>> {
+  return Object.fromEntries(
+    SERVICES.flatMap((s) => {
+      const value = env[`${s.toUpperCase()}_AMQP_PASSWORD`]
+      return value ? [[s, value]] : []
+    }),
+  )
+}
+
 /** Default HTTP port per service; `<SERVICE>_PORT` (e.g. ORDER_PORT) overrides it under `npm start`. */
 export const DEFAULT_PORTS: Record<ServiceName, number> = {
   order: 3001,

@@ -4,8 +4,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import concurrently from 'concurrently'
 import { bootstrapDatabases, DEFAULT_POSTGRES_URL, type ServiceDatabase } from './bootstrap.js'
+import { amqpUrlFor, brokerUsers, ensureBrokerUsers, vhostOf } from './broker-users.js'
 import { formatPreflightFailures, preflight } from './preflight.js'
-import { passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
+import { amqpPasswordsFromEnv, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
@@ -27,6 +28,20 @@ try {
   process.exit(1)
 }
 
+// One broker user per service, limited to its own queues and the events exchange (broker-users.ts).
+const users = brokerUsers({ passwords: amqpPasswordsFromEnv(process.env) })
+const amqpUrls = new Map<string, string>()
+try {
+  await ensureBrokerUsers(users, vhostOf(amqpUrl))
+  for (const u of users) amqpUrls.set(u.service, amqpUrlFor(u, amqpUrl))
+  console.log(`[fleet] broker users in place: ${users.map((u) => u.user).join(', ')}`)
+} catch (error) {
+  console.warn(
+    `[fleet] cannot create the per-service broker users (${error instanceof Error ? error.message : String(error)});\n` +
+      `[fleet] every service uses AMQP_URL's user instead. Run npm start as a user that may run rabbitmqctl.`,
+  )
+}
+
 const servers = databases.map((db) => join(root, 'services', db.service, 'dist', 'server.js'))
 const missing = servers.filter((file) => !existsSync(file))
 if (missing.length > 0) {
@@ -39,7 +54,7 @@ const { result } = concurrently(
     name: db.service,
     command: `node ${JSON.stringify(servers[i])}`,
     cwd: join(root, 'services', db.service),
-    env: serviceEnv(db, process.env, amqpUrl),
+    env: serviceEnv(db, process.env, amqpUrls.get(db.service) ?? amqpUrl),
     prefixColor: colours[db.service],
   })),
   // One service failing to start (bad config, failed migration) stops the rest: a partial fleet

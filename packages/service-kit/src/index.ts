@@ -54,5 +54,6 @@ export {
   type RunMigrationsOptions,
 } from './migrate.js'
 export { genReqId, REQUEST_ID_HEADER } from './request-id.js'
+export { runMigrate, type RunMigrateOptions } from './run-migrate.js'
 export { runServer, type RunServerOptions } from './run-server.js'
 export { swaggerPlugin, type SwaggerOptions } from './swagger.js'

@@ -1,0 +1,145 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { SERVICES, type ServiceName } from './bootstrap.js'
+
+const run = promisify(execFile)
+
+/**
+ * The first segment of the routing keys each service publishes (contracts: one file per producing
+ * service; inventory's facts are `stock.*`). The broker's topic permission limits a service's relay
+ * to these keys on the events exchange.
+ */
+export const PUBLISHED_PREFIX: Record<ServiceName, string> = {
+  order: 'order',
+  payment: 'payment',
+  inventory: 'stock',
+  shipment: 'shipment',
+}
+
+/** RabbitMQ permission regexes of one user in one vhost (https://www.rabbitmq.com/docs/access-control). */
+export interface BrokerPermissions {
+  configure: string
+  write: string
+  read: string
+}
+
+/** One service's broker user: name, password, vhost permissions and its topic permission on the exchange. */
+export interface BrokerUser {
+  service: ServiceName
+  /** `[userPrefix]<service>-service`, e.g. `order-service`. */
+  user: string
+  password: string
+  permissions: BrokerPermissions
+  /** Topic permission on `exchange`: `write` matches the routing keys it may publish. */
+  topic: { exchange: string; write: string; read: string }
+}
+
+/** Options of `brokerUsers`. */
+export interface BrokerUserOptions {
+  /** The events exchange (default `saga.events`). */
+  exchange?: string | undefined
+  /** Queue prefix per service (default the service name), as AMQP_QUEUE_PREFIX sets it. */
+  queuePrefixes?: Partial<Record<ServiceName, string>> | undefined
+  /** Passwords per service; default the user's own name (local development only). */
+  passwords?: Partial<Record<ServiceName, string>> | undefined
+  services?: readonly ServiceName[] | undefined
+  /** Prepended to every user name, e.g. `t1a2b_` for a test run's own users. Default none. */
+  userPrefix?: string | undefined
+}
+
+const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * Least-privilege permissions of one service (the one source for `npm start`, compose's
+ * definitions.json and the Kubernetes `Permission`s; a test checks the copies):
+ * - configure: its own queues and DLQs (`<prefix>.*`, declared at start) and the events exchange,
+ *   which relay and consumer re-declare idempotently on every connect (a declare needs configure);
+ * - write: the events exchange (the relay publishes), its own queues (binding them needs write on
+ *   the queue) and `amq.default`, because the consumer dead-letters a copy into `<queue>.dlq`
+ *   through the default exchange;
+ * - read: its own queues (consume) and the events exchange (binding needs read on the exchange).
+ * No other service's queue matches, so it can neither consume, purge nor delete one.
+ */
+export function brokerPermissions(queuePrefix: string, exchange = 'saga.events'): BrokerPermissions {
+  const queues = `${escape(queuePrefix)}\\..+`
+  const ex = escape(exchange)
+  return {
+    configure: `^(${ex}|${queues})$`,
+    write: `^(${ex}|amq\\.default|${queues})$`,
+    read: `^(${ex}|${queues})$`,
+  }
+}
+
+/** The broker user of each service, without touching the broker. */
+export function brokerUsers(opts: BrokerUserOptions = {}): BrokerUser[] {
+  const exchange = opts.exchange ?? 'saga.events'
+  return (opts.services ?? SERVICES).map((service) => {
+    const user = `${opts.userPrefix ?? ''}${service}-service`
+    return {
+      service,
+      user,
+      password: opts.passwords?.[service] ?? user,
+      permissions: brokerPermissions(opts.queuePrefixes?.[service] ?? service, exchange),
+      topic: { exchange, write: `^${escape(PUBLISHED_PREFIX[service])}\\.`, read: '.*' },
+    }
+  })
+}
+
+/** `amqp://<user>:<password>@<host of base>/<vhost of base>`: the base URL with a service's credentials. */
+export function amqpUrlFor(user: BrokerUser, baseUrl: string): string {
+  const url = new URL(baseUrl)
+  url.username = encodeURIComponent(user.user)
+  url.password = encodeURIComponent(user.password)
+  return url.toString()
+}
+
+/** The vhost an AMQP URL names: its path, decoded; `/` when empty (RabbitMQ's default). */
+export function vhostOf(amqpUrl: string): string {
+  const path = new URL(amqpUrl).pathname
+  return path === '' || path === '/' ? '/' : decodeURIComponent(path.slice(1))
+}
+
+/**
+ * Creates or updates each user through `rabbitmqctl` (the management API is not assumed): password,
+ * vhost permissions, topic permission. Idempotent. `rabbitmqctl` must reach the node (as root, or
+ * the user that shares its Erlang cookie); RABBITMQCTL names another command, e.g.
+ * `docker compose exec -T rabbitmq rabbitmqctl`.
+ * @throws Error with rabbitmqctl's output when a command fails
+ */
+export async function ensureBrokerUsers(
+  users: BrokerUser[],
+  vhost: string,
+  rabbitmqctl = process.env.RABBITMQCTL ?? 'rabbitmqctl',
+): Promise<void> {
+  const [command, ...prefix] = rabbitmqctl.split(/\s+/).filter(Boolean)
+  const ctl = async (...args: string[]) => {
+    try {
+      return await run(command!, [...prefix, '-q', ...args], { timeout: 30_000 })
+    } catch (error) {
+      const e = error as { stderr?: string; message: string }
+      throw new Error(`${rabbitmqctl} ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`, {
+        cause: error,
+      })
+    }
+  }
+  const { stdout } = await ctl('list_users', '--formatter', 'json')
+  const existing = new Set((JSON.parse(stdout || '[]') as Array<{ user: string }>).map((u) => u.user))
+  for (const u of users) {
+    if (existing.has(u.user)) await ctl('change_password', u.user, u.password)
+    else await ctl('add_user', u.user, u.password)
+    const p = u.permissions
+    await ctl('set_permissions', '-p', vhost, u.user, p.configure, p.write, p.read)
+    await ctl('set_topic_permissions', '-p', vhost, u.user, u.topic.exchange, u.topic.write, u.topic.read)
+  }
+}
+
+/** Removes users `ensureBrokerUsers` made (tests). Missing users are ignored. */
+export async function deleteBrokerUsers(
+  users: ReadonlyArray<Pick<BrokerUser, 'user'>>,
+  rabbitmqctl = 'rabbitmqctl',
+): Promise<void> {
+  const [command, ...prefix] = rabbitmqctl.split(/\s+/).filter(Boolean)
+  for (const u of users) {
+    await run(command!, [...prefix, '-q', 'delete_user', u.user], { timeout: 30_000 }).catch(() => undefined)
+  }
+}

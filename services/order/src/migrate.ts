@@ -1,0 +1,10 @@
+// Applies this service's migrations and exits: the migration Job runs it before a rollout.
+import { fileURLToPath } from 'node:url'
+import { runMigrate } from '@saga/service-kit'
+import { loadConfig } from './config.js'
+
+await runMigrate({
+  service: 'order-service',
+  loadConfig: () => loadConfig(process.env),
+  migrationsDir: fileURLToPath(new URL('../prisma/migrations', import.meta.url)),
+})
