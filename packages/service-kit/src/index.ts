@@ -1,4 +1,11 @@
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
+export { isDatabaseUnavailable } from './database-errors.js'
+export {
+  DEFAULT_SESSION_LIMITS,
+  sessionConnection,
+  type SessionConnection,
+  type SessionLimits,
+} from './database-session.js'
 export {
   databasePlugin,
   type DatabaseConfig,
