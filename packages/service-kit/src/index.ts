@@ -1,5 +1,6 @@
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
 export { isDatabaseUnavailable } from './database-errors.js'
+export { registerDatabaseMetrics, WATCHED_TABLES } from './database-metrics.js'
 export {
   DEFAULT_SESSION_LIMITS,
   sessionConnection,
