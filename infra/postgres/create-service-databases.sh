@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates each service's role and database (the role owns it), and lets only that role connect:
-# CONNECT is revoked from PUBLIC. Idempotent: re-running only re-sets passwords and grants.
+# CONNECT is revoked from PUBLIC. The role gets the fleet's session limits and pg_read_all_stats. Idempotent: re-running only re-sets passwords and grants.
 # The same statements as `npm run bootstrap` (packages/fleet/src/bootstrap.ts), for places without Node.
 #
 # docker-compose: mounted into /docker-entrypoint-initdb.d/ of each Postgres container, which runs it
@@ -30,6 +30,12 @@ for db in $databases; do
 SELECT format('CREATE ROLE %I LOGIN', :'db') WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'db')
 \gexec
 ALTER ROLE :"db" LOGIN PASSWORD :'password';
+-- Session limits (README, "Database session limits"); the same as `npm run bootstrap` sets.
+ALTER ROLE :"db" SET statement_timeout = '5s';
+ALTER ROLE :"db" SET lock_timeout = '2s';
+ALTER ROLE :"db" SET idle_in_transaction_session_timeout = '15s';
+-- Lets /metrics see the oldest open transaction of any role in the database.
+GRANT pg_read_all_stats TO :"db";
 SELECT format('CREATE DATABASE %I OWNER %I', :'db', :'db')
  WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = :'db')
 \gexec

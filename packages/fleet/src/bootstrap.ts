@@ -52,6 +52,19 @@ export function serviceDatabases(opts: BootstrapOptions = {}): ServiceDatabase[]
   })
 }
 
+/**
+ * Session defaults of every service role (`ALTER ROLE ... SET`), so any session of the role (the
+ * service, psql, a script) is bounded: the numbers of service-kit's DEFAULT_SESSION_LIMITS, which
+ * the services' pools also send as startup options (DATABASE_*_TIMEOUT_MS), and
+ * infra/postgres/create-service-databases.sh sets the same. Why these values: README, "Database
+ * session limits".
+ */
+export const ROLE_SETTINGS = {
+  statement_timeout: '5s',
+  lock_timeout: '2s',
+  idle_in_transaction_session_timeout: '15s',
+} as const
+
 // Concurrent bootstraps (two test files, two terminals) race between "does it exist" and "create".
 const ALREADY_EXISTS = new Set(['42P04', '42710', '23505'])
 const ignoreExists = (error: unknown) => {
@@ -59,8 +72,8 @@ const ignoreExists = (error: unknown) => {
 }
 
 /**
- * Creates each service's role (LOGIN, password) and database (owned by the role) if missing, and
- * limits CONNECT on the database to its role: `REVOKE CONNECT ... FROM PUBLIC`, so a role is refused by
+ * Creates each service's role (LOGIN, password, `ROLE_SETTINGS`, member of pg_read_all_stats) and
+ * database (owned by the role) if missing, and limits CONNECT on the database to its role: `REVOKE CONNECT ... FROM PUBLIC`, so a role is refused by
  * every other service's database. Idempotent: a second run only re-sets passwords and grants.
  * The `postgres` maintenance database keeps PostgreSQL's default (PUBLIC may connect); it holds no data.
  * @throws the pg error when the admin connection or a statement fails
@@ -76,6 +89,11 @@ export async function bootstrapDatabases(opts: BootstrapOptions = {}): Promise<S
       const roles = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [t.role])
       if (roles.rowCount === 0) await admin.query(`CREATE ROLE ${role} LOGIN`).catch(ignoreExists)
       await admin.query(`ALTER ROLE ${role} LOGIN PASSWORD ${admin.escapeLiteral(t.password)}`)
+      for (const [name, value] of Object.entries(ROLE_SETTINGS))
+        await admin.query(`ALTER ROLE ${role} SET ${name} = ${admin.escapeLiteral(value)}`)
+      // /metrics reports the oldest open transaction in the database, whoever holds it; without this
+      // predefined role PostgreSQL hides other roles' transaction start times.
+      await admin.query(`GRANT pg_read_all_stats TO ${role}`)
       const dbs = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [t.database])
       if (dbs.rowCount === 0) await admin.query(`CREATE DATABASE ${db} OWNER ${role}`).catch(ignoreExists)
       await admin.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${db} FROM PUBLIC`)

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import pg from 'pg'
+import { sessionConnection } from './database-session.js'
 import type { BaseServiceConfig, ServiceName } from './env.js'
 import { runMigrations } from './migrate.js'
 
@@ -26,11 +27,17 @@ export interface DatabasePluginOptions<Client extends DisconnectableClient> {
 /** What the plugin reads from the service's parsed config. */
 export type DatabaseConfig = Pick<
   BaseServiceConfig,
-  'DATABASE_URL' | 'DATABASE_POOL_MAX' | 'MIGRATE_ON_START'
+  | 'DATABASE_URL'
+  | 'DATABASE_POOL_MAX'
+  | 'DATABASE_STATEMENT_TIMEOUT_MS'
+  | 'DATABASE_LOCK_TIMEOUT_MS'
+  | 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS'
+  | 'MIGRATE_ON_START'
 >
 
 /**
- * Builds a service's `db` fastify plugin: a pg Pool on DATABASE_URL (max DATABASE_POOL_MAX), migrations
+ * Builds a service's `db` fastify plugin: a pg Pool on DATABASE_URL (max DATABASE_POOL_MAX) whose
+ * connections run in UTC under the DATABASE_*_TIMEOUT_MS session limits (`sessionConnection`), migrations
  * applied when MIGRATE_ON_START (a failed migration ends the pool and fails the start), then the client
  * `createClient` makes over the pool. Decorates `app.prisma` and `app.pool` (the service declares their
  * types); on app close the client disconnects and the pool ends.
@@ -42,7 +49,11 @@ export function databasePlugin<Client extends DisconnectableClient>(
   return fp(
     async (app: FastifyInstance, { config }: { config: DatabaseConfig }) => {
       const pool = new pg.Pool({
-        connectionString: config.DATABASE_URL,
+        ...sessionConnection(config.DATABASE_URL, {
+          statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+          lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
+          idleInTransactionTimeoutMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+        }),
         max: config.DATABASE_POOL_MAX,
         // A database that is down must fail a request (and the readiness check) quickly, not hang it.
         connectionTimeoutMillis: 5_000,

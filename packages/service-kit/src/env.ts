@@ -1,5 +1,6 @@
 import type { ServiceName } from '@saga/contracts'
 import { z } from 'zod'
+import { DEFAULT_SESSION_LIMITS } from './database-session.js'
 
 // The services of the fleet are the saga map's (@saga/contracts).
 export type { ServiceName }
@@ -12,6 +13,7 @@ export interface ServiceEnvDefaults {
 }
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
+const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback)
 
 /** The local database URL of a service: role = database = password = `<service>_service`. */
 export const localDatabaseUrl = (service: ServiceName): string =>
@@ -19,7 +21,7 @@ export const localDatabaseUrl = (service: ServiceName): string =>
 
 /**
  * The zod schema of the environment every service shares (names and defaults in the README):
- * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, MIGRATE_ON_START,
+ * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, MIGRATE_ON_START,
  * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, SHUTDOWN_TIMEOUT_MS.
  * Extend it with `.extend({...})` for service-specific variables.
  */
@@ -32,6 +34,12 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
       .default(localDatabaseUrl(service)),
     // Shared by Prisma (routes, handler transactions) and messaging (relay claims, LISTEN, retention).
     DATABASE_POOL_MAX: positiveInt(10),
+    // Session limits of every pooled connection, ms (0 = none); why these: DEFAULT_SESSION_LIMITS.
+    DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(DEFAULT_SESSION_LIMITS.statementTimeoutMs),
+    DATABASE_LOCK_TIMEOUT_MS: nonNegativeInt(DEFAULT_SESSION_LIMITS.lockTimeoutMs),
+    DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: nonNegativeInt(
+      DEFAULT_SESSION_LIMITS.idleInTransactionTimeoutMs,
+    ),
     AMQP_URL: z
       .url({ protocol: /^amqps?$/, error: 'expected an amqp:// URL' })
       .default('amqp://guest:guest@127.0.0.1:5672'),

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
+import { isDatabaseUnavailable } from './database-errors.js'
 
 /** One thing wrong with a request: where (`body.lines.0.sku`) and what. */
 export interface ErrorDetail {
@@ -44,32 +45,11 @@ const reason = (statusCode: number): string => STATUS_CODES[statusCode] ?? 'Erro
 /** Seconds a client is told to wait (`Retry-After`) when the database is overloaded. */
 export const BUSY_RETRY_AFTER_S = 2
 
-// Prisma: P2028 transaction could not start within maxWait, P2024 timed out fetching a pool
-// connection, P1001 cannot reach the database server (https://www.prisma.io/docs/orm/reference/error-reference).
-// PostgreSQL SQLSTATE: 53300 too_many_connections, 57P03 cannot_connect_now
-// (https://www.postgresql.org/docs/current/errcodes-appendix.html).
-const BUSY_CODES = new Set(['P2028', 'P2024', 'P1001', '53300', '57P03'])
-// pg-pool's and pg's own connect timeouts carry no code, only these messages.
-const BUSY_MESSAGES = [
-  'timeout exceeded when trying to connect',
-  'connection terminated due to connection timeout',
-]
-
 /**
- * Whether `error` (or an error in its `cause` chain, where Prisma's driver adapter puts the pg error)
- * says the database is overloaded or unreachable: no connection or transaction slot within its wait.
- * Such a request may well succeed a moment later, so it is answered 503 with `Retry-After`, not 500.
+ * Whether `error` means the database is unavailable or overloaded, so the request is answered 503
+ * with `Retry-After`; the rules live in database-errors.ts (`isDatabaseUnavailable`).
  */
-export function isDatabaseBusy(error: unknown): boolean {
-  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth += 1) {
-    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown }
-    if (typeof code === 'string' && BUSY_CODES.has(code)) return true
-    const text = typeof message === 'string' ? message.toLowerCase() : ''
-    if (BUSY_MESSAGES.some((m) => text.includes(m))) return true
-    current = cause
-  }
-  return false
-}
+export const isDatabaseBusy = isDatabaseUnavailable
 
 /** Builds the 4xx body. */
 export const clientError = (

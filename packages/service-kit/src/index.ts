@@ -1,4 +1,12 @@
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
+export { isDatabaseUnavailable } from './database-errors.js'
+export { registerDatabaseMetrics, WATCHED_TABLES } from './database-metrics.js'
+export {
+  DEFAULT_SESSION_LIMITS,
+  sessionConnection,
+  type SessionConnection,
+  type SessionLimits,
+} from './database-session.js'
 export {
   databasePlugin,
   type DatabaseConfig,

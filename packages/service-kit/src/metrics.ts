@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Pool } from 'pg'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { registerDatabaseMetrics } from './database-metrics.js'
 import { helpOf, messagingSamples } from './messaging-series.js'
 import type { MessagingStatusSource } from './messaging-status.js'
 
@@ -13,6 +15,11 @@ export interface MetricsOptions {
    * `messagingSamples`: per-handler counters carry a `handler` label).
    */
   messaging?: MessagingStatusSource | undefined
+  /**
+   * The pool whose database is reported under `saga_db_*` (see `registerDatabaseMetrics`); default
+   * the app's `pool` decoration when the db plugin registered one before.
+   */
+  database?: Pool | undefined
 }
 
 declare module 'fastify' {
@@ -43,7 +50,8 @@ function messagingCollector(registry: Registry, messaging: MessagingStatusSource
 
 /**
  * `GET /metrics` in Prometheus text format: prom-client's default process metrics, an
- * `http_request_duration_seconds` histogram by method/route/status, and the messaging snapshot; every
+ * `http_request_duration_seconds` histogram by method/route/status, the messaging snapshot, and the
+ * database's oldest transaction and dead messaging rows (`registerDatabaseMetrics`); every
  * series carries the `service` label. No blank lines between families (prom-client puts one after each).
  */
 export const metricsPlugin = fp(
@@ -58,6 +66,8 @@ export const metricsPlugin = fp(
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     })
+    const database = opts.database ?? (app as FastifyInstance & { pool?: Pool }).pool
+    if (database) registerDatabaseMetrics(registry, database)
     const collectMessaging = opts.messaging ? messagingCollector(registry, opts.messaging) : undefined
     app.decorate('metricsRegistry', registry)
 

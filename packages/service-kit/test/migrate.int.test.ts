@@ -95,4 +95,86 @@ describe('runMigrations', () => {
     )
     expect(recorded.rows.map((r) => r.migration_name)).toEqual(['20260101000000_first'])
   })
+
+  it('when a long transaction holds the table a migration alters, then writers wait at most the migration lock timeout and the migration applies after it ends', async () => {
+    await addMigration('20260101000000_first', 'CREATE TABLE thing (id serial PRIMARY KEY);')
+    await runMigrations({ pool, migrationsDir: dir })
+    await addMigration('20260102000000_alter', 'ALTER TABLE thing ADD COLUMN x int;')
+    // A reader that keeps its transaction open: the ALTER needs an exclusive lock it cannot get.
+    const reader = await pool.connect()
+    await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM thing')
+    const warnings: object[] = []
+    const logger = { info: () => undefined, warn: (obj: object) => void warnings.push(obj) }
+    const migrating = runMigrations({
+      pool,
+      migrationsDir: dir,
+      logger,
+      statementLockTimeoutMs: 300,
+      lockRetryMs: 20_000,
+    })
+    // A writer on the same table, as a service's request would be, bounded like one (lock_timeout 2 s).
+    const writer = await pool.connect()
+    await writer.query('SET lock_timeout = 2000')
+    const waits: number[] = []
+    const deadline = Date.now() + 2_500
+    while (Date.now() < deadline) {
+      const started = performance.now()
+      await writer.query('INSERT INTO thing DEFAULT VALUES')
+      waits.push(performance.now() - started)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    await reader.query('COMMIT')
+    reader.release()
+    expect(await migrating).toEqual(['20260102000000_alter'])
+    writer.release()
+
+    expect(warnings.length).toBeGreaterThan(0)
+    // 300 ms of lock wait plus this loaded machine's scheduling; a frozen deploy would be the full 2.5 s.
+    expect(Math.max(...waits)).toBeLessThan(1_200)
+    const columns = await pool.query(
+      "SELECT 1 FROM information_schema.columns WHERE table_name = 'thing' AND column_name = 'x'",
+    )
+    expect(columns.rowCount).toBe(1)
+  })
+
+  it('when the locks are never granted within the retry window, then MigrationError says so and nothing is recorded', async () => {
+    await addMigration('20260101000000_first', 'CREATE TABLE thing (id int PRIMARY KEY);')
+    await runMigrations({ pool, migrationsDir: dir })
+    await addMigration('20260102000000_alter', 'ALTER TABLE thing ADD COLUMN x int;')
+    const holder = await pool.connect()
+    try {
+      await holder.query('BEGIN; LOCK TABLE thing IN ACCESS SHARE MODE')
+      const error: unknown = await runMigrations({
+        pool,
+        migrationsDir: dir,
+        statementLockTimeoutMs: 100,
+        lockRetryMs: 1_000,
+      }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(MigrationError)
+      expect((error as Error).message).toMatch(
+        /20260102000000_alter.*locks not granted within 100 ms.*lock timeout/,
+      )
+    } finally {
+      await holder.query('ROLLBACK')
+      holder.release()
+    }
+    const recorded = await pool.query('SELECT 1 FROM _prisma_migrations WHERE migration_name = $1', [
+      '20260102000000_alter',
+    ])
+    expect(recorded.rowCount).toBe(0)
+  })
+
+  it('when migrations ran on a pooled connection, then it returns to the pool with its session settings untouched', async () => {
+    const single = new pg.Pool({ connectionString: db.url, max: 1, options: '-c lock_timeout=2000' })
+    try {
+      await addMigration('20260101000000_first', 'CREATE TABLE thing (id int PRIMARY KEY);')
+      await runMigrations({ pool: single, migrationsDir: dir })
+      const { rows } = await single.query<{ lock: string; statement: string }>(
+        "SELECT current_setting('lock_timeout') AS lock, current_setting('statement_timeout') AS statement",
+      )
+      expect(rows[0]).toEqual({ lock: '2s', statement: '0' })
+    } finally {
+      await single.end()
+    }
+  })
 })

@@ -1,0 +1,93 @@
+// What "the database cannot serve this now" looks like, from each layer a request goes through.
+// Sources: PostgreSQL's SQLSTATE appendix (https://www.postgresql.org/docs/current/errcodes-appendix.html),
+// Prisma's error reference (https://www.prisma.io/docs/orm/reference/error-reference), and what
+// @prisma/adapter-pg 7 and pg 8 were seen to throw against a real server (restart, terminated
+// backends, a cut TCP link, lock and statement timeouts; service-kit and order service tests).
+
+/**
+ * Prisma: P1001 cannot reach the server, P1002 reached but timed out, P1008 operation timed out,
+ * P1017 server closed the connection, P2024 no pool connection in time, P2028 transaction API error
+ * (no transaction within maxWait, or one that expired while the database was slow).
+ */
+const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028'])
+
+/**
+ * SQLSTATE: 53300 too_many_connections, 55P03 lock_not_available (lock_timeout), 57014
+ * query_canceled (statement_timeout), 57P01 admin_shutdown (also what a restarting server sends its
+ * sessions), 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up or shutting down), 57P05
+ * idle_session_timeout, 25P03 idle_in_transaction_session_timeout. Class 08 (connection exception)
+ * is matched as a class.
+ */
+const SQLSTATES = new Set(['53300', '55P03', '57014', '57P01', '57P02', '57P03', '57P05', '25P03'])
+
+/** Kinds @prisma/adapter-pg gives socket and connection failures (in `meta.driverAdapterError.cause`). */
+const ADAPTER_KINDS = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+])
+
+/** Node socket errors (errno codes) on the way to the server. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+
+/** pg and pg-pool failures that carry no code, only a message (lower-cased here). */
+const MESSAGES = [
+  'connection terminated unexpectedly',
+  'connection terminated',
+  'timeout exceeded when trying to connect',
+  'client has encountered a connection error and is not queryable',
+  'cannot use a pool after calling end on the pool',
+  'query read timeout',
+]
+
+interface ErrorLike {
+  code?: unknown
+  originalCode?: unknown
+  kind?: unknown
+  message?: unknown
+  cause?: unknown
+  meta?: { code?: unknown; driverAdapterError?: unknown } | undefined
+}
+
+function matches(e: ErrorLike): boolean {
+  for (const code of [e.code, e.originalCode, e.meta?.code]) {
+    if (typeof code !== 'string') continue
+    if (PRISMA_CODES.has(code) || SQLSTATES.has(code) || SOCKET_CODES.has(code)) return true
+    if (/^08[0-9A-Z]{3}$/.test(code)) return true
+  }
+  if (typeof e.kind === 'string' && ADAPTER_KINDS.has(e.kind)) return true
+  const text = typeof e.message === 'string' ? e.message.toLowerCase() : ''
+  return MESSAGES.some((m) => text.startsWith(m) || text.includes(`: ${m}`))
+}
+
+/**
+ * Whether `error` means the database cannot serve the request now: unreachable, connection closed,
+ * reset or refused, sessions terminated by an administrator or a restart, the server starting or
+ * shutting down, too many connections, no pool connection or transaction slot within its wait, or a
+ * lock or statement that ran past the session limits. Such a request may succeed a moment later, so
+ * the error handler answers 503 with `Retry-After`, never 500. Looks at the error, its `cause` chain
+ * and Prisma's `meta.driverAdapterError` (where the adapter puts the pg error), at most 12 errors deep.
+ * Constraint violations, bad SQL and other bugs are not matched (they stay 500 or the route's 4xx).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const queue: unknown[] = [error]
+  for (let seen = 0; queue.length > 0 && seen < 12; seen += 1) {
+    const current = queue.shift()
+    if (!current || typeof current !== 'object') continue
+    const e = current as ErrorLike
+    if (matches(e)) return true
+    queue.push(e.cause, e.meta?.driverAdapterError)
+  }
+  return false
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest'
+import { isDatabaseUnavailable } from './database-errors.js'
+
+// The shapes @prisma/adapter-pg 7 throws, as captured from a real server (P2039/P2010 wrap the pg
+// error in meta.driverAdapterError.cause).
+const prisma = (code: string, cause: object): Error =>
+  Object.assign(new Error('Invalid `prisma.order.create()` invocation'), {
+    name: 'PrismaClientKnownRequestError',
+    code,
+    meta: { driverAdapterError: { name: 'DriverAdapterError', cause } },
+  })
+const pgCause = (code: string, message: string) => ({ originalCode: code, kind: 'postgres', code, message })
+const socket = (code: string): Error =>
+  Object.assign(new Error(`connect ${code}`), { code, errno: -1, syscall: 'connect' })
+
+describe('isDatabaseUnavailable', () => {
+  it.each([
+    [
+      'a lock timeout through Prisma',
+      prisma('P2039', pgCause('55P03', 'canceling statement due to lock timeout')),
+    ],
+    [
+      'a statement timeout in raw SQL',
+      prisma('P2010', pgCause('57014', 'canceling statement due to statement timeout')),
+    ],
+    [
+      'an administrator terminating the session',
+      prisma('P2010', pgCause('57P01', 'terminating connection due to administrator command')),
+    ],
+    ['a server starting up', prisma('P2039', pgCause('57P03', 'the database system is starting up'))],
+    [
+      'an unreachable server',
+      prisma('P1001', { kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5432 }),
+    ],
+    ['a connection reset under Prisma', prisma('P2039', { kind: 'ConnectionClosed' })],
+    [
+      'a closed connection (P1017)',
+      Object.assign(new Error('Server has closed the connection.'), { code: 'P1017' }),
+    ],
+    [
+      'a pool timeout (P2024)',
+      Object.assign(new Error('Timed out fetching a new connection'), { code: 'P2024' }),
+    ],
+    [
+      'no transaction within maxWait (P2028)',
+      Object.assign(new Error('Transaction API error'), { code: 'P2028' }),
+    ],
+    ['a link cut mid-query (pg, no code)', new Error('Connection terminated unexpectedly')],
+    ['the pool connect timeout', new Error('timeout exceeded when trying to connect')],
+    ['a refused socket', socket('ECONNREFUSED')],
+    [
+      'a connection-exception SQLSTATE class 08',
+      Object.assign(new Error('x'), { code: '08006', severity: 'FATAL' }),
+    ],
+    ['a wrapped cause', new Error('driver adapter failed', { cause: socket('ECONNRESET') })],
+  ])('when the error is %s, then it means unavailable', (_name, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true)
+  })
+
+  it.each([
+    ['a unique violation', prisma('P2002', { kind: 'UniqueConstraintViolation' })],
+    ['a check violation in raw SQL', prisma('P2010', pgCause('23514', 'new row violates check constraint'))],
+    ['a syntax error', Object.assign(new Error('syntax error at or near "SELEC"'), { code: '42601' })],
+    ['a bug', new TypeError('cannot read properties of undefined')],
+    ['a message merely mentioning a connection', new Error('the connection pool config is invalid')],
+    ['not an error', 'Connection terminated'],
+  ])('when the error is %s, then it does not', (_name, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(false)
+  })
+})
