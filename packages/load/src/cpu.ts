@@ -13,6 +13,8 @@ export interface ServiceMetrics {
   outboxPending: number | undefined
   /** Sum of `saga_messaging_consumer_handled_total` over handlers: committed consumer transactions. */
   handled: number | undefined
+  /** Sum of `saga_messaging_recorder_batches_total`: the batch recorders' statements (one round trip each). */
+  recorderBatches: number | undefined
 }
 
 const sampleValue = (text: string, name: string): number | undefined => {
@@ -31,6 +33,7 @@ export function parseMetrics(text: string): ServiceMetrics {
     cpuSeconds: sampleValue(text, 'process_cpu_seconds_total'),
     outboxPending: sampleValue(text, 'saga_messaging_relay_pending'),
     handled: sampleValue(text, 'saga_messaging_consumer_handled_total'),
+    recorderBatches: sampleValue(text, 'saga_messaging_recorder_batches_total'),
   }
 }
 

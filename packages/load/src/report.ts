@@ -33,11 +33,11 @@ export function describeRun(r: RunResult): string {
     `  accept (POST -> 201)       p50 ${ms(r.acceptMs.p50)}  p99 ${ms(r.acceptMs.p99)}`,
     `  POST -> terminal           p50 ${ms(r.terminalMs.p50)}  p90 ${ms(r.terminalMs.p90)}  p99 ${ms(r.terminalMs.p99)}  max ${ms(r.terminalMs.max)}`,
     `  completed sagas            ${fmt(r.completed)} (${fmt(r.completedPerSecond, 1)}/s), still pending ${fmt(r.stillPending)}, drain after the last POST ${ms(r.drainMs)}`,
-    `  largest backlog            ${fmt(r.largestBacklog)} sagas in flight`,
+    `  largest backlog            ${fmt(r.largestBacklog)} sagas in flight; outbox rows pending at most ${fmt(r.largestOutboxPending)} (1 s samples)`,
     `  answers by status          ${counts(r.statuses)}${r.unavailableWithoutRetryAfter ? `  (${r.unavailableWithoutRetryAfter} 503 without Retry-After!)` : ''}`,
     `  orders by end state        ${counts(r.byStatus)}`,
     `  CPU ms per saga            ${cpuText(r.cpuMsPerSaga)}`,
-    `  consumer tx per saga       ${r.consumerTxPerSaga === undefined ? 'n/a' : fmt(r.consumerTxPerSaga, 2)}`,
+    `  consumer writes per saga   ${r.consumerTxPerSaga === undefined ? 'n/a' : fmt(r.consumerTxPerSaga, 2)}`,
     `  machine busy               ${r.machineBusy === undefined ? 'n/a' : `${fmt(r.machineBusy * 100)} % of all cores (every process, every user)`}`,
     `  client                     ${fmt(r.clientCore * 100)} % of a core, ${fmt(r.late)} POSTs sent late${r.late > 0 ? ' (the client fell behind its schedule: a busy machine, or maxInFlight reached)' : ''}`,
   ]
@@ -47,7 +47,7 @@ export function describeRun(r: RunResult): string {
 /** Markdown table of runs, one row each. */
 export function runsTable(runs: readonly RunResult[]): string {
   const header = [
-    '| rate × s | accepted/s | accept p50 / p99 | POST→terminal p50 / p90 / p99 | sagas/s | backlog max | drain | errors | CPU ms/saga (order, payment, inventory, shipment, PG, RabbitMQ = total) | consumer tx/saga | machine busy |',
+    '| rate × s | accepted/s | accept p50 / p99 | POST→terminal p50 / p90 / p99 | sagas/s | backlog max | drain | errors | CPU ms/saga (order, payment, inventory, shipment, PG, RabbitMQ = total) | consumer writes/saga | machine busy |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   const rows = runs.map((r) => {

@@ -27,6 +27,8 @@ export interface RunResult {
   /** Accepted orders still PENDING when the harness stopped waiting. */
   stillPending: number
   largestBacklog: number
+  /** Most outbox rows pending over all services in the once-a-second samples while placing. */
+  largestOutboxPending: number
   /** From the last POST's answer to no PENDING order of the run (or the drain timeout), ms. */
   drainMs: number
   /** Answers by HTTP status, `0` = no answer. */
@@ -37,7 +39,10 @@ export interface RunResult {
   byStatus: Record<string, number>
   /** CPU ms per completed saga by process group; `total` sums the fleet's own (services, its backends, RabbitMQ). */
   cpuMsPerSaga: Record<string, number>
-  /** Committed consumer transactions per completed saga, all services together. */
+  /**
+   * Database writes of consumers per completed saga, all services together: committed handler
+   * (inbox) transactions plus batch-recorder statements.
+   */
   consumerTxPerSaga: number | undefined
   /** Share of the machine's CPU busy during the run (all processes, all users), 0..1. */
   machineBusy: number | undefined
@@ -64,7 +69,7 @@ const cpuDelta = (
 }
 
 const sumHandled = (metrics: Record<string, ServiceMetrics>): number =>
-  Object.values(metrics).reduce((a, m) => a + (m.handled ?? 0), 0)
+  Object.values(metrics).reduce((a, m) => a + (m.handled ?? 0) + (m.recorderBatches ?? 0), 0)
 
 /**
  * One run: sets the load sku's stock, places `rate` orders/s for `seconds` s, waits (one request a
@@ -86,6 +91,7 @@ export async function runOnce(
     const machineBefore = await machineCpuSeconds()
     const clientBefore = process.cpuUsage()
     let outboxPending = 0
+    let largestOutboxPending = 0
     const placement = await placeOrders({
       http,
       orderUrl: settings.services.order,
@@ -96,6 +102,7 @@ export async function runOnce(
         // Scraped in the background so a slow /metrics never delays the next sends.
         void scrapeServices(http, settings.services).then((all) => {
           outboxPending = Object.values(all).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
+          largestOutboxPending = Math.max(largestOutboxPending, outboxPending)
         })
         const acc = sorted(p.acceptMs.slice(-rate))
         const errors = Object.entries(p.statuses).filter(([s]) => s !== '201')
@@ -149,6 +156,7 @@ export async function runOnce(
       completedPerSecond: completedPerSecond(sagas),
       stillPending: placement.ids.size - done.length,
       largestBacklog: largestBacklog(sagas).size,
+      largestOutboxPending,
       drainMs,
       statuses: placement.statuses,
       unavailableWithoutRetryAfter: placement.unavailableWithoutRetryAfter,

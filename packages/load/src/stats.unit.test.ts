@@ -59,7 +59,19 @@ describe('load statistics', () => {
       'saga_messaging_consumer_handled_total{service="order",handler="a"} 4',
       'saga_messaging_consumer_handled_total{service="order",handler="b"} 6',
     ].join('\n')
-    expect(parseMetrics(text)).toEqual({ cpuSeconds: 12.5, outboxPending: 3, handled: 10 })
-    expect(parseMetrics('')).toEqual({ cpuSeconds: undefined, outboxPending: undefined, handled: undefined })
+    expect(
+      parseMetrics(`${text}\nsaga_messaging_recorder_batches_total{service="order",handler="r"} 2`),
+    ).toEqual({
+      cpuSeconds: 12.5,
+      outboxPending: 3,
+      handled: 10,
+      recorderBatches: 2,
+    })
+    expect(parseMetrics('')).toEqual({
+      cpuSeconds: undefined,
+      outboxPending: undefined,
+      handled: undefined,
+      recorderBatches: undefined,
+    })
   })
 })
