@@ -1,6 +1,7 @@
 /**
  * Benchmark of the outbox relay on this machine (real PostgreSQL and RabbitMQ). Prints:
- * 1. relay throughput draining a 20,000-row backlog, 1 and 2 relays, against the naive relay;
+ * 1. relay throughput draining a 20,000-row backlog, 1 and 2 relays, against the naive relay and
+ *    against plain amqplib publishing the same messages with confirms per batch (the drain ratio);
  * 2. commit-to-consume latency p50/p99 at a steady 200 msg/s, ours against the naive relay;
  * 3. the commit cost of the wake-up choice: 16 writers, no NOTIFY / NOTIFY in every transaction /
  *    ours (coalesced NOTIFY after commit).
@@ -23,6 +24,7 @@ import { createRelay, type Relay } from '../src/outbox/relay.js'
 import { createCrossInstanceWakeup } from '../src/outbox/wakeup.js'
 import { fmt, percentile, sleep, until } from './measure.js'
 import { startNaiveRelay, type NaiveRelay } from './naive-relay.js'
+import { plainPublishRate } from './plain-publish.js'
 
 const SQL = fileURLToPath(new URL('../sql/messaging.sql', import.meta.url))
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000)
@@ -212,12 +214,33 @@ try {
   console.log(
     `\n1. Relay throughput, draining ${fmt(BACKLOG)} rows (batch ${BATCH}, one persistent message each)`,
   )
+  // Each relay drain sits between two plain-publish runs of the same batch size, so a change in
+  // the machine's load during the pair shows as spread rather than as a skewed ratio.
+  const plainRate = (batchSize: number): Promise<number> =>
+    withSink(() => plainPublishRate(AMQP_URL, exchange, BACKLOG, batchSize))
+  const plainBefore = await plainRate(BATCH)
   const one = await drain(1)
+  const plainAfter = await plainRate(BATCH)
   line('ours, 1 relay', `${fmt(one)} msg/s`)
+  line(
+    `plain amqplib, confirms per batch of ${BATCH} (before, after)`,
+    `${fmt(plainBefore)}, ${fmt(plainAfter)} msg/s`,
+  )
+  line('drain ratio ours / plain', `${fmt((one / ((plainBefore + plainAfter) / 2)) * 100)} %`)
   const two = await drain(2)
   line('ours, 2 relays', `${fmt(two)} msg/s`)
+  const plainBigBefore = await plainRate(500)
   const big = await drain(1, 500)
+  const plainBigAfter = await plainRate(500)
   line('ours, 1 relay, batch 500 (fewer fsync-bound confirm waits)', `${fmt(big)} msg/s`)
+  line(
+    'plain amqplib, confirms per batch of 500 (before, after)',
+    `${fmt(plainBigBefore)}, ${fmt(plainBigAfter)} msg/s`,
+  )
+  line(
+    'drain ratio ours / plain, batch 500',
+    `${fmt((big / ((plainBigBefore + plainBigAfter) / 2)) * 100)} %`,
+  )
   const naive = await drainNaive()
   line(`naive (poll 1 s, confirm + UPDATE per message; ${fmt(NAIVE_BACKLOG)} rows)`, `${fmt(naive)} msg/s`)
   line('ratio ours (1 relay) / naive', `${fmt(one / naive, 1)}x`)

@@ -37,6 +37,8 @@ export {
 } from './inbox/consumer.js'
 export type { HandlerCounters } from './inbox/handle-delivery.js'
 export { deliverToHandler } from './inbox/deliver-to-handler.js'
+export type { RecorderDefinition, RecorderCounters, Queryable } from './recorder/types.js'
+export { createBatchRecorder, type BatchRecorder, type BatchRecorderOptions } from './recorder/recorder.js'
 export {
   declareTopology,
   topologyDefinitions,

@@ -2,6 +2,8 @@ import type pg from 'pg'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
 import { createConsumer, type Consumer, type ConsumerHealth, type ConsumerMetrics } from './inbox/consumer.js'
 import { createRelay, type Relay, type RelayOptions } from './outbox/relay.js'
+import { createBatchRecorder, type BatchRecorder } from './recorder/recorder.js'
+import type { RecorderCounters, RecorderDefinition } from './recorder/types.js'
 import { createSignals, type Signals } from './signals.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from './types.js'
 
@@ -54,6 +56,11 @@ export interface MessagingOptions<Tx extends TransactionClient> {
   queuePrefix?: string
   /** What this service consumes; one queue each. Default none. */
   handlers?: ReadonlyArray<HandlerDefinition<Tx>>
+  /**
+   * Facts this service only records (a timeline): one queue each, written in batches with no inbox
+   * row and no transaction per message (see `RecorderDefinition`). Default none.
+   */
+  recorders?: ReadonlyArray<RecorderDefinition>
   /** pino or anything with debug/info/warn/error(obj, msg). Default silent. */
   logger?: Logger
   relay?: MessagingRelayOptions
@@ -106,6 +113,8 @@ export interface MessagingMetrics {
     parkedTotal: number
   }
   consumer: ConsumerMetrics
+  /** Batch recorders' counters, summed and per recorder (absent without recorders). */
+  recorder?: RecorderCounters & { byHandler: Record<string, RecorderCounters> }
 }
 
 /** The per-service facade: see `createMessaging`. */
@@ -137,6 +146,18 @@ const PG_POOL_DEFAULT_MAX = 10
 const defaultConcurrency = (pool: pg.Pool): number =>
   Math.max(1, Math.floor((pool.options.max ?? PG_POOL_DEFAULT_MAX) * 0.4))
 
+/** The recorders' counters, summed, and per recorder under `byHandler` (labelled like handlers in /metrics). */
+function recorderMetrics(recorders: readonly BatchRecorder[]): NonNullable<MessagingMetrics['recorder']> {
+  const total: RecorderCounters = { recordedTotal: 0, batchesTotal: 0, splitTotal: 0, deadLetteredTotal: 0 }
+  const byHandler: Record<string, RecorderCounters> = {}
+  for (const recorder of recorders) {
+    byHandler[recorder.name] = { ...recorder.counters }
+    for (const key of Object.keys(total) as Array<keyof RecorderCounters>)
+      total[key] += recorder.counters[key]
+  }
+  return { ...total, byHandler }
+}
+
 /**
  * Creates the messaging of one service: outbox relay, inbox consumers, topology, health and metrics.
  * Example:
@@ -150,6 +171,7 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
   const { enabled: relayEnabled = true, ...relaySettings } = options.relay ?? {}
   const { enabled: consumerEnabled = true, deliveryLimit, ...consumerSettings } = options.consumer ?? {}
   const handlers = options.handlers ?? []
+  const recorderDefinitions = options.recorders ?? []
   const readyMaxOutboxAgeMs = options.readyMaxOutboxAgeMs ?? 60_000
 
   const relay: Relay | undefined = relayEnabled
@@ -167,12 +189,28 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
 
   let consumerConnection: AmqpConnection | undefined
   let consumer: Consumer | undefined
-  if (consumerEnabled && handlers.length > 0) {
+  let recorders: BatchRecorder[] = []
+  if (consumerEnabled && (handlers.length > 0 || recorderDefinitions.length > 0)) {
     consumerConnection = createAmqpConnection({
       url: options.amqpUrl,
       name: `${options.service}-consumer`,
       logger,
     })
+    const connection = consumerConnection
+    recorders = recorderDefinitions.map((definition) =>
+      createBatchRecorder({
+        definition,
+        connection,
+        db: options.pool,
+        exchange,
+        queuePrefix: options.queuePrefix ?? options.service,
+        signals,
+        logger,
+        deliveryLimit,
+      }),
+    )
+  }
+  if (consumerConnection && handlers.length > 0) {
     consumer = createConsumer({
       ...consumerSettings,
       concurrency: consumerSettings.concurrency ?? defaultConcurrency(options.pool),
@@ -207,7 +245,9 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
       problems.push(`broker: relay connection blocked by the broker (${relayBlocked})`)
     if (consumerBlocked !== null)
       problems.push(`broker: consumer connection blocked by the broker (${consumerBlocked})`)
-    if (consumerConnected && !consumerHealth.consuming) problems.push('consumer: not consuming every queue')
+    const recording = recorders.every((recorder) => recorder.consuming)
+    if (consumerConnected && !(consumerHealth.consuming && recording))
+      problems.push('consumer: not consuming every queue')
     if (oldestPendingAgeMs > readyMaxOutboxAgeMs) {
       problems.push(
         `outbox: oldest pending row is ${oldestPendingAgeMs} ms old (limit ${readyMaxOutboxAgeMs} ms)`,
@@ -241,11 +281,14 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
     async start() {
       await relay?.start()
       consumer?.start()
+      recorders.forEach((recorder) => recorder.start())
       consumerConnection?.start()
       const deadline = Date.now() + (options.startWaitMs ?? 3_000)
       // Bounded wait so a healthy start returns with queues declared and consumers attached; a broker
       // that is down only delays start, health() says so, and connecting goes on in the background.
-      while (Date.now() < deadline && !(health().broker && (consumer?.health().consuming ?? true))) {
+      const consuming = (): boolean =>
+        (consumer?.health().consuming ?? true) && recorders.every((recorder) => recorder.consuming)
+      while (Date.now() < deadline && !(health().broker && consuming())) {
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       if (!health().broker)
@@ -278,12 +321,13 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
           parkedTotal: stats?.parkedTotal ?? 0,
         },
         consumer: consumer?.metrics() ?? { ...empty, byHandler: {} },
+        ...(recorders.length > 0 ? { recorder: recorderMetrics(recorders) } : {}),
       }
     },
     stop() {
       // Consumers first: their handlers may still enqueue rows and wake the relay.
       stopping ??= (async () => {
-        await consumer?.stop()
+        await Promise.all([consumer?.stop(), ...recorders.map((recorder) => recorder.stop())])
         await consumerConnection?.close()
         await relay?.stop()
       })()

@@ -1,0 +1,79 @@
+// `npm run load -- [options]`: load against a running fleet; see settings.ts for the options.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { createHttpClient } from './http.js'
+import { describeRun, machineLine, runsTable } from './report.js'
+import { runOnce, type RunResult } from './run.js'
+import { loadSettings, type LoadSettings } from './settings.js'
+import { findHighestRate } from './step.js'
+
+const DOCS = fileURLToPath(new URL('../../../docs/performance.md', import.meta.url))
+const BEGIN = '<!-- load-results:begin (written by `npm run load -- --docs`; edits here are overwritten) -->'
+const END = '<!-- load-results:end -->'
+
+/** Replaces the results section of docs/performance.md (between the markers), or appends it. */
+function writeDocs(section: string): void {
+  const current = existsSync(DOCS) ? readFileSync(DOCS, 'utf8') : '# Performance\n'
+  const start = current.indexOf(BEGIN)
+  const end = current.indexOf(END)
+  const block = `${BEGIN}\n${section}\n${END}`
+  const next =
+    start >= 0 && end > start
+      ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}`
+      : `${current.trimEnd()}\n\n${block}\n`
+  writeFileSync(DOCS, next)
+  console.log(`wrote ${DOCS}`)
+}
+
+async function documentedSet(http: ReturnType<typeof createHttpClient>, settings: LoadSettings) {
+  const machine = machineLine()
+  const steady: RunResult[] = []
+  for (const [rate, seconds] of [
+    [20, 20],
+    [50, 30],
+  ] as const) {
+    const run = await runOnce(http, settings, rate, seconds)
+    console.log(describeRun(run))
+    steady.push(run)
+  }
+  const step = await findHighestRate(http, settings)
+  const { from, by, seconds, maxP99Ms } = settings.step
+  writeDocs(
+    [
+      `Machine: ${machine}.`,
+      '',
+      '`npm run load -- --docs`: steady runs, then the step mode ' +
+        `(from ${from}/s by ${by}/s, ${seconds} s per step; a step holds while every POST is accepted and ` +
+        `POST → terminal p99 stays under ${maxP99Ms} ms).`,
+      '',
+      runsTable(steady),
+      '',
+      `Step mode: highest rate that held for ${seconds} s: **${step.highest ?? 'none'} orders/s**` +
+        `${step.stoppedBecause ? ` (stopped at ${step.stoppedBecause})` : ''}.`,
+      '',
+      runsTable(step.runs),
+    ].join('\n'),
+  )
+}
+
+let settings: LoadSettings
+try {
+  settings = loadSettings(process.argv.slice(2), process.env)
+} catch (error) {
+  console.error((error as Error).message)
+  process.exit(2)
+}
+const http = createHttpClient(settings.maxInFlight)
+try {
+  console.log(`machine: ${machineLine()}`)
+  if (settings.mode === 'docs') await documentedSet(http, settings)
+  else if (settings.mode === 'step') {
+    const step = await findHighestRate(http, settings)
+    console.log(`highest rate that held for ${settings.step.seconds} s: ${step.highest ?? 'none'} orders/s`)
+  } else console.log(describeRun(await runOnce(http, settings, settings.rate, settings.seconds)))
+} catch (error) {
+  console.error(`load: ${(error as Error).message}`)
+  process.exitCode = 1
+} finally {
+  http.close()
+}

@@ -1,0 +1,176 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  createServerCpu,
+  machineCpuSeconds,
+  scrapeServices,
+  type CpuSample,
+  type ServiceMetrics,
+} from './cpu.js'
+import type { HttpClient } from './http.js'
+import { anyPendingSince, prepareStock, readOrders } from './orders.js'
+import { placeOrders } from './place.js'
+import type { LoadSettings } from './settings.js'
+import { completedPerSecond, fmt, largestBacklog, percentile, sorted } from './stats.js'
+
+/** Everything one steady-rate run measured. Durations in ms, rates per second, CPU in ms per saga. */
+export interface RunResult {
+  rate: number
+  seconds: number
+  placed: number
+  accepted: number
+  acceptedPerSecond: number
+  acceptMs: { p50: number; p99: number }
+  /** POST -> CONFIRMED or CANCELLED, from the orders' own createdAt and updatedAt. */
+  terminalMs: { p50: number; p90: number; p99: number; max: number }
+  completed: number
+  completedPerSecond: number
+  /** Accepted orders still PENDING when the harness stopped waiting. */
+  stillPending: number
+  largestBacklog: number
+  /** Most outbox rows pending over all services in the once-a-second samples while placing. */
+  largestOutboxPending: number
+  /** From the last POST's answer to no PENDING order of the run (or the drain timeout), ms. */
+  drainMs: number
+  /** Answers by HTTP status, `0` = no answer. */
+  statuses: Record<string, number>
+  unavailableWithoutRetryAfter: number
+  /** POSTs the client sent late (it was the limit, not the fleet). */
+  late: number
+  byStatus: Record<string, number>
+  /** CPU ms per completed saga by process group; `total` sums the fleet's own (services, its backends, RabbitMQ). */
+  cpuMsPerSaga: Record<string, number>
+  /**
+   * Database writes of consumers per completed saga, all services together: committed handler
+   * (inbox) transactions plus batch-recorder statements.
+   */
+  consumerTxPerSaga: number | undefined
+  /** Share of the machine's CPU busy during the run (all processes, all users), 0..1. */
+  machineBusy: number | undefined
+  /** The harness's own CPU as a share of one core during placing. */
+  clientCore: number
+}
+
+const cpuDelta = (
+  before: Record<string, ServiceMetrics>,
+  after: Record<string, ServiceMetrics>,
+  serversBefore: CpuSample,
+  serversAfter: CpuSample,
+): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const [name, metrics] of Object.entries(after)) {
+    const start = before[name]?.cpuSeconds
+    if (start !== undefined && metrics.cpuSeconds !== undefined) out[name] = metrics.cpuSeconds - start
+  }
+  for (const [name, value] of Object.entries(serversAfter)) {
+    const start = serversBefore[name]
+    if (start !== undefined) out[name] = value - start
+  }
+  return out
+}
+
+const sumHandled = (metrics: Record<string, ServiceMetrics>): number =>
+  Object.values(metrics).reduce((a, m) => a + (m.handled ?? 0) + (m.recorderBatches ?? 0), 0)
+
+/**
+ * One run: sets the load sku's stock, places `rate` orders/s for `seconds` s, waits (one request a
+ * second) until no order of the run is PENDING or `drainTimeoutMs` passed, reads every order once,
+ * and takes CPU from each service's /metrics and from /proc before and after. A progress line goes
+ * to stderr once a second. Throws when the fleet is not reachable.
+ */
+export async function runOnce(
+  http: HttpClient,
+  settings: LoadSettings,
+  rate: number,
+  seconds: number,
+): Promise<RunResult> {
+  await prepareStock(http, settings.services.inventory)
+  const serverCpu = createServerCpu(settings.postgresUrl, settings.databases)
+  try {
+    const metricsBefore = await scrapeServices(http, settings.services)
+    const serversBefore = await serverCpu.sample()
+    const machineBefore = await machineCpuSeconds()
+    const clientBefore = process.cpuUsage()
+    let outboxPending = 0
+    let largestOutboxPending = 0
+    const placement = await placeOrders({
+      http,
+      orderUrl: settings.services.order,
+      rate,
+      seconds,
+      maxInFlight: settings.maxInFlight,
+      onTick(p, elapsed, inFlight) {
+        // Scraped in the background so a slow /metrics never delays the next sends.
+        void scrapeServices(http, settings.services).then((all) => {
+          outboxPending = Object.values(all).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
+          largestOutboxPending = Math.max(largestOutboxPending, outboxPending)
+        })
+        const acc = sorted(p.acceptMs.slice(-rate))
+        const errors = Object.entries(p.statuses).filter(([s]) => s !== '201')
+        process.stderr.write(
+          `[load] ${rate}/s ${elapsed}/${seconds} s  accepted ${p.ids.size}  ` +
+            `${errors.length ? `errors ${errors.map(([s, n]) => `${s}:${n}`).join(' ')}  ` : ''}` +
+            `accept p99 ${fmt(percentile(acc, 99), 0)} ms  in flight ${inFlight}  outbox pending ${outboxPending}\n`,
+        )
+      },
+    })
+    const client = process.cpuUsage(clientBefore)
+    const placingSeconds = (placement.endedAt - placement.startedAt) / 1_000
+    const since = placement.startedAt - 1_000
+    const drainDeadline = Date.now() + settings.drainTimeoutMs
+    while (Date.now() < drainDeadline && (await anyPendingSince(http, settings.services.order, since))) {
+      await sleep(1_000)
+    }
+    const drainMs = Date.now() - placement.endedAt
+    const metricsAfter = await scrapeServices(http, settings.services)
+    const serversAfter = await serverCpu.sample()
+    const machineAfter = await machineCpuSeconds()
+    const read = await readOrders(http, settings.services.order, placement.ids, since)
+
+    const sagas = [...read.sagas.values()]
+    const done = sagas.filter((s) => s.terminalAt !== undefined)
+    const terminal = sorted(done.map((s) => s.terminalAt! - s.createdAt))
+    const accept = sorted(placement.acceptMs)
+    const cpu = cpuDelta(metricsBefore, metricsAfter, serversBefore, serversAfter)
+    const perSaga: Record<string, number> = {}
+    for (const [name, value] of Object.entries(cpu))
+      perSaga[name] = (value * 1_000) / Math.max(done.length, 1)
+    // The fleet's own: four services, the backends of its databases, and the broker (see cpu.ts).
+    perSaga.total = Object.entries(perSaga)
+      .filter(([name]) => name !== 'postgres-all')
+      .reduce((a, [, v]) => a + v, 0)
+    const handled = sumHandled(metricsAfter) - sumHandled(metricsBefore)
+    return {
+      rate,
+      seconds,
+      placed: Object.values(placement.statuses).reduce((a, b) => a + b, 0),
+      accepted: placement.ids.size,
+      acceptedPerSecond: placement.ids.size / placingSeconds,
+      acceptMs: { p50: percentile(accept, 50), p99: percentile(accept, 99) },
+      terminalMs: {
+        p50: percentile(terminal, 50),
+        p90: percentile(terminal, 90),
+        p99: percentile(terminal, 99),
+        max: terminal.at(-1) ?? Number.NaN,
+      },
+      completed: done.length,
+      completedPerSecond: completedPerSecond(sagas),
+      stillPending: placement.ids.size - done.length,
+      largestBacklog: largestBacklog(sagas).size,
+      largestOutboxPending,
+      drainMs,
+      statuses: placement.statuses,
+      unavailableWithoutRetryAfter: placement.unavailableWithoutRetryAfter,
+      late: placement.late,
+      byStatus: read.byStatus,
+      cpuMsPerSaga: perSaga,
+      consumerTxPerSaga: done.length > 0 && handled > 0 ? handled / done.length : undefined,
+      machineBusy:
+        machineBefore && machineAfter
+          ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
+          : undefined,
+      clientCore: (client.user + client.system) / 1e6 / placingSeconds,
+    }
+  } finally {
+    await serverCpu.close()
+  }
+}

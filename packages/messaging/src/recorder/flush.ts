@@ -1,0 +1,173 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { ConsumeMessage } from 'amqplib'
+import { parseDelivery } from '../inbox/parse-delivery.js'
+import { retryDelayMs, type RetryPolicy } from '../inbox/retry-policy.js'
+import type { Signals } from '../signals.js'
+import type { ConsumedMessage, Logger, MessageContract } from '../types.js'
+import type { Queryable, RecorderCounters, RecorderDefinition } from './types.js'
+
+/** How a flush settles deliveries on the channel they came on. */
+export interface FlushControl {
+  /** Acks `delivery` and, with `upTo`, every earlier unacked delivery of the channel (`multiple`). */
+  ack(delivery: ConsumeMessage, upTo: boolean): void
+  /** Returns `delivery` to the queue. */
+  requeue(delivery: ConsumeMessage): void
+  /** Publishes the dead-letter copy with `reason`, confirmed; rejects when the broker did not take it. */
+  deadLetter(delivery: ConsumeMessage, reason: string): Promise<void>
+}
+
+/** Everything a flush needs, fixed per recorder. */
+export interface FlushRuntime {
+  definition: RecorderDefinition
+  db: Queryable
+  /** The recorded contracts by routing key. */
+  contracts: ReadonlyMap<string, MessageContract<unknown>>
+  counters: RecorderCounters
+  signals: Signals
+  logger: Logger
+  /** Backoff while the database is unavailable (no attempt limit: it is not the messages' fault). */
+  policy: RetryPolicy
+  /** Aborted at stop: a flush waiting to retry gives up and leaves its deliveries unacked (redelivered). */
+  stopping: AbortSignal
+}
+
+type Outcome = 'done' | 'requeue'
+
+// SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation) are about the row
+// (https://www.postgresql.org/docs/current/errcodes-appendix.html); anything else (a lost
+// connection, a server shutting down, too many connections) is the database's, not the message's.
+const rowFault = (error: unknown): boolean => {
+  const code = (error as { code?: unknown }).code
+  if (typeof code !== 'string') return true
+  return code.length === 5 && (code.startsWith('22') || code.startsWith('23'))
+}
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const pause = (ms: number, signal: AbortSignal): Promise<boolean> =>
+  sleep(ms, true, { signal }).catch(() => false)
+
+/**
+ * Records `messages` in one `record` call, waiting out an unavailable database (backoff, no attempt
+ * limit). Resolves 'ok', 'refused' (a fault of the rows: the caller isolates or dead-letters), or
+ * 'stopped' (the recorder stops: leave the deliveries unacked).
+ */
+async function recordWithRetry(
+  messages: ConsumedMessage<unknown>[],
+  runtime: FlushRuntime,
+): Promise<{ kind: 'ok' } | { kind: 'refused'; error: unknown } | { kind: 'stopped' }> {
+  for (let outage = 1; ; outage += 1) {
+    try {
+      await runtime.definition.record(messages, runtime.db)
+      runtime.counters.batchesTotal += 1
+      runtime.counters.recordedTotal += messages.length
+      return { kind: 'ok' }
+    } catch (error) {
+      if (rowFault(error)) return { kind: 'refused', error }
+      runtime.logger.warn(
+        { err: error, recorder: runtime.definition.name, messages: messages.length, outage },
+        'recording failed (database unavailable); retrying',
+      )
+      if (!(await pause(retryDelayMs(outage, runtime.policy), runtime.stopping))) return { kind: 'stopped' }
+    }
+  }
+}
+
+/**
+ * Records a batch of deliveries of one channel, in order, and settles every one of them before it
+ * resolves: invalid ones are dead-lettered at once; the valid ones are recorded in one `record` call
+ * (one round trip); if it refuses the batch, each message is recorded alone and one still refused
+ * alone is dead-lettered with the error. When every delivery ended well, one `basic.ack` with
+ * `multiple` settles the whole batch. This is safe because the caller runs one flush at a time per
+ * channel, so every earlier delivery of the channel is already settled. Resolves false when the
+ * recorder stopped meanwhile (the unsettled deliveries stay unacked and are redelivered).
+ */
+export async function flushBatch(
+  deliveries: readonly ConsumeMessage[],
+  control: FlushControl,
+  runtime: FlushRuntime,
+): Promise<boolean> {
+  const { definition, counters, signals, logger } = runtime
+  const outcomes = new Map<ConsumeMessage, Outcome>()
+  const valid: Array<{ delivery: ConsumeMessage; message: ConsumedMessage<unknown> }> = []
+
+  const deadLetter = async (delivery: ConsumeMessage, reason: string, id?: string, type?: string) => {
+    try {
+      await control.deadLetter(delivery, reason)
+      outcomes.set(delivery, 'done')
+      counters.deadLetteredTotal += 1
+      logger.error({ messageId: id, type, recorder: definition.name, reason }, 'message dead-lettered')
+      signals.emit('deadLettered', { id, type, handler: definition.name, reason })
+    } catch (error) {
+      // The copy is not safely in the DLQ, so the original must not be acked.
+      logger.error(
+        { err: error, messageId: id, recorder: definition.name },
+        'dead-lettering failed; requeueing',
+      )
+      outcomes.set(delivery, 'requeue')
+    }
+  }
+
+  for (const delivery of deliveries) {
+    const contract = runtime.contracts.get(delivery.fields.routingKey)
+    if (!contract) {
+      await deadLetter(delivery, `routing key '${delivery.fields.routingKey}' is not recorded here`)
+      continue
+    }
+    const parsed = await parseDelivery(
+      { content: delivery.content, routingKey: delivery.fields.routingKey },
+      contract,
+    )
+    if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
+    else await deadLetter(delivery, parsed.reason, parsed.id, parsed.type)
+  }
+
+  const recorded = (items: typeof valid): void => {
+    for (const { delivery, message } of items) {
+      outcomes.set(delivery, 'done')
+      signals.emit('handled', {
+        id: message.id,
+        type: message.type,
+        handler: definition.name,
+        correlationId: message.correlationId,
+      })
+    }
+  }
+
+  if (valid.length > 0) {
+    const all = await recordWithRetry(
+      valid.map((v) => v.message),
+      runtime,
+    )
+    if (all.kind === 'stopped') return false
+    if (all.kind === 'ok') recorded(valid)
+    else {
+      if (valid.length > 1) counters.splitTotal += 1
+      for (const item of valid) {
+        const alone = valid.length > 1 ? await recordWithRetry([item.message], runtime) : all
+        if (alone.kind === 'stopped') return false
+        if (alone.kind === 'ok') recorded([item])
+        else
+          await deadLetter(
+            item.delivery,
+            `recording failed: ${describe(alone.error)}`,
+            item.message.id,
+            item.message.type,
+          )
+      }
+    }
+  }
+
+  const last = deliveries.at(-1)
+  if (last && deliveries.every((d) => outcomes.get(d) === 'done')) control.ack(last, true)
+  else {
+    // Only a dead-letter copy the broker did not take gets here: give the link a moment first, so a
+    // broken DLQ does not turn into a hot redelivery loop.
+    if (!(await pause(retryDelayMs(1, runtime.policy), runtime.stopping))) return false
+    for (const delivery of deliveries) {
+      if (outcomes.get(delivery) === 'done') control.ack(delivery, false)
+      else control.requeue(delivery)
+    }
+  }
+  return true
+}

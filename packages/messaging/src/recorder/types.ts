@@ -1,0 +1,44 @@
+import type { ConsumedMessage, MessageContract } from '../types.js'
+
+/** What a recorder may run its statement on: a pg Pool (or client); one `query` per batch is the point. */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<{ rowCount: number | null; rows: unknown[] }>
+}
+
+/**
+ * A batch recorder: one queue, `<queuePrefix>.<name>`, bound to every routing key of `messages`, for
+ * facts a service only *records* (a timeline, an audit trail) and never decides on. Deliveries are
+ * written many at a time, with no inbox row and no per-message transaction, so it must hold that:
+ *
+ * - `record` is **idempotent by message id**: the recorded row's own key is the message id (e.g.
+ *   `INSERT … ON CONFLICT (message_id) DO NOTHING`), so a redelivered message changes nothing;
+ * - `record` is **atomic**: one statement (a multi-row `INSERT … SELECT FROM unnest(…)`), or its own
+ *   transaction; it either records the whole batch or throws;
+ * - nothing else reacts: no outbox row is written and no other table changes. A fact some step must
+ *   act on belongs to a `HandlerDefinition` (inbox + transaction per message), never here.
+ *
+ * Example: the order service records PaymentProcessed, StockReserved, … in its order timeline.
+ */
+export interface RecorderDefinition {
+  /** Unique within the service, kebab-case, e.g. `record-timeline`. */
+  name: string
+  /** The types recorded; a delivery of any other type (or that fails its schema) is dead-lettered. */
+  messages: ReadonlyArray<MessageContract<unknown>>
+  /**
+   * Records a batch of validated messages (1 to the recorder's batch size, in delivery order). Throws
+   * to refuse the batch: the recorder then retries each message alone, so one bad message is isolated.
+   */
+  record(messages: ReadonlyArray<ConsumedMessage<unknown>>, db: Queryable): Promise<void>
+}
+
+/** Counters of one recorder since start; metrics read them. */
+export interface RecorderCounters {
+  /** Messages in committed batches (duplicates included: the recorder cannot tell them apart). */
+  recordedTotal: number
+  /** Committed `record` calls: the database round trips the recorder made. */
+  batchesTotal: number
+  /** Batches refused and retried one message at a time. */
+  splitTotal: number
+  /** Messages moved to the dead-letter queue (invalid, or refused when recorded alone). */
+  deadLetteredTotal: number
+}

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AMQP_URL, deleteBrokerObjects } from '@saga/testkit'
+import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
+import { createBatchRecorder, type BatchRecorder } from '../src/recorder/recorder.js'
+import type { RecorderDefinition } from '../src/recorder/types.js'
+import { createSignals } from '../src/signals.js'
+import { deadLetterQueueName } from '../src/topology.js'
+import {
+  collect,
+  createInboxFixture,
+  envelope,
+  eventually,
+  happened,
+  type InboxFixture,
+} from './inbox-fixture.js'
+
+let fixture: InboxFixture
+beforeAll(async () => {
+  fixture = await createInboxFixture('recorder')
+  // The recorded fact's own key is the message id (the recorder's dedup); n >= 0 lets a test make
+  // one row the database refuses.
+  await fixture.db.pool.query(
+    'CREATE TABLE recorded (message_id uuid PRIMARY KEY, n integer NOT NULL CHECK (n >= 0))',
+  )
+})
+const RECORDERS = ['burst', 'twice', 'isolated']
+afterAll(async () => {
+  if (!fixture) return
+  const queues = RECORDERS.map((name) => fixture.queue(name))
+  await deleteBrokerObjects({ queues: [...queues, ...queues.map(deadLetterQueueName)] })
+  await fixture.cleanup()
+})
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} }
+
+/** Records `test.happened.v1` into `recorded` in one statement per batch; counts the calls' sizes. */
+function recordedDefinition(name: string): RecorderDefinition & { sizes: number[] } {
+  const sizes: number[] = []
+  return {
+    name,
+    sizes,
+    messages: [happened],
+    async record(messages, db) {
+      sizes.push(messages.length)
+      await db.query(
+        `INSERT INTO recorded (message_id, n)
+         SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
+         ON CONFLICT (message_id) DO NOTHING`,
+        [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as { n: number }).n })))],
+      )
+    },
+  }
+}
+
+/** Starts a recorder; pass `signals` to collect from them before the first delivery can arrive. */
+async function startRecorder(
+  definition: RecorderDefinition,
+  signals = createSignals(),
+): Promise<{
+  recorder: BatchRecorder
+  connection: AmqpConnection
+  signals: ReturnType<typeof createSignals>
+}> {
+  const connection = createAmqpConnection({ url: AMQP_URL, name: `${fixture.prefix}-recorder` })
+  const recorder = createBatchRecorder({
+    definition,
+    connection,
+    db: fixture.db.pool,
+    exchange: fixture.exchange,
+    queuePrefix: fixture.prefix,
+    signals,
+    logger: silent,
+    policy: { baseMs: 40, maxMs: 200 },
+  })
+  recorder.start()
+  connection.start()
+  await eventually('recorder consuming', () => recorder.consuming)
+  return { recorder, connection, signals }
+}
+
+const recordedIds = async (ids: string[]): Promise<string[]> =>
+  (
+    await fixture.db.pool.query<{ message_id: string }>(
+      'SELECT message_id FROM recorded WHERE message_id = ANY($1::uuid[]) ORDER BY message_id',
+      [ids],
+    )
+  ).rows.map((row) => row.message_id)
+
+describe('batch recorder', () => {
+  it('when 60 messages wait in its queue, then each is recorded once, in fewer statements than messages, and all are acked', async () => {
+    const definition = recordedDefinition('burst')
+    // Start once to declare the queue, stop, then let 60 messages pile up so they arrive together.
+    const first = await startRecorder(definition)
+    await first.recorder.stop()
+    await first.connection.close()
+    const bodies = Array.from({ length: 60 }, (_, n) => envelope({ data: { n } }))
+    for (const body of bodies) await fixture.publish(body)
+
+    const signals = createSignals()
+    const handled = collect(signals, 'handled')
+    const { recorder, connection } = await startRecorder(definition, signals)
+    await eventually('all 60 recorded', () => handled.length === 60)
+    await recorder.stop()
+    await connection.close()
+
+    const ids = bodies.map((b) => b.id as string)
+    expect(await recordedIds(ids)).toEqual([...ids].sort())
+    expect(recorder.counters.recordedTotal).toBe(60)
+    expect(recorder.counters.batchesTotal).toBeLessThan(60)
+    expect(Math.max(...definition.sizes)).toBeGreaterThan(1)
+    // Stopped with nothing unacked: whatever was not acked would be back in the queue now.
+    expect(await fixture.ready(fixture.queue('burst'))).toBe(0)
+  })
+
+  it('when the same message is delivered twice, then it is recorded once', async () => {
+    const { recorder, connection, signals } = await startRecorder(recordedDefinition('twice'))
+    const handled = collect(signals, 'handled')
+    const body = envelope({ data: { n: 7 } })
+    await fixture.publish(body)
+    await fixture.publish(body)
+    await eventually('both deliveries settled', () => handled.length === 2)
+    await recorder.stop()
+    await connection.close()
+
+    expect(await recordedIds([body.id as string])).toEqual([body.id])
+    expect(await fixture.ready(fixture.queue('twice'))).toBe(0)
+  })
+
+  it('when an invalid message and a row the database refuses are among valid ones, then both are dead-lettered with the reason and the rest are recorded', async () => {
+    const definition = recordedDefinition('isolated')
+    const first = await startRecorder(definition)
+    await first.recorder.stop()
+    await first.connection.close()
+    const good = Array.from({ length: 5 }, (_, n) => envelope({ data: { n } }))
+    const refused = envelope({ data: { n: -1 } })
+    const invalid = envelope({ data: { n: 'not a number' } })
+    for (const body of [good[0]!, good[1]!, refused, good[2]!, invalid, good[3]!, good[4]!])
+      await fixture.publish(body)
+
+    const signals = createSignals()
+    const dead = collect(signals, 'deadLettered')
+    const handled = collect(signals, 'handled')
+    const { recorder, connection } = await startRecorder(definition, signals)
+    await eventually('5 recorded and 2 dead-lettered', () => handled.length === 5 && dead.length === 2)
+    await recorder.stop()
+    await connection.close()
+
+    const goodIds = good.map((b) => b.id as string)
+    expect(await recordedIds([...goodIds, refused.id as string])).toEqual([...goodIds].sort())
+    const letters = await fixture.drainDeadLetters('isolated')
+    const reasons = Object.fromEntries(
+      letters.map((m) => [
+        m.properties.messageId as string,
+        String(m.properties.headers?.['x-dead-letter-reason']),
+      ]),
+    )
+    expect(reasons[refused.id as string]).toMatch(/recording failed: .*check constraint/)
+    expect(reasons[invalid.id as string]).toMatch(/invalid payload: n: expected a number/)
+    expect(letters.every((m) => m.properties.headers?.['x-dead-letter-handler'] === 'isolated')).toBe(true)
+    expect(await fixture.ready(fixture.queue('isolated'))).toBe(0)
+    expect(await fixture.ready(deadLetterQueueName(fixture.queue('isolated')))).toBe(0)
+  })
+})
