@@ -39,6 +39,7 @@ export const MinorUnits = z.int().min(0).max(MAX_AMOUNT).meta({ description: 'Am
 export const Currency = z
   .enum(CURRENCY_CODES, { error: 'must be an ISO 4217 currency code in upper case, such as "EUR"' })
   .meta({ description: 'ISO 4217 alphabetic currency code' })
+export type Currency = z.infer<typeof Currency>
 
 /** An ISO 3166-1 alpha-2 country code, upper case, e.g. `DE`. */
 export const Country = z

@@ -15,7 +15,14 @@ export {
   type MessagingMetrics,
 } from './messaging.js'
 export { enqueue, InvalidMessageError } from './outbox/enqueue.js'
-export { followUp, childTraceparent, type FollowUpContext } from './inbox/follow-up.js'
+export {
+  followUp,
+  nextEvent,
+  childTraceparent,
+  InvalidPayloadError,
+  type FollowUpContext,
+  type ReactionDeps,
+} from './inbox/follow-up.js'
 export {
   prismaDatabase,
   pgDatabase,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Pool } from 'pg'
-import type { MessagingStatusSource } from './messaging-status.js'
+import type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
 
 /** The outcome of one readiness check. */
 export interface CheckResult {
@@ -52,44 +52,45 @@ export function databaseCheck(pool: Pool, timeoutMs = 1_000): ReadinessCheck {
   }
 }
 
-/** The AMQP connection as messaging reports it. */
-export function brokerCheck(messaging: MessagingStatusSource, timeoutMs = 1_000): ReadinessCheck {
-  return {
-    name: 'broker',
-    async check() {
-      try {
-        const health = await withTimeout(Promise.resolve(messaging.health()), timeoutMs, 'messaging health')
-        return health.broker ? { status: 'up' } : { status: 'down', error: 'not connected to RabbitMQ' }
-      } catch (error) {
-        return { status: 'down', error: message(error) }
-      }
-    },
-  }
-}
+/** The parts of messaging's report that readiness names, each a check of its own. */
+const MESSAGING_AREAS = ['broker', 'outbox', 'consumer'] as const
 
 /**
- * Down when the oldest pending outbox row is older than `maxAgeMs`: events are being written but not
- * published (broker rejecting, relay stuck), so this instance should not take more traffic.
+ * Readiness as `@saga/messaging` reports it: one check per area of `messaging.health()` (broker,
+ * outbox, consumer), down while that report lists a problem of the area (`'broker: relay connection
+ * down'`, `'outbox: oldest pending row is ...'`, `'consumer: not consuming every queue'`), with the
+ * problems as `error`. Messaging is the one place that knows its state (it also knows whether every
+ * queue is consumed), so nothing is recomputed here; its thresholds are its own options
+ * (`readyMaxOutboxAgeMs`). The broker check also carries every field the report adds at the top level.
+ * @param timeoutMs longest a report may take, ms (default 1,000)
  */
-export function outboxCheck(
-  messaging: MessagingStatusSource,
-  maxAgeMs: number,
-  timeoutMs = 1_000,
-): ReadinessCheck {
-  return {
-    name: 'outbox',
+export function messagingChecks(messaging: MessagingStatusSource, timeoutMs = 1_000): ReadinessCheck[] {
+  return MESSAGING_AREAS.map((area) => ({
+    name: area,
     async check() {
       try {
         const health = await withTimeout(Promise.resolve(messaging.health()), timeoutMs, 'messaging health')
-        const oldestPendingAgeMs = health.oldestPendingAgeMs ?? 0
-        return oldestPendingAgeMs <= maxAgeMs
-          ? { status: 'up', oldestPendingAgeMs, maxAgeMs }
-          : { status: 'down', error: 'outbox backlog too old', oldestPendingAgeMs, maxAgeMs }
+        const problems = health.problems.filter((p) => p.startsWith(`${area}:`))
+        const facts = areaFacts(area, health)
+        return problems.length === 0
+          ? { status: 'up', ...facts }
+          : { status: 'down', error: problems.join('; '), ...facts }
       } catch (error) {
         return { status: 'down', error: message(error) }
       }
     },
-  }
+  }))
+}
+
+function areaFacts(area: (typeof MESSAGING_AREAS)[number], health: MessagingHealthLike): object {
+  if (area === 'outbox') return { oldestPendingAgeMs: health.oldestPendingAgeMs }
+  if (area === 'consumer') return {}
+  // Scalars only: the relay/consumer sections and the problem list are reported by their own checks.
+  return Object.fromEntries(
+    Object.entries(health).filter(
+      ([key, value]) => key !== 'ready' && key !== 'oldestPendingAgeMs' && typeof value !== 'object',
+    ),
+  )
 }
 
 /** Options of `healthPlugin`. */
@@ -100,7 +101,7 @@ export interface HealthOptions {
 /**
  * `GET /health/live`: 200 while the process serves HTTP (restart me only if this fails).
  * `GET /health/ready`: 200 when every check is up, else 503; the body names each dependency
- * (`{ status, checks: { database: { status }, broker: { status }, outbox: { status } } }`).
+ * (`{ status, checks: { database: { status }, broker: { status }, outbox: { status }, consumer: { status } } }`).
  */
 export const healthPlugin = fp(
   (app: FastifyInstance, opts: HealthOptions) => {

@@ -39,17 +39,22 @@ export {
   type ServerErrorBody,
 } from './errors.js'
 export {
-  brokerCheck,
   databaseCheck,
   healthPlugin,
-  outboxCheck,
+  messagingChecks,
   type CheckResult,
   type HealthOptions,
   type ReadinessBody,
   type ReadinessCheck,
 } from './health.js'
 export { loggerOptions } from './logger.js'
-export { messagingSettings, TRANSACTION_LIMITS, type MessagingSettings } from './messaging-settings.js'
+export {
+  messagingOptions,
+  messagingSettings,
+  TRANSACTION_LIMITS,
+  type MessagingSettings,
+  type ServiceMessaging,
+} from './messaging-settings.js'
 export type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
 export { helpOf, messagingSamples, type MessagingSample } from './messaging-series.js'
 export { metricsPlugin, type MetricsOptions } from './metrics.js'

@@ -1,4 +1,12 @@
-import type { BaseServiceConfig } from './env.js'
+import {
+  prismaDatabase,
+  type HandlerDefinition,
+  type MessagingOptions,
+  type PrismaClientLike,
+  type PrismaTransactionLike,
+} from '@saga/messaging'
+import type pg from 'pg'
+import type { BaseServiceConfig, ServiceName } from './env.js'
 
 /**
  * Transaction limits for `prismaDatabase(app.prisma, TRANSACTION_LIMITS)` (ms). Routes and handlers alike
@@ -48,4 +56,34 @@ export const messagingSettings = (config: BaseServiceConfig): MessagingSettings 
     concurrency: config.CONSUMER_CONCURRENCY,
   },
   readyMaxOutboxAgeMs: config.READY_MAX_OUTBOX_AGE_MS,
+})
+
+/** What `messagingOptions` needs besides the config: the service and what its db plugin decorated. */
+export interface ServiceMessaging<Tx extends PrismaTransactionLike> {
+  service: ServiceName
+  /** The service's Prisma client (`app.prisma`): handlers and `messaging.transaction` open transactions on it. */
+  prisma: PrismaClientLike<Tx>
+  /** The pg pool under Prisma (`app.pool`): relay claims, LISTEN, retention. */
+  pool: pg.Pool
+  /** The service's reactions (src/reactions/index.ts). */
+  handlers: ReadonlyArray<HandlerDefinition<Tx>>
+}
+
+/**
+ * `createMessaging`'s options for a service of the fleet (hand them to `@saga/messaging/fastify`'s
+ * `messagingPlugin`): Prisma transactions within `TRANSACTION_LIMITS`, AMQP_URL, AMQP_EXCHANGE,
+ * AMQP_QUEUE_PREFIX and `messagingSettings(config)`.
+ */
+export const messagingOptions = <Tx extends PrismaTransactionLike>(
+  config: BaseServiceConfig,
+  { service, prisma, pool, handlers }: ServiceMessaging<Tx>,
+): MessagingOptions<Tx> => ({
+  service,
+  queuePrefix: config.AMQP_QUEUE_PREFIX,
+  database: prismaDatabase(prisma, TRANSACTION_LIMITS),
+  pool,
+  amqpUrl: config.AMQP_URL,
+  exchange: config.AMQP_EXCHANGE,
+  handlers,
+  ...messagingSettings(config),
 })

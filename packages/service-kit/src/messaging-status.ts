@@ -4,13 +4,21 @@
  * "API": `health()`, `metrics()`).
  */
 export interface MessagingStatusSource {
-  /** `broker`: the AMQP connection is up; `oldestPendingAgeMs`: age of the oldest pending outbox row (ms). */
+  /** Messaging's own readiness report (see `MessagingHealthLike`). */
   health(): MessagingHealthLike | Promise<MessagingHealthLike>
   /** A snapshot of counters and gauges; numeric leaves are exported to Prometheus (see metrics.ts). */
   metrics(): unknown
 }
 
+/**
+ * The part of `messaging.health()` service-kit reads. `problems` are prefixed by area (`broker:`,
+ * `outbox:`, `consumer:`); fields messaging adds later pass through the broker check.
+ */
 export interface MessagingHealthLike {
+  /** Every AMQP connection the service needs is open. */
   broker: boolean
+  /** Why messaging is not ready, e.g. `['broker: relay connection down']`; empty when ready. */
+  problems: readonly string[]
+  /** Age of the oldest pending outbox row, ms. */
   oldestPendingAgeMs?: number | null | undefined
 }

@@ -4,20 +4,25 @@ import { z } from 'zod'
 import { createServiceApp, type ServiceApp } from '../src/app.js'
 import { errorResponses } from '../src/error-schemas.js'
 import { HttpError } from '../src/errors.js'
-import { brokerCheck, databaseCheck, healthPlugin, outboxCheck } from '../src/health.js'
+import { databaseCheck, healthPlugin, messagingChecks } from '../src/health.js'
 import type { MessagingHealthLike } from '../src/messaging-status.js'
 import { metricsPlugin } from '../src/metrics.js'
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js'
 
-// A stand-in for the messaging facade's status: the broker/outbox state is the test's input here;
-// the real broker is exercised in the services' tests.
-const status: MessagingHealthLike & { publishedTotal: number } = {
-  broker: true,
-  oldestPendingAgeMs: 0,
-  publishedTotal: 7,
-}
+// A stand-in for the messaging facade's status: the broker/outbox/consumer state is the test's input
+// here, reported the way @saga/messaging's health() reports it (problems by area, its own 10 s
+// outbox limit); the real broker is exercised in the services' tests.
+const status = { broker: true, oldestPendingAgeMs: 0, consuming: true, publishedTotal: 7 }
 const messaging = {
-  health: () => ({ broker: status.broker, oldestPendingAgeMs: status.oldestPendingAgeMs }),
+  health: (): MessagingHealthLike => ({
+    broker: status.broker,
+    oldestPendingAgeMs: status.oldestPendingAgeMs,
+    problems: [
+      ...(status.broker ? [] : ['broker: relay connection down']),
+      ...(status.oldestPendingAgeMs > 10_000 ? ['outbox: oldest pending row is too old'] : []),
+      ...(status.consuming ? [] : ['consumer: not consuming every queue']),
+    ],
+  }),
   // The shape of @saga/messaging's metrics() snapshot (a subset of its leaves).
   metrics: () => ({
     relay: { publishedTotal: status.publishedTotal, oldestPendingAgeMs: 2500 },
@@ -42,7 +47,7 @@ beforeAll(async () => {
   pool = new pg.Pool({ connectionString: db.url, max: 2 })
   app = await createServiceApp({ service: 'kit-test', logLevel: 'silent', bodyLimit: 1_024 })
   await app.register(healthPlugin, {
-    checks: [databaseCheck(pool), brokerCheck(messaging), outboxCheck(messaging, 10_000)],
+    checks: [databaseCheck(pool), ...messagingChecks(messaging)],
   })
   await app.register(metricsPlugin, { service: 'kit-test', messaging })
   app.post(
@@ -185,6 +190,23 @@ describe('health', () => {
     } finally {
       status.broker = true
       status.oldestPendingAgeMs = 0
+    }
+  })
+
+  it('when a consumer of messaging stopped consuming, then ready is 503 naming the consumer with the reason', async () => {
+    status.consuming = false
+    try {
+      const ready = await app.inject({ method: 'GET', url: '/health/ready' })
+      expect(ready.statusCode).toBe(503)
+      expect(ready.json()).toMatchObject({
+        status: 'not ready',
+        checks: {
+          broker: { status: 'up' },
+          consumer: { status: 'down', error: 'consumer: not consuming every queue' },
+        },
+      })
+    } finally {
+      status.consuming = true
     }
   })
 

@@ -63,3 +63,40 @@ export async function createTestDatabase(options: TestDatabaseOptions): Promise<
   }
   return { name, url, pool, drop }
 }
+
+/** A per-run database migrated by the service's own runner, with the client the tests read through. */
+export interface MigratedDatabase<C> extends TestDatabase {
+  client: C
+}
+
+/** Options of `createMigratedDatabase`. */
+export interface MigratedDatabaseOptions<C> {
+  /** Name prefix, e.g. `inventory_reserve`. */
+  prefix: string
+  /** Applies the service's migrations on the pool (e.g. service-kit's `runMigrations`). */
+  migrate(pool: pg.Pool): Promise<unknown>
+  /** Makes the client over the pool (e.g. the service's PrismaClient through @prisma/adapter-pg). */
+  client(pool: pg.Pool): C
+}
+
+/**
+ * Creates `<prefix>_<random>`, migrates it and opens `client` on its pool; `drop()` disconnects the
+ * client, then drops the database. A failed migration drops it before rethrowing.
+ */
+export async function createMigratedDatabase<C extends { $disconnect(): Promise<void> }>(
+  options: MigratedDatabaseOptions<C>,
+): Promise<MigratedDatabase<C>> {
+  const db = await createTestDatabase({ prefix: options.prefix })
+  const client = options.client(db.pool)
+  const drop = async (): Promise<void> => {
+    await client.$disconnect()
+    await db.drop()
+  }
+  try {
+    await options.migrate(db.pool)
+  } catch (error) {
+    await drop()
+    throw error
+  }
+  return { ...db, client, drop }
+}

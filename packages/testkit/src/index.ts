@@ -1,5 +1,13 @@
 export { uniqueName } from './names.js'
-export { createTestDatabase, POSTGRES_URL, type TestDatabase, type TestDatabaseOptions } from './database.js'
+export {
+  createMigratedDatabase,
+  createTestDatabase,
+  POSTGRES_URL,
+  type MigratedDatabase,
+  type MigratedDatabaseOptions,
+  type TestDatabase,
+  type TestDatabaseOptions,
+} from './database.js'
 export { TcpProxy } from './tcp-proxy.js'
 export { tapQueue, type TapQueue, type TappedMessage } from './tap-queue.js'
 export { deleteBrokerObjects, AMQP_URL, type BrokerCleanup } from './broker.js'

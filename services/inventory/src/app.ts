@@ -1,16 +1,17 @@
+import { messagingPlugin } from '@saga/messaging/fastify'
 import {
-  brokerCheck,
   createServiceApp,
   databaseCheck,
   healthPlugin,
+  messagingChecks,
+  messagingOptions,
   metricsPlugin,
-  outboxCheck,
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import { seedCatalogue } from './catalogue.js'
 import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
-import { messagingPlugin } from './plugins/messaging.js'
+import './plugins/messaging.js'
 import { inventoryReactions } from './reactions/index.js'
 import { stockRoutes } from './routes/stock.js'
 
@@ -34,13 +35,18 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     const inserted = await seedCatalogue(app.prisma)
     app.log.info({ inserted }, 'demo catalogue seeded (existing skus kept)')
   }
-  await app.register(messagingPlugin, { config, handlers: inventoryReactions({ logger: app.log }) })
+  const deps = { logger: app.log, clock: () => new Date() }
+  await app.register(
+    messagingPlugin,
+    messagingOptions(config, {
+      service: 'inventory',
+      prisma: app.prisma,
+      pool: app.pool,
+      handlers: inventoryReactions(deps),
+    }),
+  )
   await app.register(healthPlugin, {
-    checks: [
-      databaseCheck(app.pool),
-      brokerCheck(app.messaging),
-      outboxCheck(app.messaging, config.READY_MAX_OUTBOX_AGE_MS),
-    ],
+    checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'inventory', messaging: app.messaging })
   await app.register(stockRoutes, { prisma: app.prisma })

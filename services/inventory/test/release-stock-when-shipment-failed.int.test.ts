@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
-const reserve = reserveStockWhenPaymentProcessed({ logger })
-const release = releaseStockWhenShipmentFailed({ logger })
+const reserve = reserveStockWhenPaymentProcessed({ logger, clock: () => new Date() })
+const release = releaseStockWhenShipmentFailed({ logger, clock: () => new Date() })
 const address = {
   name: 'Ada',
   line1: 'Main St 1',

@@ -3,10 +3,10 @@ import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/c
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
-const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger() })
+const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger(), clock: () => new Date() })
 
 beforeAll(async () => {
   db = await createServiceTestDatabase('inventory')

@@ -7,13 +7,13 @@ import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when
 import { cancelOrderWhenShipmentFailed } from '../src/reactions/cancel-order-when-shipment-failed.js'
 import { cancelOrderWhenStockReservationFailed } from '../src/reactions/cancel-order-when-stock-reservation-failed.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
-const deps = { logger, now: () => now }
+const deps = { logger, clock: () => now }
 const at = now.toISOString()
 const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
 
@@ -86,7 +86,7 @@ const cases: Case[] = [
 ]
 
 const cancelledEvents = async (orderId: string) =>
-  (await outboxOf(db, orderId)).filter((row) => row.type === OrderCancelled.type)
+  (await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderCancelled.type)
 
 describe.each(cases)('$name', ({ handler, failedStep, reason, message }) => {
   it('when the failure arrives for a PENDING order, then it is CANCELLED with the reason and one OrderCancelled is emitted', async () => {

@@ -3,13 +3,13 @@ import { OrderConfirmed, ShipmentCreated } from '@saga/contracts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
-const handler = confirmOrderWhenShipmentCreated({ logger, now: () => now })
+const handler = confirmOrderWhenShipmentCreated({ logger, clock: () => now })
 
 beforeAll(async () => {
   db = await createServiceTestDatabase('order_confirm')
@@ -43,7 +43,7 @@ describe('confirm-order-when-shipment-created', () => {
       include: { events: true },
     })
     expect(order).toMatchObject({ status: 'CONFIRMED', confirmedAt: now, cancellationReason: null })
-    const outbox = await outboxOf(db, orderId)
+    const outbox = await outboxOf(db.pool, orderId)
     expect(outbox.map((row) => row.type)).toEqual(['order.created.v1', 'order.confirmed.v1'])
     const confirmed = outbox[1]
     expect(OrderConfirmed.schema.parse(confirmed?.payload)).toEqual({
@@ -67,7 +67,9 @@ describe('confirm-order-when-shipment-created', () => {
     expect(await deliver(db.prisma, handler, message)).toBe('handled')
     expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
 
-    expect((await outboxOf(db, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(1)
+    expect((await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(
+      1,
+    )
     expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(3)
   })
 
@@ -77,7 +79,9 @@ describe('confirm-order-when-shipment-created', () => {
 
     expect(await deliver(db.prisma, handler, shipmentCreated(orderId))).toBe('handled')
 
-    expect((await outboxOf(db, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(1)
+    expect((await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(
+      1,
+    )
     expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CONFIRMED')
   })
 
@@ -96,7 +100,7 @@ describe('confirm-order-when-shipment-created', () => {
     await deliver(db.prisma, handler, shipmentCreated(orderId))
 
     expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CANCELLED')
-    expect((await outboxOf(db, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
+    expect((await outboxOf(db.pool, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
     expect(
       logger.lines.some((line) => line.level === 'warn' && JSON.stringify(line.obj).includes(orderId)),
     ).toBe(true)
@@ -107,7 +111,7 @@ describe('confirm-order-when-shipment-created', () => {
 
     await deliver(db.prisma, handler, shipmentCreated(orderId))
 
-    expect(await outboxOf(db, orderId)).toEqual([])
+    expect(await outboxOf(db.pool, orderId)).toEqual([])
     expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(0)
     expect(
       logger.lines.some((line) => line.level === 'warn' && JSON.stringify(line.obj).includes(orderId)),

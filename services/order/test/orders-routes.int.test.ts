@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { OrderCreated } from '@saga/contracts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildRouteApp } from './support/app.js'
-import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { outboxOf } from '@saga/messaging/testing'
 import { orderBody } from './support/orders.js'
 
 let db: ServiceTestDatabase
@@ -56,7 +57,7 @@ describe('POST /orders', () => {
     })
     expect(stored).toMatchObject({ status: 'PENDING', totalAmount: 4499n, shipCountry: 'PT' })
     expect(stored.lines).toHaveLength(2)
-    const outbox = await outboxOf(db, order.id)
+    const outbox = await outboxOf(db.pool, order.id)
     expect(outbox.map((row) => [row.type, row.routing_key])).toEqual([['order.created.v1', 'order.created']])
     expect(OrderCreated.schema.parse(outbox[0]?.payload)).toMatchObject({
       orderId: order.id,

@@ -6,8 +6,8 @@ import type { Tx } from '../src/orders/types.js'
 import { orderReactions } from '../src/reactions/index.js'
 import { recordTimelineWhen } from '../src/reactions/record-timeline-when.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
@@ -29,7 +29,7 @@ afterAll(async () => {
 
 describe('record-timeline-when-*', () => {
   it('when the order service is listed, then each event type of the chain it consumes has exactly one handler', () => {
-    const handlers = orderReactions({ logger })
+    const handlers = orderReactions({ logger, clock: () => new Date() })
     expect(new Set(handlers.map((handler) => handler.name)).size).toBe(handlers.length)
     expect(handlers.map((handler) => handler.message.type).sort()).toEqual(
       [
@@ -94,22 +94,18 @@ describe('record-timeline-when-*', () => {
       { correlationId: orderId, source: 'payment', time: t(3) },
     )
 
-    expect(await twice(recordTimelineWhen(PaymentProcessed, { logger }), processed)).toEqual([
-      'handled',
-      'duplicate',
-    ])
-    expect(await twice(recordTimelineWhen(StockReserved, { logger }), reserved)).toEqual([
-      'handled',
-      'duplicate',
-    ])
-    expect(await twice(recordTimelineWhen(StockReleased, { logger }), released)).toEqual([
-      'handled',
-      'duplicate',
-    ])
-    expect(await twice(recordTimelineWhen(PaymentRefunded, { logger }), refunded)).toEqual([
-      'handled',
-      'duplicate',
-    ])
+    expect(
+      await twice(recordTimelineWhen(PaymentProcessed, { logger, clock: () => new Date() }), processed),
+    ).toEqual(['handled', 'duplicate'])
+    expect(
+      await twice(recordTimelineWhen(StockReserved, { logger, clock: () => new Date() }), reserved),
+    ).toEqual(['handled', 'duplicate'])
+    expect(
+      await twice(recordTimelineWhen(StockReleased, { logger, clock: () => new Date() }), released),
+    ).toEqual(['handled', 'duplicate'])
+    expect(
+      await twice(recordTimelineWhen(PaymentRefunded, { logger, clock: () => new Date() }), refunded),
+    ).toEqual(['handled', 'duplicate'])
 
     const events = await db.prisma.orderEvent.findMany({
       where: { orderId, source: { not: 'order' } },
@@ -121,7 +117,7 @@ describe('record-timeline-when-*', () => {
       ['payment.refunded.v1', 'payment'],
       ['stock.released.v1', 'inventory'],
     ])
-    expect((await outboxOf(db, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
+    expect((await outboxOf(db.pool, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
   })
 
   it('when an event names an unknown order, then nothing is recorded and a warning is logged', async () => {
@@ -132,7 +128,13 @@ describe('record-timeline-when-*', () => {
       { correlationId: orderId },
     )
 
-    expect(await deliver(db.prisma, recordTimelineWhen(StockReleased, { logger }), message)).toBe('handled')
+    expect(
+      await deliver(
+        db.prisma,
+        recordTimelineWhen(StockReleased, { logger, clock: () => new Date() }),
+        message,
+      ),
+    ).toBe('handled')
 
     expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(0)
     expect(

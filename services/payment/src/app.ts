@@ -1,15 +1,16 @@
+import { messagingPlugin } from '@saga/messaging/fastify'
 import {
-  brokerCheck,
   createServiceApp,
   databaseCheck,
   healthPlugin,
+  messagingChecks,
+  messagingOptions,
   metricsPlugin,
-  outboxCheck,
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
-import { messagingPlugin } from './plugins/messaging.js'
+import './plugins/messaging.js'
 import { paymentReactions } from './reactions/index.js'
 import { paymentRoutes } from './routes/payments.js'
 
@@ -29,13 +30,18 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
-  await app.register(messagingPlugin, { config, handlers: paymentReactions({ logger: app.log }) })
+  const deps = { logger: app.log, clock: () => new Date() }
+  await app.register(
+    messagingPlugin,
+    messagingOptions(config, {
+      service: 'payment',
+      prisma: app.prisma,
+      pool: app.pool,
+      handlers: paymentReactions(deps),
+    }),
+  )
   await app.register(healthPlugin, {
-    checks: [
-      databaseCheck(app.pool),
-      brokerCheck(app.messaging),
-      outboxCheck(app.messaging, config.READY_MAX_OUTBOX_AGE_MS),
-    ],
+    checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'payment', messaging: app.messaging })
   await app.register(paymentRoutes, { db: app.prisma })

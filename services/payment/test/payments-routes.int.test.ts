@@ -6,12 +6,12 @@ import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment
 import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
 import { paymentRoutes } from '../src/routes/payments.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
 let db: ServiceTestDatabase
 let app: Awaited<ReturnType<typeof createServiceApp>>
-const deps = { logger: memoryLogger() }
+const deps = { logger: memoryLogger(), clock: () => new Date() }
 
 beforeAll(async () => {
   db = await createServiceTestDatabase('payment_routes')

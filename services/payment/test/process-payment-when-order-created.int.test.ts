@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
-import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
-const handler = processPaymentWhenOrderCreated({ logger, now: () => now })
+const handler = processPaymentWhenOrderCreated({ logger, clock: () => now })
 
 beforeAll(async () => {
   db = await createServiceTestDatabase('payment_process')
@@ -38,7 +38,7 @@ describe('process-payment-when-order-created', () => {
       currency: 'EUR',
       declineReason: null,
     })
-    const outbox = await outboxOf(db, order.orderId)
+    const outbox = await outboxOf(db.pool, order.orderId)
     expect(outbox.map((row) => row.type)).toEqual([PaymentProcessed.type])
     expect(PaymentProcessed.schema.parse(outbox[0]?.payload)).toEqual({
       orderId: order.orderId,
@@ -67,7 +67,7 @@ describe('process-payment-when-order-created', () => {
 
       const payment = await db.prisma.payment.findUniqueOrThrow({ where: { orderId } })
       expect(payment).toMatchObject({ status: 'DECLINED', declineReason: reason, amount: 4499n })
-      const outbox = await outboxOf(db, orderId)
+      const outbox = await outboxOf(db.pool, orderId)
       expect(outbox.map((row) => row.type)).toEqual([PaymentFailed.type])
       expect(PaymentFailed.schema.parse(outbox[0]?.payload)).toMatchObject({
         orderId,
@@ -98,7 +98,7 @@ describe('process-payment-when-order-created', () => {
       declineReason: 'amount_too_large',
       amount: 10_000_000_000_000n,
     })
-    const outbox = await outboxOf(db, base.orderId)
+    const outbox = await outboxOf(db.pool, base.orderId)
     expect(PaymentFailed.schema.parse(outbox[0]?.payload)).toMatchObject({
       amount: 10_000_000_000_000,
       reason: 'amount_too_large',
@@ -112,7 +112,7 @@ describe('process-payment-when-order-created', () => {
     expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
 
     expect(await db.prisma.payment.count({ where: { orderId: message.payload.orderId } })).toBe(1)
-    expect(await outboxOf(db, message.payload.orderId)).toHaveLength(1)
+    expect(await outboxOf(db.pool, message.payload.orderId)).toHaveLength(1)
   })
 
   it('when an OrderCreated for a paid order arrives under a new message id, then it is not charged again', async () => {
@@ -122,7 +122,7 @@ describe('process-payment-when-order-created', () => {
     expect(await deliver(db.prisma, handler, { ...message, id: randomUUID() })).toBe('handled')
 
     expect(await db.prisma.payment.count({ where: { orderId: message.payload.orderId } })).toBe(1)
-    expect(await outboxOf(db, message.payload.orderId)).toHaveLength(1)
+    expect(await outboxOf(db.pool, message.payload.orderId)).toHaveLength(1)
     expect(
       logger.lines.some(
         (line) => line.level === 'warn' && JSON.stringify(line.obj).includes(message.payload.orderId),

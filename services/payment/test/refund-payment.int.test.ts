@@ -6,14 +6,14 @@ import type { Tx } from '../src/plugins/db.js'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenShipmentFailed } from '../src/reactions/refund-payment-when-shipment-failed.js'
 import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
-import { createServiceTestDatabase, outboxOf, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
-const deps = { logger, now: () => now }
+const deps = { logger, clock: () => now }
 const process = processPaymentWhenOrderCreated(deps)
 const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
 
@@ -70,7 +70,7 @@ const cases: Case[] = [
 ]
 
 const refundsEmitted = async (orderId: string) =>
-  (await outboxOf(db, orderId)).filter((row) => row.type === PaymentRefunded.type)
+  (await outboxOf(db.pool, orderId)).filter((row) => row.type === PaymentRefunded.type)
 
 describe.each(cases)('$name', ({ handler, reason, failure }) => {
   it('when a captured order fails later, then the capture is refunded in full and one PaymentRefunded is emitted', async () => {
@@ -124,7 +124,7 @@ describe.each(cases)('$name', ({ handler, reason, failure }) => {
     expect(await deliver(db.prisma, handler, failure(orderId))).toBe('handled')
 
     expect(await db.prisma.refund.count({ where: { orderId } })).toBe(0)
-    expect(await outboxOf(db, orderId)).toEqual([])
+    expect(await outboxOf(db.pool, orderId)).toEqual([])
   })
 })
 

@@ -1,15 +1,16 @@
+import { messagingPlugin } from '@saga/messaging/fastify'
 import {
-  brokerCheck,
   createServiceApp,
   databaseCheck,
   healthPlugin,
+  messagingChecks,
+  messagingOptions,
   metricsPlugin,
-  outboxCheck,
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
-import { messagingPlugin } from './plugins/messaging.js'
+import './plugins/messaging.js'
 import { shipmentReactions } from './reactions/index.js'
 import { shipmentRoutes } from './routes/shipments.js'
 
@@ -29,16 +30,18 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
-  await app.register(messagingPlugin, {
-    config,
-    handlers: shipmentReactions({ logger: app.log, carrierAccount: config.CARRIER_ACCOUNT }),
-  })
+  const deps = { logger: app.log, clock: () => new Date() }
+  await app.register(
+    messagingPlugin,
+    messagingOptions(config, {
+      service: 'shipment',
+      prisma: app.prisma,
+      pool: app.pool,
+      handlers: shipmentReactions(deps, config.CARRIER_ACCOUNT),
+    }),
+  )
   await app.register(healthPlugin, {
-    checks: [
-      databaseCheck(app.pool),
-      brokerCheck(app.messaging),
-      outboxCheck(app.messaging, config.READY_MAX_OUTBOX_AGE_MS),
-    ],
+    checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'shipment', messaging: app.messaging })
   await app.register(shipmentRoutes, { prisma: app.prisma })

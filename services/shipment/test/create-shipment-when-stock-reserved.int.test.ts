@@ -7,11 +7,11 @@ import {
   MissingSettingError,
 } from '../src/reactions/create-shipment-when-stock-reserved.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from './support/deliver.js'
+import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
-const handler = createShipmentWhenStockReserved({ carrierAccount: 'demo-carrier', logger })
+const handler = createShipmentWhenStockReserved({ logger, clock: () => new Date() }, 'demo-carrier')
 
 beforeAll(async () => {
   db = await createServiceTestDatabase('shipment')
@@ -117,7 +117,7 @@ describe('create-shipment-when-stock-reserved', () => {
   it('when CARRIER_ACCOUNT is missing, then the delivery fails naming it, writes nothing, and succeeds once it is supplied', async () => {
     const message = stockReserved('DE')
     const { orderId } = message.payload
-    const unconfigured = createShipmentWhenStockReserved({ carrierAccount: '', logger })
+    const unconfigured = createShipmentWhenStockReserved({ logger, clock: () => new Date() }, '')
 
     const failure = deliver(db.prisma, unconfigured, message)
     await expect(failure).rejects.toBeInstanceOf(MissingSettingError)
@@ -128,7 +128,7 @@ describe('create-shipment-when-stock-reserved', () => {
     expect(await db.prisma.inboxMessage.count({ where: { messageId: message.id } })).toBe(0)
 
     // "Restart" with the setting supplied: the retried delivery goes through.
-    const configured = createShipmentWhenStockReserved({ carrierAccount: 'acct-42', logger })
+    const configured = createShipmentWhenStockReserved({ logger, clock: () => new Date() }, 'acct-42')
     expect(await deliver(db.prisma, configured, { ...message, attempt: 2 })).toBe('handled')
     expect(await db.prisma.shipment.count({ where: { orderId, carrierAccount: 'acct-42' } })).toBe(1)
     expect((await outbox(orderId)).map((row) => row.type)).toEqual([ShipmentCreated.type])

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { ConsumedMessage, OutgoingMessage } from '../types.js'
+import type { ConsumedMessage, Logger, MessageContract, OutgoingMessage } from '../types.js'
 
 /** The tracing attributes a follow-up message inherits from the message that caused it. */
 export type FollowUpContext = Pick<OutgoingMessage, 'correlationId' | 'causationId' | 'traceparent'>
@@ -38,3 +38,57 @@ export const followUp = (
   causationId: cause.id,
   traceparent: childTraceparent(cause.traceparent),
 })
+
+/** What every reaction of a service needs from it: a logger, and the clock its decisions read (tests fix it). */
+export interface ReactionDeps {
+  logger: Logger
+  /** The time now; the service passes `() => new Date()`, a test a fixed instant. */
+  clock: () => Date
+}
+
+// A Standard Schema path segment is a key or `{ key }`.
+const pathOf = (path: ReadonlyArray<unknown> | undefined): string =>
+  (path ?? []).map((s) => String(typeof s === 'object' && s !== null && 'key' in s ? s.key : s)).join('.') ||
+  '(root)'
+
+/** Thrown by `nextEvent` when the payload does not satisfy its contract: a bug in the reaction. */
+export class InvalidPayloadError extends Error {
+  constructor(
+    readonly type: string,
+    readonly issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<unknown> }>,
+  ) {
+    super(`${type} payload is invalid: ${issues.map((i) => `${pathOf(i.path)} ${i.message}`).join('; ')}`)
+    this.name = 'InvalidPayloadError'
+  }
+}
+
+/**
+ * The next event of a saga, caused by `cause`: its contract's type and routing key, the payload as
+ * the contract's schema outputs it, `aggregateId`, `occurredAt`, and the tracing of `followUp` (same
+ * correlation id, causation id = the cause's id, a child traceparent). The payload is checked here,
+ * so a bug fails the reaction that made it (retried, then dead-lettered at its own queue) instead
+ * of poisoning the consumers downstream. Example:
+ * `await enqueue(tx, nextEvent(message, StockReserved, orderId, payload, deps.clock()))`.
+ * @throws InvalidPayloadError when `payload` does not satisfy `contract.schema`
+ * @throws TypeError when the schema validates asynchronously (a reaction's schema must be synchronous)
+ */
+export function nextEvent<P>(
+  cause: Pick<ConsumedMessage, 'id' | 'correlationId' | 'traceparent'>,
+  contract: MessageContract<P>,
+  aggregateId: string,
+  payload: NoInfer<P>,
+  occurredAt: Date,
+): OutgoingMessage<P> {
+  const result = contract.schema['~standard'].validate(payload)
+  if (result instanceof Promise)
+    throw new TypeError(`${contract.type}: asynchronous schemas are not supported`)
+  if (result.issues) throw new InvalidPayloadError(contract.type, result.issues)
+  return {
+    type: contract.type,
+    routingKey: contract.routingKey,
+    payload: result.value,
+    aggregateId,
+    occurredAt,
+    ...followUp(cause),
+  }
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { childTraceparent, followUp } from './follow-up.js'
+import type { MessageContract, StandardSchemaV1 } from '../types.js'
+import { childTraceparent, followUp, InvalidPayloadError, nextEvent } from './follow-up.js'
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
 const parent = `00-${traceId}-00f067aa0ba902b7-01`
@@ -38,5 +39,52 @@ describe('childTraceparent', () => {
     ]) {
       expect(childTraceparent(bad)).toBeUndefined()
     }
+  })
+})
+
+// A hand-written Standard Schema (messaging knows no zod): an object whose `amount` is a non-negative integer.
+const amountSchema: StandardSchemaV1<unknown, { amount: number }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'test',
+    validate: (value) => {
+      const amount = (value as { amount?: unknown }).amount
+      return Number.isInteger(amount) && (amount as number) >= 0
+        ? { value: { amount: amount as number } }
+        : { issues: [{ message: 'must be a non-negative integer', path: [{ key: 'amount' }] }] }
+    },
+  },
+}
+const Charged: MessageContract<{ amount: number }> = {
+  type: 'charge.made.v1',
+  routingKey: 'charge.made',
+  schema: amountSchema,
+}
+const cause = { id: '0190f1d2-3c4b-7a5e-8f00-000000000001', correlationId: 'order-7', traceparent: parent }
+
+describe('nextEvent', () => {
+  it('when the payload satisfies its contract, then the message carries the schema output, aggregate, time and tracing', () => {
+    const at = new Date('2026-01-31T12:00:00.000Z')
+    const next = nextEvent(cause, Charged, 'order-7', { amount: 4499, extra: 'dropped' } as never, at)
+    expect(next).toMatchObject({
+      type: 'charge.made.v1',
+      routingKey: 'charge.made',
+      payload: { amount: 4499 },
+      aggregateId: 'order-7',
+      occurredAt: at,
+      correlationId: 'order-7',
+      causationId: cause.id,
+    })
+    expect(next.payload).toEqual({ amount: 4499 })
+    expect(next.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`))
+  })
+
+  it('when the payload breaks its contract, then it throws naming the type and the field', () => {
+    expect(() => nextEvent(cause, Charged, 'order-7', { amount: -1 }, new Date())).toThrow(
+      InvalidPayloadError,
+    )
+    expect(() => nextEvent(cause, Charged, 'order-7', { amount: -1 }, new Date())).toThrow(
+      'charge.made.v1 payload is invalid: amount must be a non-negative integer',
+    )
   })
 })

@@ -29,11 +29,10 @@ export type ReservationFailureReason = 'out_of_stock' | 'unknown_sku'
  * - `refused`: `short` lists, in order-line order, every line whose sku's total request (over all
  *   lines of that sku) exceeds what is free; unknown skus have `available: 0`. `reason` is
  *   `unknown_sku` when any sku is unknown, else `out_of_stock`.
- * `lines` is the order's lines as given, in both cases.
  */
-export type ReservationOutcome<L extends OrderLine = OrderLine> =
-  | { kind: 'reserved'; lines: readonly L[]; take: OrderLine[] }
-  | { kind: 'refused'; reason: ReservationFailureReason; lines: readonly L[]; short: ShortLine[] }
+export type ReservationOutcome =
+  | { kind: 'reserved'; take: OrderLine[] }
+  | { kind: 'refused'; reason: ReservationFailureReason; short: ShortLine[] }
 
 /** The skus of the lines, distinct and sorted: the fixed order rows are locked in, so two orders never deadlock. */
 export function lockOrder(lines: readonly OrderLine[]): string[] {
@@ -47,7 +46,7 @@ export function lockOrder(lines: readonly OrderLine[]): string[] {
  * @param stock available units per known sku
  * @throws RangeError when a quantity is not a positive integer (a contract violation, not a business outcome)
  */
-export function reserve<L extends OrderLine>(lines: readonly L[], stock: StockLevels): ReservationOutcome<L> {
+export function reserve(lines: readonly OrderLine[], stock: StockLevels): ReservationOutcome {
   const requested = new Map<string, number>()
   for (const line of lines) {
     if (!Number.isSafeInteger(line.quantity) || line.quantity <= 0) {
@@ -68,10 +67,10 @@ export function reserve<L extends OrderLine>(lines: readonly L[], stock: StockLe
     const short = lines
       .filter((line) => shortSkus.has(line.sku))
       .map((line) => ({ sku: line.sku, requested: line.quantity, available: stock.get(line.sku) ?? 0 }))
-    return { kind: 'refused', reason: unknown ? 'unknown_sku' : 'out_of_stock', lines, short }
+    return { kind: 'refused', reason: unknown ? 'unknown_sku' : 'out_of_stock', short }
   }
   const take = lockOrder(lines).map((sku) => ({ sku, quantity: requested.get(sku) ?? 0 }))
-  return { kind: 'reserved', lines, take }
+  return { kind: 'reserved', take }
 }
 
 /** Code-point order, the same in every locale (and the same as PostgreSQL's "C" collation). */

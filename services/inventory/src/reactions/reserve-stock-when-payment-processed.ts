@@ -1,8 +1,8 @@
 import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/contracts'
-import { enqueue, type HandlerDefinition, type Logger } from '@saga/messaging'
-import { lockOrder, reserve } from '../domain/stock.js'
+import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
+import { reserve } from '../domain/stock.js'
 import type { Tx } from '../plugins/db.js'
-import { nextEvent } from './next-event.js'
+import { hasReservations, lockStock, saveReservation } from '../store.js'
 
 /**
  * Step 3 of the saga: a captured payment reserves every line of the order, or none.
@@ -11,9 +11,9 @@ import { nextEvent } from './next-event.js'
  * order (a fixed order, so two orders never deadlock), the pure `reserve` decides on what is
  * locked, and only then are they updated; the CHECK constraints on `stock` are the backstop.
  */
-export function reserveStockWhenPaymentProcessed(deps: {
-  logger: Logger
-}): HandlerDefinition<Tx, PaymentProcessed> {
+export function reserveStockWhenPaymentProcessed(
+  deps: ReactionDeps,
+): HandlerDefinition<Tx, PaymentProcessed> {
   return {
     name: 'reserve-stock-when-payment-processed',
     message: PaymentProcessed,
@@ -22,56 +22,36 @@ export function reserveStockWhenPaymentProcessed(deps: {
       const log = { orderId, messageId: message.id, correlationId: message.correlationId }
       // A second PaymentProcessed for the same order (a new message id, so the inbox let it in)
       // must not reserve twice; the reservation rows are the record that it was handled.
-      if ((await tx.reservation.count({ where: { orderId } })) > 0) {
+      if (await hasReservations(tx, orderId)) {
         deps.logger.warn(log, 'order already has reservations; nothing to do')
         return
       }
-      const skus = lockOrder(lines)
-      const rows = await tx.$queryRaw<{ sku: string; available: number }[]>`
-        SELECT sku, available FROM stock WHERE sku = ANY(${skus}::text[]) ORDER BY sku COLLATE "C" FOR UPDATE`
-      const outcome = reserve(lines, new Map(rows.map((row) => [row.sku, row.available])))
-      const now = new Date()
+      const outcome = reserve(lines, await lockStock(tx, lines))
+      const now = deps.clock()
       if (outcome.kind === 'refused') {
-        await enqueue(
-          tx,
-          nextEvent(message, StockReservationFailed, orderId, {
-            orderId,
-            customerId,
-            reason: outcome.reason,
-            unavailable: outcome.short,
-            failedAt: now.toISOString(),
-          }),
-        )
+        const payload = {
+          orderId,
+          customerId,
+          reason: outcome.reason,
+          unavailable: outcome.short,
+          failedAt: now.toISOString(),
+        }
+        await enqueue(tx, nextEvent(message, StockReservationFailed, orderId, payload, now))
         deps.logger.info(
           { ...log, reason: outcome.reason, unavailable: outcome.short },
           'stock reservation refused',
         )
         return
       }
-      for (const { sku, quantity } of outcome.take) {
-        await tx.$executeRaw`
-          UPDATE stock SET available = available - ${quantity}, reserved = reserved + ${quantity}, updated_at = ${now}
-          WHERE sku = ${sku}`
+      await saveReservation(tx, orderId, outcome.take, lines, now)
+      const payload = {
+        orderId,
+        customerId,
+        lines,
+        shippingAddress,
+        reservedAt: now.toISOString(),
       }
-      await tx.reservation.createMany({
-        data: lines.map((line, lineNo) => ({
-          orderId,
-          lineNo,
-          sku: line.sku,
-          quantity: line.quantity,
-          reservedAt: now,
-        })),
-      })
-      await enqueue(
-        tx,
-        nextEvent(message, StockReserved, orderId, {
-          orderId,
-          customerId,
-          lines,
-          shippingAddress,
-          reservedAt: now.toISOString(),
-        }),
-      )
+      await enqueue(tx, nextEvent(message, StockReserved, orderId, payload, now))
       deps.logger.info({ ...log, take: outcome.take }, 'stock reserved')
     },
   }

@@ -6,9 +6,6 @@ import type { FailedStep, OrderLine } from '@saga/contracts'
 /** Where an order is in its life. PENDING until the chain ends; CONFIRMED and CANCELLED are terminal. */
 export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED'
 
-/** The statuses an order can still leave; an order in any other is done and never changes. */
-export const isTerminal = (status: OrderStatus): boolean => status !== 'PENDING'
-
 /**
  * Sum of quantity x unitPrice over the lines, in minor units of the order's currency.
  * @throws RangeError when the sum is not an exact integer in a JS number (beyond 2^53 - 1);
@@ -20,22 +17,35 @@ export function orderTotal(lines: ReadonlyArray<Pick<OrderLine, 'quantity' | 'un
   return total
 }
 
+/** The chain's success: confirm the order with its shipment. */
+export interface ConfirmCommand {
+  kind: 'confirm'
+  shipmentId: string
+}
+/** A step failed: cancel the order keeping the step's reason. */
+export interface CancelCommand {
+  kind: 'cancel'
+  reason: string
+  failedStep: FailedStep
+}
 /** What the chain asks of an order. */
-export type OrderCommand =
-  { kind: 'confirm'; shipmentId: string } | { kind: 'cancel'; reason: string; failedStep: FailedStep }
+export type OrderCommand = ConfirmCommand | CancelCommand
 
-/** The outcome of a command: a change to make (and announce), or nothing, with why. */
-export type Transition =
+/** Nothing to change, with why (a repeated or a contradicting command). */
+export interface Unchanged<W extends string> {
+  kind: 'unchanged'
+  why: W
+}
+/** What a confirm does: the order becomes CONFIRMED at `at`, or nothing. */
+export type ConfirmTransition =
   | { kind: 'confirmed'; status: 'CONFIRMED'; at: Date }
+  | Unchanged<'already-confirmed' | 'cancelled-orders-are-never-confirmed'>
+/** What a cancel does: the order becomes CANCELLED at `at` keeping reason and step, or nothing. */
+export type CancelTransition =
   | { kind: 'cancelled'; status: 'CANCELLED'; reason: string; failedStep: FailedStep; at: Date }
-  | {
-      kind: 'unchanged'
-      why:
-        | 'already-confirmed'
-        | 'already-cancelled'
-        | 'confirmed-orders-are-never-cancelled'
-        | 'cancelled-orders-are-never-confirmed'
-    }
+  | Unchanged<'already-cancelled' | 'confirmed-orders-are-never-cancelled'>
+/** The outcome of a command: a change to make (and announce), or nothing, with why. */
+export type Transition = ConfirmTransition | CancelTransition
 
 /**
  * Decides what `command` does to an order in `status` at time `now`:
@@ -43,6 +53,8 @@ export type Transition =
  * A repeated command (same target) is unchanged rather than an error, because the chain delivers at
  * least once; a contradicting one (cancel a confirmed order) is unchanged too, and reported by why.
  */
+export function decide(status: OrderStatus, command: ConfirmCommand, now: Date): ConfirmTransition
+export function decide(status: OrderStatus, command: CancelCommand, now: Date): CancelTransition
 export function decide(status: OrderStatus, command: OrderCommand, now: Date): Transition {
   if (command.kind === 'confirm') {
     if (status === 'PENDING') return { kind: 'confirmed', status: 'CONFIRMED', at: now }

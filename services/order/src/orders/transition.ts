@@ -1,57 +1,56 @@
-import { decide, type OrderCommand, type OrderStatus, type Transition } from '../domain/order.js'
+import { Currency } from '@saga/contracts'
+import type { OrderStatus, Transition } from '../domain/order.js'
 import type { Tx } from './types.js'
 
-/** The facts of a locked order the reactions announce. */
+/** The facts of a locked order the reactions decide on and announce. */
 export interface LockedOrder {
   id: string
   customerId: string
   status: OrderStatus
-  currency: string
+  currency: Currency
+  /** Minor units of `currency`. */
   totalAmount: number
 }
 
 /**
- * Locks the order row, decides `command` with the pure rules and writes the change. A concurrent
- * reaction for the same order waits for the lock and then sees the new status. `FOR NO KEY UPDATE`
- * (what an UPDATE of non-key columns takes anyway) rather than `FOR UPDATE`: it does not conflict
- * with the key-share locks that timeline inserts take through their foreign key, so recording an
- * event never waits for, or deadlocks with, a status change.
- * Returns undefined when the order is unknown here.
+ * Locks the order row for a status change; a concurrent reaction for the same order waits for the
+ * lock and then sees the new status. `FOR NO KEY UPDATE` (what an UPDATE of non-key columns takes
+ * anyway) rather than `FOR UPDATE`: it does not conflict with the key-share locks that timeline
+ * inserts take through their foreign key, so recording an event never waits for, or deadlocks with,
+ * a status change. Returns undefined when the order is unknown here.
+ * @throws ZodError when the stored currency is not an ISO 4217 code (only a validated POST /orders writes it)
  */
-export async function transitionOrder(
-  tx: Tx,
-  orderId: string,
-  command: OrderCommand,
-  now: Date,
-): Promise<{ order: LockedOrder; transition: Transition } | undefined> {
+export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | undefined> {
   const [row] = await tx.$queryRaw<
     { id: string; customer_id: string; status: OrderStatus; currency: string; total_amount: bigint }[]
   >`SELECT id::text, customer_id::text, status, currency, total_amount FROM orders WHERE id = ${orderId}::uuid FOR NO KEY UPDATE`
   if (!row) return undefined
-  const order: LockedOrder = {
+  return {
     id: row.id,
     customerId: row.customer_id,
     status: row.status,
-    currency: row.currency,
+    currency: Currency.parse(row.currency),
     totalAmount: Number(row.total_amount),
   }
-  const transition = decide(order.status, command, now)
+}
+
+/** Writes what `decide` returned for the order (nothing when it is unchanged). */
+export async function saveTransition(tx: Tx, orderId: string, transition: Transition): Promise<void> {
   if (transition.kind === 'confirmed') {
     await tx.order.update({
       where: { id: orderId },
-      data: { status: 'CONFIRMED', confirmedAt: now, updatedAt: now },
+      data: { status: transition.status, confirmedAt: transition.at, updatedAt: transition.at },
     })
   } else if (transition.kind === 'cancelled') {
     await tx.order.update({
       where: { id: orderId },
       data: {
-        status: 'CANCELLED',
+        status: transition.status,
         cancellationReason: transition.reason,
         failedStep: transition.failedStep,
-        cancelledAt: now,
-        updatedAt: now,
+        cancelledAt: transition.at,
+        updatedAt: transition.at,
       },
     })
   }
-  return { order, transition }
 }

@@ -1,45 +1,10 @@
-import { createMessaging, prismaDatabase, type HandlerDefinition, type Messaging } from '@saga/messaging'
-import { messagingSettings, TRANSACTION_LIMITS } from '@saga/service-kit'
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { Config } from '../config.js'
+import type { Messaging } from '@saga/messaging'
 import type { Tx } from './db.js'
 
+// The order service's messaging is @saga/messaging/fastify's plugin (registered in app.ts); this is its
+// type here, with the service's own transaction client.
 declare module 'fastify' {
   interface FastifyInstance {
     messaging: Messaging<Tx>
   }
 }
-
-/** Options of the messaging plugin: the config and the handlers from src/reactions/index.ts. */
-export interface MessagingPluginOptions {
-  config: Config
-  handlers: ReadonlyArray<HandlerDefinition<Tx>>
-}
-
-/**
- * The outbox relay and the inbox consumers of the order service. `start()` never throws because the
- * broker is down (it keeps reconnecting; /health/ready says so). preClose stops consuming and drains
- * in-flight handlers and the relay batch before the db plugin closes the pool.
- */
-export const messagingPlugin = fp(
-  async (app: FastifyInstance, { config, handlers }: MessagingPluginOptions) => {
-    const messaging = createMessaging<Tx>({
-      service: 'order',
-      queuePrefix: config.AMQP_QUEUE_PREFIX,
-      database: prismaDatabase(app.prisma, TRANSACTION_LIMITS),
-      pool: app.pool,
-      amqpUrl: config.AMQP_URL,
-      exchange: config.AMQP_EXCHANGE,
-      handlers,
-      logger: app.log,
-      ...messagingSettings(config),
-    })
-    app.decorate('messaging', messaging)
-    await messaging.start()
-    app.addHook('preClose', async () => {
-      await messaging.stop()
-    })
-  },
-  { name: 'messaging', dependencies: ['db'], fastify: '5.x' },
-)

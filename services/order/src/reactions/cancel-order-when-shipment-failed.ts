@@ -2,7 +2,7 @@ import { ShipmentFailed } from '@saga/contracts'
 import type { HandlerDefinition } from '@saga/messaging'
 import type { Tx } from '../orders/types.js'
 import { cancelOrderWhen } from './cancel-order.js'
-import type { ReactionDeps } from './deps.js'
+import type { ReactionDeps } from '@saga/messaging'
 
 /**
  * The carrier refused the shipment: the order is cancelled (e.g. `unsupported_country`); payment

@@ -2,7 +2,7 @@ import { StockReservationFailed } from '@saga/contracts'
 import type { HandlerDefinition } from '@saga/messaging'
 import type { Tx } from '../orders/types.js'
 import { cancelOrderWhen } from './cancel-order.js'
-import type { ReactionDeps } from './deps.js'
+import type { ReactionDeps } from '@saga/messaging'
 
 /** Stock could not be reserved: the order is cancelled (e.g. `out_of_stock`); payment refunds on its own. */
 export const cancelOrderWhenStockReservationFailed = (

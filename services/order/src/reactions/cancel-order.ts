@@ -1,10 +1,15 @@
 import { OrderCancelled, type FailedStep } from '@saga/contracts'
-import { enqueue, type ConsumedMessage, type HandlerDefinition } from '@saga/messaging'
+import {
+  enqueue,
+  nextEvent,
+  type ConsumedMessage,
+  type HandlerDefinition,
+  type ReactionDeps,
+} from '@saga/messaging'
+import { decide } from '../domain/order.js'
 import { recordTimeline } from '../orders/timeline.js'
-import { transitionOrder } from '../orders/transition.js'
+import { lockOrder, saveTransition } from '../orders/transition.js'
 import type { Tx } from '../orders/types.js'
-import { clock, type ReactionDeps } from './deps.js'
-import { followUp } from './follow-up.js'
 
 /**
  * Records the failure in the order's timeline, cancels a PENDING order keeping the reason, and
@@ -20,16 +25,18 @@ export async function cancelOrder(
 ): Promise<void> {
   const { orderId, reason } = message.payload
   const log = { orderId, reason, failedStep, messageId: message.id, correlationId: message.correlationId }
-  const now = clock(deps)
-  const result = await transitionOrder(tx, orderId, { kind: 'cancel', reason, failedStep }, now)
-  if (!result) {
+  const now = deps.clock()
+  const order = await lockOrder(tx, orderId)
+  if (!order) {
     deps.logger.warn(log, 'failure for an unknown order; ignored')
     return
   }
+  const transition = decide(order.status, { kind: 'cancel', reason, failedStep }, now)
+  await saveTransition(tx, orderId, transition)
   const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
   await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
-  if (result.transition.kind !== 'cancelled') {
-    const why = result.transition.kind === 'unchanged' ? result.transition.why : result.transition.kind
+  if (transition.kind === 'unchanged') {
+    const { why } = transition
     if (why === 'confirmed-orders-are-never-cancelled') {
       deps.logger.error({ ...log, why }, 'confirmed order not cancelled')
     } else deps.logger.info({ ...log, why }, 'order already cancelled')
@@ -37,12 +44,12 @@ export async function cancelOrder(
   }
   const payload = {
     orderId,
-    customerId: result.order.customerId,
+    customerId: order.customerId,
     reason,
     failedStep,
     cancelledAt: now.toISOString(),
   }
-  const next = followUp(message, OrderCancelled, orderId, payload, now)
+  const next = nextEvent(message, OrderCancelled, orderId, payload, now)
   const id = await enqueue(tx, next)
   await recordTimeline(tx, {
     messageId: id,

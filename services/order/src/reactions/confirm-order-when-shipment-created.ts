@@ -1,10 +1,9 @@
 import { OrderConfirmed, ShipmentCreated } from '@saga/contracts'
-import { enqueue, type HandlerDefinition } from '@saga/messaging'
+import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
+import { decide } from '../domain/order.js'
 import { recordTimeline } from '../orders/timeline.js'
-import { transitionOrder } from '../orders/transition.js'
+import { lockOrder, saveTransition } from '../orders/transition.js'
 import type { Tx } from '../orders/types.js'
-import { clock, type ReactionDeps } from './deps.js'
-import { followUp } from './follow-up.js'
 
 /**
  * The last step succeeded: a PENDING order becomes CONFIRMED and OrderConfirmed is emitted, both
@@ -18,20 +17,20 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
     async handle(message, tx) {
       const { orderId, shipmentId } = message.payload
       const log = { orderId, shipmentId, messageId: message.id, correlationId: message.correlationId }
-      const now = clock(deps)
-      const result = await transitionOrder(tx, orderId, { kind: 'confirm', shipmentId }, now)
-      if (!result) {
+      const now = deps.clock()
+      const order = await lockOrder(tx, orderId)
+      if (!order) {
         deps.logger.warn(log, 'shipment created for an unknown order; ignored')
         return
       }
+      const transition = decide(order.status, { kind: 'confirm', shipmentId }, now)
+      await saveTransition(tx, orderId, transition)
       const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
       await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
-      if (result.transition.kind !== 'confirmed') {
-        const why = result.transition.kind === 'unchanged' ? result.transition.why : result.transition.kind
-        deps.logger.warn({ ...log, why }, 'order not confirmed')
+      if (transition.kind === 'unchanged') {
+        deps.logger.warn({ ...log, why: transition.why }, 'order not confirmed')
         return
       }
-      const { order } = result
       const payload = {
         orderId,
         customerId: order.customerId,
@@ -39,8 +38,8 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
         currency: order.currency,
         shipmentId,
         confirmedAt: now.toISOString(),
-      } as OrderConfirmed
-      const next = followUp(message, OrderConfirmed, orderId, payload, now)
+      }
+      const next = nextEvent(message, OrderConfirmed, orderId, payload, now)
       const id = await enqueue(tx, next)
       await recordTimeline(tx, {
         messageId: id,

@@ -10,10 +10,8 @@ import { cancelOrderWhenPaymentFailed } from './cancel-order-when-payment-failed
 import { cancelOrderWhenShipmentFailed } from './cancel-order-when-shipment-failed.js'
 import { cancelOrderWhenStockReservationFailed } from './cancel-order-when-stock-reservation-failed.js'
 import { confirmOrderWhenShipmentCreated } from './confirm-order-when-shipment-created.js'
-import type { ReactionDeps } from './deps.js'
+import type { ReactionDeps } from '@saga/messaging'
 import { recordTimelineWhen } from './record-timeline-when.js'
-
-export type { ReactionDeps } from './deps.js'
 
 /**
  * Everything the order service consumes, one handler (and one queue) each: the four reactions of

@@ -2,7 +2,7 @@ import type { EventContract, EventPayload } from '@saga/contracts'
 import type { HandlerDefinition } from '@saga/messaging'
 import { recordTimeline } from '../orders/timeline.js'
 import type { Tx } from '../orders/types.js'
-import type { ReactionDeps } from './deps.js'
+import type { ReactionDeps } from '@saga/messaging'
 
 /**
  * Records an event the order does not react to (PaymentProcessed, StockReserved, PaymentRefunded,

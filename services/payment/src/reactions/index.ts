@@ -1,9 +1,7 @@
 import { processPaymentWhenOrderCreated } from './process-payment-when-order-created.js'
-import type { ReactionDeps } from './deps.js'
+import type { ReactionDeps } from '@saga/messaging'
 import { refundPaymentWhenShipmentFailed } from './refund-payment-when-shipment-failed.js'
 import { refundPaymentWhenStockReservationFailed } from './refund-payment-when-stock-reservation-failed.js'
-
-export type { ReactionDeps } from './deps.js'
 
 /** Everything the payment service consumes, one handler (and one queue) each. */
 export const paymentReactions = (deps: ReactionDeps) => [

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
-import { enqueue, type HandlerDefinition } from '@saga/messaging'
+import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { charge } from '../domain/provider.js'
 import type { Tx } from '../plugins/db.js'
-import { clock, type ReactionDeps } from './deps.js'
-import { followUp } from './follow-up.js'
+import { savePayment } from '../store.js'
 
 /**
  * Charges the order's total with its payment method at the simulated provider (rules in
@@ -21,21 +20,25 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
       const order = message.payload
       const { orderId } = order
       const paymentId = randomUUID()
-      const now = clock(deps)
+      const now = deps.clock()
       const log = { orderId, paymentId, messageId: message.id, correlationId: message.correlationId }
       const outcome = charge({
         paymentMethod: order.paymentMethod,
         amount: order.totalAmount,
         currency: order.currency,
       })
-      const declineReason = outcome.outcome === 'declined' ? outcome.reason : null
-      const inserted = await tx.$executeRaw`
-        INSERT INTO payments (id, order_id, customer_id, status, amount, currency, payment_method, decline_reason, created_at)
-        VALUES (${paymentId}::uuid, ${orderId}::uuid, ${order.customerId}::uuid,
-                ${outcome.outcome === 'captured' ? 'CAPTURED' : 'DECLINED'}::"PaymentStatus", ${order.totalAmount},
-                ${order.currency}, ${order.paymentMethod}, ${declineReason}, ${now})
-        ON CONFLICT (order_id) DO NOTHING`
-      if (inserted === 0) {
+      const saved = await savePayment(tx, {
+        id: paymentId,
+        orderId,
+        customerId: order.customerId,
+        status: outcome.outcome === 'captured' ? 'CAPTURED' : 'DECLINED',
+        amount: order.totalAmount,
+        currency: order.currency,
+        paymentMethod: order.paymentMethod,
+        declineReason: outcome.outcome === 'declined' ? outcome.reason : null,
+        createdAt: now,
+      })
+      if (!saved) {
         deps.logger.warn(log, 'order already has a payment; not charged again')
         return
       }
@@ -53,7 +56,7 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
           shippingAddress: order.shippingAddress,
           processedAt: now.toISOString(),
         }
-        await enqueue(tx, followUp(message, PaymentProcessed, orderId, payload, now))
+        await enqueue(tx, nextEvent(message, PaymentProcessed, orderId, payload, now))
         deps.logger.info({ ...log, amount: order.totalAmount, currency: order.currency }, 'payment captured')
         return
       }
@@ -63,7 +66,7 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
         message: outcome.message,
         failedAt: now.toISOString(),
       }
-      await enqueue(tx, followUp(message, PaymentFailed, orderId, payload, now))
+      await enqueue(tx, nextEvent(message, PaymentFailed, orderId, payload, now))
       deps.logger.info({ ...log, reason: outcome.reason }, 'payment declined')
     },
   }

@@ -1,7 +1,7 @@
 import { ShipmentFailed } from '@saga/contracts'
 import type { HandlerDefinition } from '@saga/messaging'
 import type { Tx } from '../plugins/db.js'
-import type { ReactionDeps } from './deps.js'
+import type { ReactionDeps } from '@saga/messaging'
 import { refundPaymentWhen } from './refund-payment.js'
 
 /** The carrier refused the shipment after the capture: refund it (reason e.g. `unsupported_country`). */

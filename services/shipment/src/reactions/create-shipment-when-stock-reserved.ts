@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { ShipmentCreated, ShipmentFailed, StockReserved } from '@saga/contracts'
-import { enqueue, type HandlerDefinition, type Logger } from '@saga/messaging'
+import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { bookShipment } from '../domain/carrier.js'
 import type { Tx } from '../plugins/db.js'
-import { nextEvent } from './next-event.js'
+import { hasShipment, saveShipment } from '../store.js'
 
 /**
  * Thrown while a setting the handler needs is missing. It is transient on purpose: the delivery is
@@ -19,22 +19,18 @@ export class MissingSettingError extends Error {
   }
 }
 
-/** What the reaction needs: the carrier account (`CARRIER_ACCOUNT`; empty = missing) and a logger. */
-export interface CreateShipmentDeps {
-  carrierAccount: string
-  logger: Logger
-}
-
 /**
  * Step 4 of the saga: reserved stock is handed to the simulated carrier. Emits ShipmentCreated
  * (shipment id, carrier, tracking number) or, when the carrier refuses (unsupported country),
  * ShipmentFailed with the reason and the lines so inventory can release them. One shipment per
  * order: a second StockReserved for an order that already has one books nothing.
  *
+ * @param carrierAccount the carrier account (`CARRIER_ACCOUNT`); empty means missing
  * @throws MissingSettingError while `carrierAccount` is empty (retried by the consumer)
  */
 export function createShipmentWhenStockReserved(
-  deps: CreateShipmentDeps,
+  deps: ReactionDeps,
+  carrierAccount: string,
 ): HandlerDefinition<Tx, StockReserved> {
   return {
     name: 'create-shipment-when-stock-reserved',
@@ -42,53 +38,34 @@ export function createShipmentWhenStockReserved(
     async handle(message, tx) {
       const { orderId, lines, shippingAddress } = message.payload
       const log = { orderId, messageId: message.id, correlationId: message.correlationId }
-      if (deps.carrierAccount === '') throw new MissingSettingError('CARRIER_ACCOUNT')
-      if ((await tx.shipment.count({ where: { orderId } })) > 0) {
+      if (carrierAccount === '') throw new MissingSettingError('CARRIER_ACCOUNT')
+      if (await hasShipment(tx, orderId)) {
         deps.logger.warn(log, 'order already has a shipment; nothing to do')
         return
       }
-      const outcome = bookShipment({ orderId, address: shippingAddress }, deps.carrierAccount)
-      const now = new Date()
+      const outcome = bookShipment({ orderId, address: shippingAddress }, carrierAccount)
+      const now = deps.clock()
       if (outcome.kind === 'refused') {
-        await enqueue(
-          tx,
-          nextEvent(message, ShipmentFailed, orderId, {
-            orderId,
-            reason: outcome.reason,
-            country: shippingAddress.country,
-            lines,
-            failedAt: now.toISOString(),
-          }),
-        )
-        deps.logger.info({ ...log, reason: outcome.reason, country: shippingAddress.country }, outcome.detail)
+        const { country } = shippingAddress
+        const payload = { orderId, reason: outcome.reason, country, lines, failedAt: now.toISOString() }
+        await enqueue(tx, nextEvent(message, ShipmentFailed, orderId, payload, now))
+        deps.logger.info({ ...log, reason: outcome.reason, country }, outcome.detail)
         return
       }
-      const shipment = await tx.shipment.create({
-        data: {
-          id: randomUUID(),
-          orderId,
-          carrier: outcome.carrier,
-          carrierAccount: deps.carrierAccount,
-          trackingNumber: outcome.trackingNumber,
-          country: shippingAddress.country,
-          address: shippingAddress,
-          createdAt: now,
-        },
+      const { carrier, trackingNumber } = outcome
+      const shipmentId = randomUUID()
+      await saveShipment(tx, {
+        id: shipmentId,
+        orderId,
+        carrier,
+        carrierAccount,
+        trackingNumber,
+        address: shippingAddress,
+        createdAt: now,
       })
-      await enqueue(
-        tx,
-        nextEvent(message, ShipmentCreated, orderId, {
-          orderId,
-          shipmentId: shipment.id,
-          carrier: shipment.carrier,
-          trackingNumber: shipment.trackingNumber,
-          createdAt: now.toISOString(),
-        }),
-      )
-      deps.logger.info(
-        { ...log, shipmentId: shipment.id, trackingNumber: shipment.trackingNumber },
-        'shipment created',
-      )
+      const payload = { orderId, shipmentId, carrier, trackingNumber, createdAt: now.toISOString() }
+      await enqueue(tx, nextEvent(message, ShipmentCreated, orderId, payload, now))
+      deps.logger.info({ ...log, shipmentId, trackingNumber }, 'shipment created')
     },
   }
 }

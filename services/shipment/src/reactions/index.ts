@@ -1,10 +1,10 @@
-import {
-  createShipmentWhenStockReserved,
-  type CreateShipmentDeps,
-} from './create-shipment-when-stock-reserved.js'
+import type { ReactionDeps } from '@saga/messaging'
+import { createShipmentWhenStockReserved } from './create-shipment-when-stock-reserved.js'
 
-/** What the reactions need from the service. */
-export type ReactionDeps = CreateShipmentDeps
-
-/** Everything the shipment service consumes, one handler (and one queue) each. */
-export const shipmentReactions = (deps: ReactionDeps) => [createShipmentWhenStockReserved(deps)]
+/**
+ * Everything the shipment service consumes, one handler (and one queue) each (the saga map's
+ * `reactionsOf('shipment')`). `carrierAccount` is CARRIER_ACCOUNT (empty while not configured).
+ */
+export const shipmentReactions = (deps: ReactionDeps, carrierAccount: string) => [
+  createShipmentWhenStockReserved(deps, carrierAccount),
+]

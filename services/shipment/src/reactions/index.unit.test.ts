@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest'
 import { shipmentReactions } from './index.js'
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} }
+const deps = { logger, clock: () => new Date() }
 
 describe('shipment reactions', () => {
   it('when the service registers its handlers, then they are exactly what the saga map gives it', () => {
-    const registered = shipmentReactions({ logger, carrierAccount: 'acct' }).map((h) => ({
+    const registered = shipmentReactions(deps, 'acct').map((h) => ({
       handler: h.name,
       type: h.message.type,
     }))

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { PrismaPg } from '@prisma/adapter-pg'
 import { runMigrations } from '@saga/service-kit'
-import { createTestDatabase, type TestDatabase } from '@saga/testkit'
+import { createMigratedDatabase, type TestDatabase } from '@saga/testkit'
 import { PrismaClient } from '../../src/generated/prisma/client.js'
 
 const MIGRATIONS = fileURLToPath(new URL('../../prisma/migrations', import.meta.url))
@@ -13,17 +13,10 @@ export interface ServiceTestDatabase extends TestDatabase {
 
 /** Creates `<prefix>_<random>` via testkit and migrates it; `drop()` disconnects Prisma and drops it. */
 export async function createServiceTestDatabase(prefix: string): Promise<ServiceTestDatabase> {
-  const db = await createTestDatabase({ prefix })
-  const prisma = new PrismaClient({ adapter: new PrismaPg(db.pool) })
-  const drop = async () => {
-    await prisma.$disconnect()
-    await db.drop()
-  }
-  try {
-    await runMigrations({ pool: db.pool, migrationsDir: MIGRATIONS })
-  } catch (error) {
-    await drop()
-    throw error
-  }
-  return { ...db, prisma, drop }
+  const db = await createMigratedDatabase({
+    prefix,
+    migrate: (pool) => runMigrations({ pool, migrationsDir: MIGRATIONS }),
+    client: (pool) => new PrismaClient({ adapter: new PrismaPg(pool) }),
+  })
+  return { ...db, prisma: db.client }
 }
