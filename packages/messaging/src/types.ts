@@ -59,7 +59,10 @@ export interface OutgoingMessage<P = unknown> {
   causationId?: string | undefined
   /** W3C trace context (https://www.w3.org/TR/trace-context/#traceparent-header). */
   traceparent?: string | undefined
-  /** When the fact happened; defaults to the time of `enqueue`. */
+  /**
+   * When the fact happened, by the caller's clock: published as CloudEvents `time`. Default: the
+   * database's `now()` at `enqueue`. The outbox judges ages by the database's clock either way.
+   */
   occurredAt?: Date | undefined
 }
 

@@ -15,10 +15,15 @@ export interface OutboxHeaders {
   correlationId: string
   causationId?: string
   traceparent?: string
+  /** The caller's `occurredAt` (ISO 8601), sent as CloudEvents `time`; absent: `occurred_at`. */
+  occurredAt?: string
 }
 
-const INSERT = `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id, occurred_at)
-VALUES ($1::uuid, $2, $3, $4::jsonb, $5::jsonb, $6, COALESCE($7::timestamptz, now()))`
+// occurred_at is always the database's now(): every age, backoff and retention judgement on the
+// row compares it with the database's clock, so a service whose clock is off cannot make a row
+// look old at birth or hide a stuck one (issue 14). The caller's own time travels in headers.
+const INSERT = `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id)
+VALUES ($1::uuid, $2, $3, $4::jsonb, $5::jsonb, $6)`
 
 function required(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
@@ -40,17 +45,26 @@ function serialise(payload: unknown, type: string): string {
   return json
 }
 
+function validTime(at: Date, type: string): string {
+  if (!(at instanceof Date) || Number.isNaN(at.getTime()))
+    throw new InvalidMessageError(`enqueue: occurredAt of ${type} must be a valid Date`)
+  return at.toISOString()
+}
+
 /**
  * Stores `message` as an outbox row inside the caller's transaction (one INSERT) and returns its
  * id, a UUIDv7 (RFC 9562: time-ordered, so rows claim roughly in commit order) made here and
  * nowhere else: it travels as AMQP `messageId` and CloudEvents `id`, and consumers dedupe on it.
  * The row is published by the relay after the transaction commits; a rollback leaves nothing.
+ * The row's `occurred_at` is the database's `now()`; `message.occurredAt` (the caller's clock)
+ * is kept in `headers` and published as CloudEvents `time`, but never used to judge an age.
  *
  * Example: `await prisma.$transaction(async (tx) => { ...; await enqueue(tx, { type: 'order.created.v1',
  * routingKey: 'order.created', payload, aggregateId: orderId, correlationId: orderId }) })`.
  *
  * @throws NotInTransactionError when `tx` is a root PrismaClient, a pg Pool or a pg client outside BEGIN.
- * @throws InvalidMessageError when type, routingKey or correlationId is empty or the payload is not JSON.
+ * @throws InvalidMessageError when type, routingKey or correlationId is empty, the payload is not
+ * JSON, or occurredAt is not a valid Date.
  */
 export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage<P>): Promise<string> {
   const type = required(message.type, 'type')
@@ -58,6 +72,7 @@ export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage
   const headers: OutboxHeaders = { correlationId: required(message.correlationId, 'correlationId') }
   if (message.causationId) headers.causationId = message.causationId
   if (message.traceparent) headers.traceparent = message.traceparent
+  if (message.occurredAt) headers.occurredAt = validTime(message.occurredAt, type)
   const payload = serialise(message.payload, type)
   await assertInTransaction(tx, 'enqueue')
   const id = uuidv7()
@@ -68,7 +83,6 @@ export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage
     payload,
     JSON.stringify(headers),
     message.aggregateId ?? null,
-    message.occurredAt ? message.occurredAt.toISOString() : null,
   ])
   return id
 }

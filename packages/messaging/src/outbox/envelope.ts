@@ -36,7 +36,7 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
     id: row.id,
     source,
     type: row.type,
-    time: row.occurred_at.toISOString(),
+    time: headers.occurredAt ?? row.occurred_at.toISOString(),
     subject: row.aggregate_id ?? undefined,
     datacontenttype: 'application/json',
     correlationid: correlationId,
@@ -58,7 +58,9 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
       persistent: true,
       mandatory: true,
       appId: source,
-      timestamp: Math.floor(row.occurred_at.getTime() / 1000),
+      timestamp: Math.floor(
+        (headers.occurredAt ? Date.parse(headers.occurredAt) : row.occurred_at.getTime()) / 1000,
+      ),
       headers: amqpHeaders,
     },
   }

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { boundedQuery, HOUSEKEEPING_BOUNDS } from './bounded-query.js'
 
 /** Options of `deleteExpired`. */
 export interface RetentionOptions {
@@ -27,30 +28,36 @@ export const DEFAULT_INBOX_RETENTION_MS = 7 * 24 * 3_600_000
 // Only published rows: pending and parked rows have published_at NULL and never match. The
 // subselect walks the published_at partial index; SKIP LOCKED keeps concurrent relays from
 // queueing on each other's chunks.
-const DELETE_OUTBOX = `DELETE FROM outbox_message WHERE id IN (
+// The numbers are inlined (boundedQuery uses the simple protocol) and checked integers.
+const DELETE_OUTBOX = (ageMs: number, limit: number): string => `DELETE FROM outbox_message WHERE id IN (
   SELECT id FROM outbox_message
-  WHERE published_at IS NOT NULL AND published_at < now() - $1 * interval '1 millisecond'
+  WHERE published_at IS NOT NULL AND published_at < now() - ${ageMs} * interval '1 millisecond'
   ORDER BY published_at
-  LIMIT $2
+  LIMIT ${limit}
   FOR UPDATE SKIP LOCKED)`
 
-const DELETE_INBOX = `DELETE FROM inbox_message WHERE (message_id, handler) IN (
+const DELETE_INBOX = (ageMs: number, limit: number): string => `DELETE FROM inbox_message
+  WHERE (message_id, handler) IN (
   SELECT message_id, handler FROM inbox_message
-  WHERE received_at < now() - $1 * interval '1 millisecond'
+  WHERE received_at < now() - ${ageMs} * interval '1 millisecond'
   ORDER BY received_at
-  LIMIT $2
+  LIMIT ${limit}
   FOR UPDATE SKIP LOCKED)`
 
 async function inChunks(
   pool: pg.Pool,
-  sql: string,
+  sql: (ageMs: number, limit: number) => string,
   ageMs: number,
   chunkSize: number,
   maxChunks: number,
 ): Promise<number> {
+  if (!Number.isSafeInteger(ageMs) || ageMs < 0)
+    throw new RangeError(`retention age must be a non-negative integer of ms, got ${ageMs}`)
+  if (!Number.isInteger(chunkSize) || chunkSize < 1)
+    throw new RangeError(`chunk size must be a positive integer, got ${chunkSize}`)
   let total = 0
   for (let chunk = 0; chunk < maxChunks; chunk += 1) {
-    const { rowCount } = await pool.query(sql, [ageMs, chunkSize])
+    const { rowCount } = await boundedQuery(pool, sql(ageMs, chunkSize), HOUSEKEEPING_BOUNDS)
     total += rowCount ?? 0
     if ((rowCount ?? 0) < chunkSize) break
   }
@@ -59,8 +66,10 @@ async function inChunks(
 
 /**
  * Deletes published outbox rows older than `retentionMs` and inbox rows older than
- * `inboxRetentionMs`, each in chunks of `chunkSize` rows (one short autocommit DELETE each), at
- * most `maxChunks` chunks per table per run.
+ * `inboxRetentionMs`, each in chunks of `chunkSize` rows (one short transaction each, bounded by
+ * `HOUSEKEEPING_BOUNDS`: a DELETE queued behind a migration's lock gives up after 1 s and the next
+ * run continues), at most `maxChunks` chunks per table per run. Ages compare the database's own
+ * `now()` with times it wrote itself.
  *
  * Why promptly: every published row leaves a dead entry in the pending index until vacuum, and
  * claims slowed 25-50% within 20 s on a busy table (design.md, "Retention").

@@ -2,6 +2,14 @@ import type pg from 'pg'
 import { OUTBOX_COLUMNS, type OutboxRow } from './envelope.js'
 
 /**
+ * The claim's longest wait for a lock, ms. SKIP LOCKED never waits for a row, but the table lock
+ * can queue behind a migration's `ALTER TABLE outbox_message` (issue 14): the relay then gives up
+ * after 1 s, backs off and claims again once the ALTER is through, instead of holding a
+ * connection in the lock queue for as long as the migration waits.
+ */
+export const CLAIM_LOCK_TIMEOUT_MS = 1_000
+
+/**
  * Opens the relay's transaction and claims up to `limit` due rows, oldest first, locking them for
  * this transaction, in one round trip (a simple-protocol query of several statements; the numbers
  * are ours, checked integers).
@@ -11,6 +19,7 @@ import { OUTBOX_COLUMNS, type OutboxRow } from './envelope.js'
  * - No cursor: a row from a transaction that committed late is due like any other.
  * - `idle_in_transaction_session_timeout` and `statement_timeout` (= `guardMs`): a relay that
  *   freezes while holding the locks is cut off by the server, and its rows go to the others.
+ * - `lock_timeout` (`CLAIM_LOCK_TIMEOUT_MS`): a claim queued behind a table lock gives up.
  * - `synchronous_commit = off`: the relay's marks need no WAL flush of their own. A mark lost in
  *   a database crash only means the row is published again (at least once; consumers dedupe),
  *   and it saves a disk flush per batch.
@@ -28,6 +37,7 @@ export async function beginAndClaim(
     `BEGIN;
      SET LOCAL idle_in_transaction_session_timeout = ${guardMs};
      SET LOCAL statement_timeout = ${guardMs};
+     SET LOCAL lock_timeout = ${CLAIM_LOCK_TIMEOUT_MS};
      SET LOCAL synchronous_commit = off;
      SELECT ${OUTBOX_COLUMNS} FROM outbox_message
      WHERE published_at IS NULL AND failed_at IS NULL AND available_at <= now()

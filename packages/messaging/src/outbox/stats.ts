@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { boundedQuery, HOUSEKEEPING_BOUNDS } from './bounded-query.js'
 
 /** Relay figures for metrics and readiness. */
 export interface RelayStats {
@@ -20,12 +21,18 @@ export interface RelayStats {
   refreshedAtMono?: number
 }
 
-/** Pending count and oldest age, through the pending partial index (cheap while the backlog is small). */
+/**
+ * Pending count and oldest age, through the pending partial index (cheap while the backlog is
+ * small), within `HOUSEKEEPING_BOUNDS`. The age is the database's `now()` against a time the
+ * database wrote, so no process clock takes part.
+ */
 export async function readPending(pool: pg.Pool): Promise<{ pending: number; oldestPendingAgeMs: number }> {
-  const { rows } = await pool.query<{ pending: number; oldest_ms: number | null }>(
+  const { rows } = await boundedQuery<{ pending: number; oldest_ms: number | null }>(
+    pool,
     `SELECT count(*)::int AS pending,
             (extract(epoch FROM now() - min(occurred_at)) * 1000)::float8 AS oldest_ms
      FROM outbox_message WHERE published_at IS NULL AND failed_at IS NULL`,
+    HOUSEKEEPING_BOUNDS,
   )
   const row = rows[0]
   return { pending: row?.pending ?? 0, oldestPendingAgeMs: Math.max(0, Math.round(row?.oldest_ms ?? 0)) }
@@ -36,8 +43,10 @@ export async function readPending(pool: pg.Pool): Promise<{ pending: number; old
  * often than the pending figures (retention keeps the table small).
  */
 export async function readParked(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ parked: number }>(
+  const { rows } = await boundedQuery<{ parked: number }>(
+    pool,
     'SELECT count(*)::int AS parked FROM outbox_message WHERE failed_at IS NOT NULL AND published_at IS NULL',
+    HOUSEKEEPING_BOUNDS,
   )
   return rows[0]?.parked ?? 0
 }
