@@ -130,7 +130,8 @@ describe('infra/k8s', () => {
   it('when rendered, then each service has probes, a PDB, a migration Job, a ServiceMonitor, scaling and its own database', () => {
     for (const overlay of ['local', 'production']) {
       for (const s of SERVICES) {
-        const named = (kind: string, name: string = s) => byKind(overlay, kind).find((o) => o.metadata.name === name)
+        const named = (kind: string, name: string = s) =>
+          byKind(overlay, kind).find((o) => o.metadata.name === name)
         const pod = (named('Deployment') as unknown as Deployment).spec!.template.spec!
         const container = pod.containers[0]!
         expect(container.command).toEqual(['node', `services/${s}/dist/server.js`])
