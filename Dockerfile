@@ -1,50 +1,50 @@
 # syntax=docker/dockerfile:1
-# One image recipe for the four services: `docker build --build-arg SERVICE=order --target service .`
-# Built the way CI and `npm start` build: npm ci, prisma generate (inside turbo's build), tsc.
+# One image for the four services; the command picks the service and what it does:
+#   node services/<order|payment|inventory|shipment>/dist/server.js    run the service
+#   node services/<order|payment|inventory|shipment>/dist/migrate.js   apply its migrations and exit
+# Build: `docker build -t saga/service .` (docs/deploy.md). Stages: prune (turbo prune: the four
+# services and the workspaces they import) -> build (all dependencies, prisma generate, tsc) and deps
+# (production dependencies only, no install scripts) -> runtime (non-root, no sources, no dev tooling).
+# packages/fleet/test/image.int.test.ts assembles the runtime stage's files with these same commands
+# and boots the services from them (no Docker engine needed).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Exact tags (Node 24 LTS on Debian 12); a digest pin (@sha256:...) is the next step for a registry.
+ARG NODE_IMAGE=node:24.22.3-bookworm-slim
+
+FROM ${NODE_IMAGE} AS prune
+WORKDIR /repo
+RUN npm install --global --ignore-scripts --no-audit --no-fund turbo@2.11.11
+COPY . .
+RUN turbo prune @saga/order-service @saga/payment-service @saga/inventory-service @saga/shipment-service --docker --out-dir /out
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /repo
+ENV CHECKPOINT_DISABLE=1 TURBO_TELEMETRY_DISABLED=1
+# Manifests and lockfile first: this layer is reused until a dependency changes.
+COPY --from=prune /out/json/ ./
+# No install scripts: Prisma's would try to download engines; generate needs none (see README).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY --from=prune /out/full/ ./
+COPY tsconfig.base.json ./
+COPY infra/image/ infra/image/
+RUN npx turbo run build --filter=@saga/order-service --filter=@saga/payment-service --filter=@saga/inventory-service --filter=@saga/shipment-service
+RUN mkdir /runtime && cp package.json /runtime/ && sh infra/image/collect-runtime.sh /repo /runtime
 
 FROM ${NODE_IMAGE} AS deps
-WORKDIR /repo
-# Manifests first, so the dependency layer is reused until a package.json or the lockfile changes.
-COPY package.json package-lock.json ./
-COPY packages/contracts/package.json packages/contracts/
-COPY packages/fleet/package.json packages/fleet/
-COPY packages/messaging/package.json packages/messaging/
-COPY packages/service-kit/package.json packages/service-kit/
-COPY packages/testkit/package.json packages/testkit/
-COPY services/order/package.json services/order/
-COPY services/payment/package.json services/payment/
-COPY services/inventory/package.json services/inventory/
-COPY services/shipment/package.json services/shipment/
-COPY e2e/package.json e2e/
-RUN npm ci --no-audit --no-fund
+WORKDIR /app
+COPY --from=prune /out/json/ ./
+# --omit=optional as well: @prisma/client's optional peers (prisma CLI, typescript) are in the lockfile
+# for development, and --omit=dev alone keeps such devOptional trees (~130 packages, Studio, PGlite).
+# The one optional runtime dependency it drops is pg-cloudflare (Cloudflare Workers only).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
-FROM deps AS build
-ARG SERVICE
-RUN test -n "$SERVICE" || (echo "build with --build-arg SERVICE=order|payment|inventory|shipment" >&2; exit 1)
-COPY tsconfig.base.json turbo.json ./
-COPY packages packages
-COPY services services
-# The generate script defaults PRISMA_SCHEMA_ENGINE_BINARY to /bin/true: `prisma generate` needs no
-# schema engine, and the image never runs `prisma migrate` (the service applies its own migrations).
-ENV CHECKPOINT_DISABLE=1 TURBO_TELEMETRY_DISABLED=1
-RUN npx turbo run build --filter=@saga/${SERVICE}-service \
- && npm prune --omit=dev --no-audit --no-fund
-
-FROM ${NODE_IMAGE} AS service
-ARG SERVICE
+FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
-WORKDIR /repo
-COPY --from=build /repo/package.json ./
-COPY --from=build /repo/node_modules node_modules
-# Workspace packages are symlinked from node_modules/@saga; the service needs their dist and manifests.
-COPY --from=build /repo/packages packages
-COPY --from=build /repo/services/${SERVICE}/package.json services/${SERVICE}/
-COPY --from=build /repo/services/${SERVICE}/dist services/${SERVICE}/dist
-COPY --from=build /repo/services/${SERVICE}/prisma services/${SERVICE}/prisma
-WORKDIR /repo/services/${SERVICE}
+WORKDIR /app
+COPY --from=deps /app/node_modules node_modules
+COPY --from=build /runtime ./
+# The base image's unprivileged user (uid 1000); the files stay root's, read-only to the process.
 USER node
 EXPOSE 3001 3002 3003 3004
-# server.ts handles SIGTERM (close-with-grace): stop consuming, drain, close pools.
-CMD ["node", "dist/server.js"]
+# server.js handles SIGTERM (close-with-grace): stop consuming, drain, close pools.
+CMD ["node", "-e", "console.error('choose a command: node services/<service>/dist/server.js or .../migrate.js'); process.exit(64)"]

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import concurrently from 'concurrently'
 import { bootstrapDatabases, DEFAULT_POSTGRES_URL, type ServiceDatabase } from './bootstrap.js'
 import { amqpUrlFor, brokerUsers, ensureBrokerUsers, vhostOf } from './broker-users.js'
-import { formatPreflightFailures, preflight } from './preflight.js'
+import { ensureInfrastructure } from './ensure-infra.js'
 import { amqpPasswordsFromEnv, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
@@ -13,9 +13,14 @@ const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const colours = { order: 'cyan', payment: 'magenta', inventory: 'yellow', shipment: 'green' } as const
 
-const results = await preflight({ postgresUrl, amqpUrl })
-if (results.some((r) => !r.ok)) {
-  console.error(`Cannot start the fleet.\n\n${formatPreflightFailures(results)}`)
+// Starts an installed but stopped local PostgreSQL or RabbitMQ, or says how to install them.
+const infra = await ensureInfrastructure({
+  postgresUrl,
+  amqpUrl,
+  say: (line) => console.log(`[fleet] ${line}`),
+})
+if (!infra.ok) {
+  console.error(`Cannot start the fleet.\n\n${infra.message}`)
   process.exit(1)
 }
 
