@@ -106,3 +106,21 @@ describe('PUT /stock/:sku and GET /stock/:sku', () => {
     expect(await stockRows()).toBe(before)
   })
 })
+
+describe('bad input on the wire', () => {
+  it('when /stock/:sku has a sku over 100 characters, then 414 in the one error shape and nothing is written', async () => {
+    const before = await stockRows()
+    const response = await app.inject({
+      method: 'PUT',
+      url: `/stock/${'x'.repeat(101)}`,
+      payload: { available: 1 },
+    })
+    expect(response.statusCode).toBe(414)
+    expect(response.json()).toEqual({
+      error: 'URI Too Long',
+      message: 'A path parameter is longer than 100 characters',
+      details: [{ path: 'params', issue: 'is longer than 100 characters' }],
+    })
+    expect(await stockRows()).toBe(before)
+  })
+})
