@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { createServiceApp, type ServiceApp } from '@saga/service-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MAX_AVAILABLE, stockRoutes } from '../src/routes/stock.js'
+import { stockRoutes } from '../src/routes/stock.js'
+import { MAX_AVAILABLE } from '../src/schemas.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
 
 let db: ServiceTestDatabase
@@ -10,7 +11,7 @@ let app: ServiceApp
 beforeAll(async () => {
   db = await createServiceTestDatabase('inventory')
   app = await createServiceApp({ service: 'inventory', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(stockRoutes, { prisma: db.prisma })
+  await app.register(stockRoutes, { db: db.prisma })
   await app.ready()
 })
 afterAll(async () => {
