@@ -4,8 +4,7 @@ import { createRunDatabases, dropRunDatabases, RunDatabases } from './databases.
 import { freePort } from './ports.js'
 import { databaseUrl, infra, runNames, SERVICES, type RunNames, type ServiceName } from './run.js'
 import { repoRoot, ServiceProcess } from './service-process.js'
-import { Tap } from './tap.js'
-import { deleteBrokerObjects, TcpProxy } from '@saga/testkit'
+import { deleteBrokerObjects, tapQueue, TcpProxy, type TapQueue } from '@saga/testkit'
 
 /** How to start a fleet for one scenario. */
 export interface FleetOptions {
@@ -38,7 +37,7 @@ export class Fleet {
   readonly instances: ServiceProcess[] = []
   readonly logDir: string
   dbs: RunDatabases | undefined
-  tap: Tap | undefined
+  tap: TapQueue | undefined
   private databasesCreated = false
 
   /** The services' way to the broker; `cut()` / `restore()` it to simulate an outage. */
@@ -59,7 +58,7 @@ export class Fleet {
       await createRunDatabases(names)
       fleet.databasesCreated = true
       fleet.dbs = new RunDatabases(names)
-      fleet.tap = await Tap.open(infra.amqpUrl, names.exchange)
+      fleet.tap = await tapQueue(infra.amqpUrl, names.exchange)
       // First instance of each service in parallel (own databases); extra instances after, so two
       // instances never race on the migrations of one database.
       for (const service of SERVICES) await fleet.add(service, options.env?.[service])
@@ -147,7 +146,7 @@ export class Fleet {
       }
     }
     await Promise.all(this.instances.map((p) => attempt(() => p.stop(5_000))))
-    await attempt(async () => this.tap?.close())
+    await attempt(async () => this.tap?.delete())
     await attempt(async () => this.proxy?.close())
     await attempt(async () => this.dbs?.close())
     if (this.databasesCreated) await attempt(() => dropRunDatabases(this.names))

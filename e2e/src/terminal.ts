@@ -1,5 +1,5 @@
 import type { PlacedOrder } from './ledger.js'
-import type { Tap } from './tap.js'
+import type { TapQueue } from '@saga/testkit'
 
 const TERMINAL = new Set(['order.confirmed', 'order.cancelled'])
 
@@ -9,7 +9,7 @@ const TERMINAL = new Set(['order.confirmed', 'order.cancelled'])
  * after `timeoutMs` naming how many are still open.
  */
 export async function awaitTerminal(
-  tap: Tap,
+  tap: TapQueue,
   orders: readonly PlacedOrder[],
   timeoutMs: number,
 ): Promise<number[]> {

@@ -44,7 +44,7 @@ const recordTimeline = (fact: EventContract): Reaction => ({
 })
 
 /**
- * Every reaction of the fleet (design.md, "The chain"). The order service also records the facts it
+ * Every reaction of the fleet (the chain in README.md and docs/architecture.md). The order service also records the facts it
  * does not react to in each order's timeline, and consumes its own terminal facts (the relay publishes
  * with `mandatory`, so a fact without a queue would be returned and parked).
  */

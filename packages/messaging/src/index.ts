@@ -15,6 +15,7 @@ export {
   type MessagingMetrics,
 } from './messaging.js'
 export { enqueue, InvalidMessageError } from './outbox/enqueue.js'
+export { MESSAGING_METRIC_HELP } from './metrics-help.js'
 export {
   followUp,
   nextEvent,

@@ -1,6 +1,13 @@
-import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
-import { errorHandlerPlugin } from './errors.js'
+import { clientError, errorHandlerPlugin } from './errors.js'
+import { registerJsonBodyParser } from './json-body.js'
 import { loggerOptions } from './logger.js'
 import { REQUEST_ID_HEADER, genReqId } from './request-id.js'
 import { swaggerPlugin } from './swagger.js'
@@ -17,10 +24,34 @@ export interface ServiceAppOptions {
   fastify?: (Omit<FastifyServerOptions, 'logger' | 'loggerInstance'> & { logger?: boolean }) | undefined
 }
 
+/** Longest path parameter the router accepts (fastify's default), in characters. */
+export const MAX_PARAM_LENGTH = 100
+
+/**
+ * Fastify's `frameworkErrors`: the errors the router raises before any route or hook runs, answered
+ * in the one error shape instead of fastify's own body (which echoes the whole path and has no
+ * `details`). 414: a path parameter over `MAX_PARAM_LENGTH` characters; 400: a malformed URL
+ * (e.g. a broken percent-encoding); anything else keeps its status with the error's message.
+ */
+function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  request.log.info({ err: error }, 'client error')
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const issue = `is longer than ${MAX_PARAM_LENGTH} characters`
+    void reply.code(414).send(clientError(414, `A path parameter ${issue}`, [{ path: 'params', issue }]))
+  } else if (error.code === 'FST_ERR_BAD_URL') {
+    const issue = 'is not a valid URL component (broken percent-encoding)'
+    void reply.code(400).send(clientError(400, 'The URL is invalid', [{ path: 'url', issue }]))
+  } else {
+    const statusCode = error.statusCode ?? 400
+    void reply.code(statusCode).send(clientError(statusCode, error.message))
+  }
+}
+
 /**
  * A fastify instance with the fleet's defaults, ready for a service to register db, messaging,
  * health, metrics and routes on: pino JSON logs, `x-request-id` in and out, zod validation and
- * serialisation, the one error handler, and the OpenAPI document.
+ * serialisation, JSON bodies that must be UTF-8 and hold no prototype keys (`parseJsonBody`), the one
+ * error handler, framework errors (414, bad URL) in its shape, and the OpenAPI document.
  */
 export async function createServiceApp(opts: ServiceAppOptions) {
   const { logger, ...fastifyOptions } = opts.fastify ?? {}
@@ -29,6 +60,8 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     logger: logger === false ? false : loggerOptions(opts.service, opts.logLevel),
     bodyLimit: opts.bodyLimit ?? 1_048_576,
     genReqId,
+    maxParamLength: MAX_PARAM_LENGTH,
+    frameworkErrors,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
   }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
@@ -37,6 +70,7 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     void reply.header(REQUEST_ID_HEADER, request.id)
     done(null, payload)
   })
+  registerJsonBodyParser(app)
   await app.register(errorHandlerPlugin)
   await app.register(swaggerPlugin, { title: `${opts.service} service` })
   return app

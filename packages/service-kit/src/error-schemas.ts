@@ -33,7 +33,8 @@ const MEANINGS = {
   404: 'Not found',
   409: 'Conflict with an earlier request',
   413: 'The request body is too large',
-  415: 'The request body is not application/json',
+  414: 'A path parameter is longer than 100 characters',
+  415: 'The request body is not application/json, or its charset is not UTF-8',
   500: 'Unexpected error; internals are hidden, the request id finds the logs',
   503: 'The database is busy; retry after the Retry-After header (seconds)',
 } as const

@@ -1,3 +1,5 @@
+import { MESSAGING_METRIC_HELP } from '@saga/messaging'
+
 /** One Prometheus sample of the messaging snapshot, in base units (seconds). */
 export interface MessagingSample {
   /** e.g. `saga_messaging_consumer_handled_total`. */
@@ -8,35 +10,11 @@ export interface MessagingSample {
   labels: Record<string, string>
 }
 
-/**
- * HELP text of each series `@saga/messaging`'s `metrics()` snapshot yields (see
- * packages/messaging/README.md, "Metrics"). A leaf missing here still gets exported, with a generic text.
- */
-const HELP: Record<string, string> = {
-  saga_messaging_broker_up: 'Whether every AMQP connection the service needs is open (1) or not (0).',
-  saga_messaging_broker_blocked:
-    'Whether the broker blocks a connection of the service (1, connection.blocked: see /health for the reason) or not (0).',
-  saga_messaging_relay_pending: 'Outbox rows waiting to be published to the broker.',
-  saga_messaging_relay_oldest_pending_age_seconds:
-    'Age of the oldest outbox row waiting to be published, in seconds (0 when none waits).',
-  saga_messaging_relay_parked: 'Outbox rows parked after using up their publish attempts.',
-  saga_messaging_relay_published_total: 'Outbox rows the broker confirmed since the process started.',
-  saga_messaging_relay_failed_total: 'Outbox publish attempts that failed since the process started.',
-  saga_messaging_relay_parked_total: 'Outbox rows parked since the process started.',
-  saga_messaging_consumer_handled_total: 'Deliveries whose handler transaction committed, by handler.',
-  saga_messaging_consumer_duplicates_total:
-    'Deliveries the inbox had already seen, acknowledged without running the handler, by handler.',
-  saga_messaging_consumer_retried_total: 'Handler failures that were scheduled for a retry, by handler.',
-  saga_messaging_consumer_dead_lettered_total:
-    'Messages moved to the dead-letter queue (poison or out of attempts), by handler.',
-  saga_messaging_consumer_in_flight:
-    'Deliveries being worked on now (running or waiting for a slot or a retry), by handler.',
-}
-
 /** The HELP text of a messaging series: a sentence describing it, never just its name. */
 export function helpOf(name: string): string {
   return (
-    HELP[name] ?? `Value ${name.replace(/^saga_messaging_/, '')} of the @saga/messaging metrics snapshot.`
+    MESSAGING_METRIC_HELP[name] ??
+    `Value ${name.replace(/^saga_messaging_/, '')} of the @saga/messaging metrics snapshot.`
   )
 }
 

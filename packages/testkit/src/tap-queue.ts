@@ -7,10 +7,16 @@ export interface TappedMessage {
   /** AMQP `messageId` (the outbox row id). */
   messageId: string | undefined
   routingKey: string
+  /** AMQP `type`, the versioned event type. */
+  type: string | undefined
+  /** AMQP `correlationId`: the saga (order id). */
+  correlationId: string | undefined
+  /** AMQP `appId`: the publishing service. */
+  appId: string | undefined
   /** The parsed JSON body (a CloudEvents envelope), or the raw text when it is not JSON. */
   body: unknown
   properties: ConsumeMessage['properties']
-  /** When the tap received it (`performance.now()`, ms). */
+  /** When the tap received it (`Date.now()`, ms since the epoch, comparable with other processes' clocks here). */
   receivedAt: number
 }
 
@@ -20,6 +26,15 @@ export interface TapQueue {
   readonly messages: readonly TappedMessage[]
   /** Message ids in arrival order (duplicates included). */
   ids(): string[]
+  /** How many times each message id arrived. */
+  countsById(): Map<string, number>
+  /** The messages of one saga (AMQP correlationId = the order id), in arrival order. */
+  chain(correlationId: string): TappedMessage[]
+  /**
+   * Resolves with the first message, already here or arriving later, that satisfies `predicate`;
+   * rejects after `timeoutMs` ms naming `what`.
+   */
+  waitFor(predicate: (m: TappedMessage) => boolean, timeoutMs: number, what?: string): Promise<TappedMessage>
   /** Called for every message, after it is recorded. */
   onMessage(listener: (message: TappedMessage) => void): void
   /** Binds the queue again (after the exchange was deleted and remade, its bindings are gone). */
@@ -49,7 +64,7 @@ export async function tapQueue(
   await channel.assertQueue(queue, { exclusive: true, durable: false })
   for (const key of bindingKeys) await channel.bindQueue(queue, exchange, key)
   const messages: TappedMessage[] = []
-  const listeners: ((message: TappedMessage) => void)[] = []
+  const listeners = new Set<(message: TappedMessage) => void>()
   await channel.consume(
     queue,
     (delivery) => {
@@ -64,12 +79,15 @@ export async function tapQueue(
       const message: TappedMessage = {
         messageId: delivery.properties.messageId as string | undefined,
         routingKey: delivery.fields.routingKey,
+        type: delivery.properties.type as string | undefined,
+        correlationId: delivery.properties.correlationId as string | undefined,
+        appId: delivery.properties.appId as string | undefined,
         body,
         properties: delivery.properties,
-        receivedAt: performance.now(),
+        receivedAt: Date.now(),
       }
       messages.push(message)
-      for (const listener of listeners) listener(message)
+      for (const listener of [...listeners]) listener(message)
     },
     { noAck: true },
   )
@@ -81,7 +99,30 @@ export async function tapQueue(
       for (const key of keys) await channel.bindQueue(queue, exchange, key)
     },
     ids: () => messages.map((m) => m.messageId ?? ''),
-    onMessage: (listener) => void listeners.push(listener),
+    onMessage: (listener) => void listeners.add(listener),
+    countsById() {
+      const counts = new Map<string, number>()
+      for (const m of messages) if (m.messageId) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
+      return counts
+    },
+    chain: (correlationId) => messages.filter((m) => m.correlationId === correlationId),
+    waitFor(predicate, timeoutMs, what = 'message') {
+      const already = messages.find(predicate)
+      if (already) return Promise.resolve(already)
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          listeners.delete(listener)
+          reject(new Error(`tap ${queue}: no ${what} within ${timeoutMs} ms`))
+        }, timeoutMs)
+        const listener = (m: TappedMessage): void => {
+          if (!predicate(m)) return
+          clearTimeout(timer)
+          listeners.delete(listener)
+          resolve(m)
+        }
+        listeners.add(listener)
+      })
+    },
     waitForCount(n, timeoutMs) {
       const deadline = Date.now() + timeoutMs
       return new Promise((resolve, reject) => {

@@ -57,23 +57,37 @@ describe('testkit', () => {
     expect(await query(2_000)).toEqual({ one: 1 })
   })
 
-  it('when messages are published to the exchange, then the tap collects them with their ids', async () => {
+  it('when messages are published to the exchange, then the tap collects the bound ones with their ids, counts and chains', async () => {
     const exchange = uniqueName('testkit_ex')
     const tap = await tapQueue(AMQP_URL, exchange, ['a.*'])
     cleanups.push(() => deleteBrokerObjects({ exchanges: [exchange] }))
     cleanups.push(() => tap.delete())
     const connection = await amqp.connect(AMQP_URL)
     const channel = await connection.createConfirmChannel()
-    channel.publish(exchange, 'a.one', Buffer.from('{"n":1}'), { messageId: 'm1' })
-    channel.publish(exchange, 'b.two', Buffer.from('{"n":2}'), { messageId: 'm2' })
-    channel.publish(exchange, 'a.three', Buffer.from('{"n":3}'), { messageId: 'm3' })
+    const third = tap.waitFor((m) => m.routingKey === 'a.three', 5_000, 'a.three')
+    channel.publish(exchange, 'a.one', Buffer.from('{"n":1}'), { messageId: 'm1', correlationId: 'o1' })
+    channel.publish(exchange, 'b.two', Buffer.from('{"n":2}'), { messageId: 'm2', correlationId: 'o1' })
+    channel.publish(exchange, 'a.three', Buffer.from('{"n":3}'), { messageId: 'm3', correlationId: 'o2' })
+    channel.publish(exchange, 'a.one', Buffer.from('{"n":1}'), { messageId: 'm1', correlationId: 'o1' })
     await channel.waitForConfirms()
     await connection.close()
-    const messages = await tap.waitForCount(2, 5_000)
+    expect((await third).messageId).toBe('m3')
+    const messages = await tap.waitForCount(3, 5_000)
     expect(messages.map((m) => [m.messageId, m.body])).toEqual([
       ['m1', { n: 1 }],
       ['m3', { n: 3 }],
+      ['m1', { n: 1 }],
     ])
+    expect(tap.countsById()).toEqual(
+      new Map([
+        ['m1', 2],
+        ['m3', 1],
+      ]),
+    )
+    expect(tap.chain('o1').map((m) => m.messageId)).toEqual(['m1', 'm1'])
+    await expect(tap.waitFor((m) => m.routingKey === 'b.two', 200, 'b.two')).rejects.toThrow(
+      /no b.two within 200 ms/,
+    )
   })
 
   it('when broker objects are deleted by prefix, then none with that prefix is left', async () => {

@@ -49,6 +49,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'inventory', messaging: app.messaging })
-  await app.register(stockRoutes, { prisma: app.prisma })
+  await app.register(stockRoutes, { db: app.prisma })
   return app
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { createServiceApp, type ServiceApp } from '@saga/service-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MAX_AVAILABLE, stockRoutes } from '../src/routes/stock.js'
+import { stockRoutes } from '../src/routes/stock.js'
+import { MAX_AVAILABLE } from '../src/schemas.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
 
 let db: ServiceTestDatabase
@@ -10,7 +11,7 @@ let app: ServiceApp
 beforeAll(async () => {
   db = await createServiceTestDatabase('inventory')
   app = await createServiceApp({ service: 'inventory', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(stockRoutes, { prisma: db.prisma })
+  await app.register(stockRoutes, { db: db.prisma })
   await app.ready()
 })
 afterAll(async () => {
@@ -103,6 +104,24 @@ describe('PUT /stock/:sku and GET /stock/:sku', () => {
       payload: '{"available": ',
     })
     expect(res.statusCode).toBe(400)
+    expect(await stockRows()).toBe(before)
+  })
+})
+
+describe('bad input on the wire', () => {
+  it('when /stock/:sku has a sku over 100 characters, then 414 in the one error shape and nothing is written', async () => {
+    const before = await stockRows()
+    const response = await app.inject({
+      method: 'PUT',
+      url: `/stock/${'x'.repeat(101)}`,
+      payload: { available: 1 },
+    })
+    expect(response.statusCode).toBe(414)
+    expect(response.json()).toEqual({
+      error: 'URI Too Long',
+      message: 'A path parameter is longer than 100 characters',
+      details: [{ path: 'params', issue: 'is longer than 100 characters' }],
+    })
     expect(await stockRows()).toBe(before)
   })
 })

@@ -291,3 +291,75 @@ describe('OpenAPI', () => {
     expect(codes('/orders', 'get')).toEqual(['200', '400', '500', '503'])
   })
 })
+
+describe('bad input on the wire', () => {
+  const raw = (bytes: Buffer, headers: Record<string, string> = {}) =>
+    app.inject({
+      method: 'POST',
+      url: '/orders',
+      payload: bytes,
+      headers: { 'content-type': 'application/json', ...headers },
+    })
+  // The body of orderBody() with shippingAddress.name replaced by the bytes 41 <byte> 42.
+  const withNameBytes = (byte: number): Buffer => {
+    const [head, tail] = JSON.stringify(orderBody({})).split('Ana Lima') as [string, string]
+    return Buffer.concat([Buffer.from(head), Buffer.from([0x41, byte, 0x42]), Buffer.from(tail)])
+  }
+
+  it('when shippingAddress.name holds a byte that is not UTF-8, then 400 names it and nothing is written', async () => {
+    const before = await counts()
+    const response = await raw(withNameBytes(0xff))
+    expect(response.statusCode).toBe(400)
+    expect(response.json<ErrorBody>()).toMatchObject({
+      message: 'The body is not valid UTF-8',
+      details: [
+        { path: 'body', issue: expect.stringMatching(/^byte 0xff at offset \d+ is not valid UTF-8$/) },
+      ],
+    })
+    expect(await counts()).toEqual(before)
+  })
+
+  it('when two requests under one Idempotency-Key differ only in an invalid byte, then neither is taken as a replay', async () => {
+    const before = await counts()
+    const key = randomUUID()
+    const first = await raw(withNameBytes(0xff), { 'idempotency-key': key })
+    const second = await raw(withNameBytes(0xfe), { 'idempotency-key': key })
+    expect([first.statusCode, second.statusCode]).toEqual([400, 400])
+    expect(second.json<ErrorBody>().details[0]?.issue).toContain('0xfe')
+    expect(await counts()).toEqual(before)
+  })
+
+  it('when the body declares a charset other than UTF-8, then 415 and nothing is written', async () => {
+    const before = await counts()
+    const response = await raw(Buffer.from(JSON.stringify(orderBody())), {
+      'content-type': 'application/json; charset=iso-8859-1',
+    })
+    expect(response.statusCode).toBe(415)
+    expect(response.json<ErrorBody>().details).toEqual([
+      { path: 'headers.content-type', issue: 'charset must be utf-8' },
+    ])
+    expect(await counts()).toEqual(before)
+  })
+
+  it('when the body holds __proto__ or constructor.prototype, then 400 says which key is refused', async () => {
+    const before = await counts()
+    const body = JSON.stringify(orderBody())
+    const proto = await raw(Buffer.from(body.replace('{', '{"__proto__":{"status":"CONFIRMED"},')))
+    const ctor = await raw(Buffer.from(body.replace('{', '{"constructor":{"prototype":{"x":1}},')))
+    expect(proto.statusCode).toBe(400)
+    expect(proto.json<ErrorBody>().message).toContain("'__proto__' key")
+    expect(ctor.statusCode).toBe(400)
+    expect(ctor.json<ErrorBody>().message).toContain("'constructor.prototype' key")
+    expect(await counts()).toEqual(before)
+  })
+
+  it('when GET /orders/:id has an id over 100 characters, then 414 in the one error shape without echoing the path', async () => {
+    const response = await app.inject({ method: 'GET', url: `/orders/${'x'.repeat(101)}` })
+    expect(response.statusCode).toBe(414)
+    expect(response.json()).toEqual({
+      error: 'URI Too Long',
+      message: 'A path parameter is longer than 100 characters',
+      details: [{ path: 'params', issue: 'is longer than 100 characters' }],
+    })
+  })
+})

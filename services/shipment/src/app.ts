@@ -44,6 +44,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'shipment', messaging: app.messaging })
-  await app.register(shipmentRoutes, { prisma: app.prisma })
+  await app.register(shipmentRoutes, { db: app.prisma })
   return app
 }

@@ -10,7 +10,7 @@ let app: ServiceApp
 beforeAll(async () => {
   db = await createServiceTestDatabase('shipment')
   app = await createServiceApp({ service: 'shipment', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(shipmentRoutes, { prisma: db.prisma })
+  await app.register(shipmentRoutes, { db: db.prisma })
   await app.ready()
 })
 afterAll(async () => {

@@ -1,26 +1,11 @@
-import { Sku } from '@saga/contracts'
 import { errorResponses, HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
-
-/** Highest settable stock of one sku: far above any shop, far below PostgreSQL's int4 limit. */
-export const MAX_AVAILABLE = 1_000_000_000
-
-const StockParams = z.object({ sku: Sku.describe('Stock-keeping unit, e.g. MUG-001') })
-const SetStockBody = z.strictObject({
-  available: z.int().min(0).max(MAX_AVAILABLE).describe('Units free to reserve (replaces the current value)'),
-})
-const StockView = z.object({
-  sku: z.string(),
-  available: z.int().describe('Units free to reserve'),
-  reserved: z.int().describe('Units held by reservations of orders'),
-})
-type StockView = z.infer<typeof StockView>
+import { SetStockBody, StockParams, StockView } from '../schemas.js'
 
 /** Options of the stock routes: the service's Prisma client. */
 export interface StockRoutesOptions {
-  prisma: PrismaClient
+  db: PrismaClient
 }
 
 /**
@@ -28,7 +13,7 @@ export interface StockRoutesOptions {
  * `GET /stock/:sku` reads `{ sku, available, reserved }` (404 for an unknown sku). For operators and
  * tests; reservations change stock only through the saga.
  */
-export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, { prisma }, done) => {
+export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, { db }, done) => {
   app.put(
     '/stock/:sku',
     {
@@ -42,7 +27,7 @@ export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, {
     async (request) => {
       const { sku } = request.params
       // One statement, so two operators setting the same sku never collide on the insert.
-      const rows = await prisma.$queryRaw<StockView[]>`
+      const rows = await db.$queryRaw<StockView[]>`
         INSERT INTO stock (sku, available) VALUES (${sku}, ${request.body.available})
         ON CONFLICT (sku) DO UPDATE SET available = EXCLUDED.available, updated_at = now()
         RETURNING sku, available, reserved`
@@ -61,7 +46,7 @@ export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, {
       },
     },
     async (request) => {
-      const stock = await prisma.stock.findUnique({
+      const stock = await db.stock.findUnique({
         where: { sku: request.params.sku },
         select: { sku: true, available: true, reserved: true },
       })

@@ -1,5 +1,5 @@
 import type { Prisma } from '../generated/prisma/client.js'
-import type { OrderPage, OrderView } from '../routes/order-schemas.js'
+import type { OrderPage, OrderView } from '../schemas.js'
 import { timelineQuery } from './timeline.js'
 import type { Db, Tx } from './types.js'
 

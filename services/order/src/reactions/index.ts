@@ -20,7 +20,7 @@ import { recordTimelineWhen } from './record-timeline-when.js'
  *
  * OrderConfirmed and OrderCancelled end the chain; no other service of the fleet consumes them. The
  * relay publishes with `mandatory`, and a message no queue takes is returned, retried and finally
- * parked (design.md), so without a consumer every order would leave a parked row and turn the
+ * parked (docs/architecture.md, "Outbox"), so without a consumer every order would leave a parked row and turn the
  * order service's readiness red. The order service is their consumer here: recording them is a
  * no-op for the timeline (it already holds them, keyed by message id) and confirms they went out.
  * A notification or analytics service would bind queues of its own beside these.

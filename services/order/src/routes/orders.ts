@@ -1,6 +1,5 @@
 import { errorResponses, HttpError } from '@saga/service-kit'
-import type { FastifyPluginCallback } from 'fastify'
-import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { createOrder } from '../orders/create-order.js'
 import { decodeCursor, findOrderView, listOrders } from '../orders/order-view.js'
 import type { Db, Transactor } from '../orders/types.js'
@@ -12,7 +11,7 @@ import {
   OrderPage,
   OrderParams,
   OrderView,
-} from './order-schemas.js'
+} from '../schemas.js'
 
 /** What the order routes need: reads through `db`, writes through `transactor` (messaging's transaction). */
 export interface OrderRoutesOptions {
@@ -24,9 +23,7 @@ export interface OrderRoutesOptions {
  * POST /orders, GET /orders/:id, GET /orders. Encapsulated (not fastify-plugin): the routes see the
  * app's error handler and type provider but add nothing to it.
  */
-export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, opts, done) => {
-  const app = fastify.withTypeProvider<ZodTypeProvider>()
-
+export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, { db, transactor }, done) => {
   app.post(
     '/orders',
     {
@@ -45,7 +42,7 @@ export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, 
     },
     async (request, reply) => {
       const idempotencyKey = request.headers['idempotency-key']
-      const result = await createOrder({ db: opts.db, transactor: opts.transactor }, request.body, {
+      const result = await createOrder({ db, transactor }, request.body, {
         idempotencyKey,
       })
       if (result.kind === 'key-reused') {
@@ -77,7 +74,7 @@ export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, 
       },
     },
     async (request) => {
-      const order = await findOrderView(opts.db, request.params.id)
+      const order = await findOrderView(db, request.params.id)
       if (!order) throw new HttpError(404, `Order ${request.params.id} not found`)
       return order
     },
@@ -101,7 +98,7 @@ export const orderRoutes: FastifyPluginCallback<OrderRoutesOptions> = (fastify, 
           { path: 'querystring.cursor', issue: 'is not a cursor this API returned' },
         ])
       }
-      return listOrders(opts.db, { status, limit, after })
+      return listOrders(db, { status, limit, after })
     },
   )
   done()

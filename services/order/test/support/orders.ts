@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { CreateOrderBody } from '../../src/routes/order-schemas.js'
+import type { CreateOrderBody } from '../../src/schemas.js'
 
 /** A valid POST /orders body with a fresh customer id: 2 x 1250 + 1 x 1999 = 4499 EUR cents. */
 export const orderBody = (overrides: Partial<CreateOrderBody> = {}): CreateOrderBody => ({

@@ -1,8 +1,7 @@
 import { errorResponses } from '@saga/service-kit'
-import type { FastifyPluginCallback } from 'fastify'
-import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
-import { PaymentList, PaymentsQuery } from './payment-schemas.js'
+import { PaymentList, PaymentsQuery } from '../schemas.js'
 
 /** What the payment routes need: the database client for reads. */
 export interface PaymentRoutesOptions {
@@ -13,8 +12,7 @@ export interface PaymentRoutesOptions {
  * GET /payments?orderId=: the order's charge attempts with their refunds (an empty list for an order
  * payment has not seen). Encapsulated route plugin.
  */
-export const paymentRoutes: FastifyPluginCallback<PaymentRoutesOptions> = (fastify, opts, done) => {
-  const app = fastify.withTypeProvider<ZodTypeProvider>()
+export const paymentRoutes: FastifyPluginCallbackZod<PaymentRoutesOptions> = (app, { db }, done) => {
   app.get(
     '/payments',
     {
@@ -26,7 +24,7 @@ export const paymentRoutes: FastifyPluginCallback<PaymentRoutesOptions> = (fasti
       },
     },
     async (request): Promise<PaymentList> => {
-      const rows = await opts.db.payment.findMany({
+      const rows = await db.payment.findMany({
         where: { orderId: request.query.orderId },
         include: { refund: true },
         orderBy: { createdAt: 'asc' },

@@ -1,31 +1,18 @@
-import { Id } from '@saga/contracts'
 import { errorResponses } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import type { PrismaClient } from '../generated/prisma/client.js'
-
-const ShipmentsQuery = z.strictObject({ orderId: Id.describe('The order whose shipments to list') })
-const ShipmentView = z.object({
-  id: z.uuid(),
-  orderId: z.uuid(),
-  status: z.enum(['CREATED']),
-  carrier: z.string(),
-  trackingNumber: z.string(),
-  country: z.string().describe('ISO 3166-1 alpha-2 destination country'),
-  createdAt: z.iso.datetime({ offset: true }),
-})
-const ShipmentList = z.object({ items: z.array(ShipmentView) })
+import { ShipmentList, ShipmentsQuery } from '../schemas.js'
 
 /** Options of the shipment routes: the service's Prisma client. */
 export interface ShipmentRoutesOptions {
-  prisma: PrismaClient
+  db: PrismaClient
 }
 
 /**
  * `GET /shipments?orderId=<uuid>`: `{ items: [{ id, orderId, status, carrier, trackingNumber,
  * country, createdAt }] }`, empty when the order has none (refused, or not reached shipment yet).
  */
-export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (app, { prisma }, done) => {
+export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (app, { db }, done) => {
   app.get(
     '/shipments',
     {
@@ -36,7 +23,7 @@ export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (
       },
     },
     async (request) => {
-      const shipments = await prisma.shipment.findMany({
+      const shipments = await db.shipment.findMany({
         where: { orderId: request.query.orderId },
         orderBy: { createdAt: 'asc' },
         select: {

@@ -1,0 +1,137 @@
+import { isUtf8 } from 'node:buffer'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { HttpError } from './errors.js'
+
+// `charset=...` in a Content-Type header, quoted or not (RFC 9110 section 8.3).
+const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i
+
+/**
+ * The offset of the first byte of `bytes` that is not part of a well-formed UTF-8 sequence
+ * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or -1 when all are.
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i] ?? 0
+    const [length, min, max] =
+      b < 0x80
+        ? [1, 0, 0]
+        : b >= 0xc2 && b <= 0xdf
+          ? [2, 0x80, 0xbf]
+          : b === 0xe0
+            ? [3, 0xa0, 0xbf]
+            : b === 0xed
+              ? [3, 0x80, 0x9f]
+              : b >= 0xe1 && b <= 0xef
+                ? [3, 0x80, 0xbf]
+                : b === 0xf0
+                  ? [4, 0x90, 0xbf]
+                  : b === 0xf4
+                    ? [4, 0x80, 0x8f]
+                    : b >= 0xf1 && b <= 0xf3
+                      ? [4, 0x80, 0xbf]
+                      : [0, 0, 0]
+    if (length === 0) return i
+    // The second byte has the lead byte's own range; the others are plain continuation bytes.
+    for (let k = 1; k < length; k++) {
+      const c = bytes[i + k]
+      const [lo, hi] = k === 1 ? [min, max] : [0x80, 0xbf]
+      if (c === undefined || c < lo || c > hi) return i
+    }
+    i += length
+  }
+  return -1
+}
+
+/** What `parseJsonBody` refuses, as the one error shape's 4xx (thrown as HttpError). */
+function refuse(statusCode: number, message: string, path: string, issue: string): HttpError {
+  return new HttpError(statusCode, message, [{ path, issue }])
+}
+
+/**
+ * Parses a JSON request body, refusing what the framework would otherwise let through or explain
+ * poorly: a declared charset other than UTF-8 (415; RFC 8259 section 8.1: JSON between systems is
+ * UTF-8), bytes that are not UTF-8 (400, instead of storing them as U+FFFD), malformed JSON (400
+ * with the parser's reason), and `__proto__` or `constructor.prototype` keys (400 naming the key:
+ * they could pollute prototypes, so they are refused, not dropped).
+ * @throws HttpError 415 or 400 as above; an empty body is 400 too
+ */
+export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
+  const match = CHARSET.exec(contentType ?? '')
+  const charset = (match?.[1] ?? match?.[2] ?? 'utf-8').toLowerCase()
+  if (charset !== 'utf-8' && charset !== 'utf8') {
+    throw refuse(
+      415,
+      `The body's charset '${charset}' is not supported; send UTF-8`,
+      'headers.content-type',
+      'charset must be utf-8',
+    )
+  }
+  if (!isUtf8(body)) {
+    const at = firstInvalidUtf8(body)
+    const byte = (body[at] ?? 0).toString(16).padStart(2, '0')
+    throw refuse(
+      400,
+      'The body is not valid UTF-8',
+      'body',
+      `byte 0x${byte} at offset ${at} is not valid UTF-8`,
+    )
+  }
+  const text = body.toString('utf8')
+  if (text.trim() === '') throw refuse(400, 'The body is empty; send a JSON document', 'body', 'is empty')
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw refuse(400, 'Body is not valid JSON', 'body', (error as Error).message)
+  }
+  const forbidden = forbiddenKey(value, 'body')
+  if (forbidden !== undefined) {
+    const key = forbidden.endsWith('__proto__') ? '__proto__' : 'constructor.prototype'
+    throw refuse(
+      400,
+      `The body holds a '${key}' key, which is refused (it could pollute prototypes)`,
+      forbidden,
+      'is not an allowed key',
+    )
+  }
+  return value
+}
+
+/**
+ * The path of the first `__proto__` key, or `constructor` key holding a `prototype`, in a parsed
+ * JSON value (JSON.parse keeps them as own properties; merging such an object into another could
+ * replace that object's prototype). Undefined when there is none.
+ */
+function forbiddenKey(value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  if (Object.hasOwn(value, '__proto__')) return `${path}.__proto__`
+  const ctor: unknown = Object.hasOwn(value, 'constructor')
+    ? (value as { constructor: unknown }).constructor
+    : undefined
+  if (typeof ctor === 'object' && ctor !== null && Object.hasOwn(ctor, 'prototype'))
+    return `${path}.constructor.prototype`
+  for (const [key, inner] of Object.entries(value)) {
+    const found = forbiddenKey(inner, `${path}.${key}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * Replaces fastify's JSON body parser with `parseJsonBody` (same body limit, read as bytes so the
+ * UTF-8 check sees what was sent).
+ */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer' },
+    (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
+      try {
+        done(null, parseJsonBody(request.headers['content-type'], body))
+      } catch (error) {
+        done(error as Error)
+      }
+    },
+  )
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { firstInvalidUtf8, parseJsonBody } from './json-body.js'
+
+const bytes = (...b: number[]) => Buffer.from(b)
+
+describe('firstInvalidUtf8', () => {
+  it('when every sequence is well formed, then it finds none', () => {
+    expect(firstInvalidUtf8(Buffer.from('Ana Lima, Zürich 🚚 €', 'utf8'))).toBe(-1)
+  })
+
+  it('when a byte cannot start or continue a sequence, then it names its offset', () => {
+    expect(firstInvalidUtf8(bytes(0x41, 0xff, 0x42))).toBe(1)
+    expect(firstInvalidUtf8(bytes(0x41, 0xc3))).toBe(1) // truncated
+    expect(firstInvalidUtf8(bytes(0xc0, 0xaf))).toBe(0) // overlong '/'
+    expect(firstInvalidUtf8(bytes(0xed, 0xa0, 0x80))).toBe(0) // a UTF-16 surrogate
+    expect(firstInvalidUtf8(bytes(0xf4, 0x90, 0x80, 0x80))).toBe(0) // past U+10FFFF
+  })
+})
+
+describe('parseJsonBody', () => {
+  it('when the body is UTF-8 JSON, with or without a utf-8 charset, then it is parsed', () => {
+    const body = Buffer.from('{"name":"Zoë"}', 'utf8')
+    expect(parseJsonBody('application/json', body)).toEqual({ name: 'Zoë' })
+    expect(parseJsonBody('application/json; charset="UTF-8"', body)).toEqual({ name: 'Zoë' })
+  })
+
+  it('when two bodies differ only in an invalid byte, then both are refused rather than read as the same U+FFFD', () => {
+    const a = Buffer.from([...Buffer.from('{"name":"A'), 0xff, ...Buffer.from('B"}')])
+    const b = Buffer.from([...Buffer.from('{"name":"A'), 0xfe, ...Buffer.from('B"}')])
+    expect(() => parseJsonBody('application/json', a)).toThrow('The body is not valid UTF-8')
+    expect(() => parseJsonBody('application/json', b)).toThrow('The body is not valid UTF-8')
+  })
+
+  it('when a charset other than UTF-8 is declared, then it is refused with 415', () => {
+    expect(() => parseJsonBody('application/json; charset=latin1', Buffer.from('{}'))).toThrow(
+      expect.objectContaining({ statusCode: 415 }),
+    )
+  })
+
+  it('when a key could pollute prototypes, then the refusal names it', () => {
+    expect(() => parseJsonBody('application/json', Buffer.from('[{"__proto__":{}}]'))).toThrow(
+      expect.objectContaining({ details: [{ path: 'body.0.__proto__', issue: 'is not an allowed key' }] }),
+    )
+  })
+})
