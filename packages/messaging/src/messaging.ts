@@ -1,11 +1,19 @@
 import type pg from 'pg'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
-import { createConsumer, type Consumer, type ConsumerHealth, type ConsumerMetrics } from './inbox/consumer.js'
+import { createConsumer, type Consumer } from './inbox/consumer.js'
 import { createRelay, type Relay, type RelayOptions } from './outbox/relay.js'
 import { createBatchRecorder, type BatchRecorder } from './recorder/recorder.js'
-import type { RecorderCounters, RecorderDefinition } from './recorder/types.js'
+import type { RecorderDefinition } from './recorder/types.js'
+import {
+  messagingHealth,
+  messagingMetrics,
+  type MessagingHealth,
+  type MessagingMetrics,
+} from './messaging-health.js'
 import { createSignals, type Signals } from './signals.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from './types.js'
+
+export type { MessagingHealth, MessagingMetrics } from './messaging-health.js'
 
 /** Relay settings of `createMessaging` (see `createRelay` for each default). */
 export type MessagingRelayOptions = Omit<
@@ -57,8 +65,8 @@ export interface MessagingOptions<Tx extends TransactionClient> {
   /** What this service consumes; one queue each. Default none. */
   handlers?: ReadonlyArray<HandlerDefinition<Tx>>
   /**
-   * Facts this service only records (a timeline): one queue each, written in batches with no inbox
-   * row and no transaction per message (see `RecorderDefinition`). Default none.
+   * Batch recorders for facts this service only records (no decision): one queue each, many
+   * deliveries per statement on `pool`, no inbox transaction (see README, "Batch recorder"). Default none.
    */
   recorders?: ReadonlyArray<RecorderDefinition>
   /** pino or anything with debug/info/warn/error(obj, msg). Default silent. */
@@ -69,52 +77,6 @@ export interface MessagingOptions<Tx extends TransactionClient> {
   readyMaxOutboxAgeMs?: number
   /** Longest `start()` waits for the broker before returning anyway (it keeps connecting), ms. Default 3,000. */
   startWaitMs?: number
-}
-
-/** What `health()` reports; cheap and synchronous (outbox figures are refreshed in the background). */
-export interface MessagingHealth {
-  /** Broker reachable, consumers consuming, outbox not falling behind. */
-  ready: boolean
-  /** Why `ready` is false, e.g. `['broker: relay connection down']`; empty when ready. */
-  problems: string[]
-  /** Every AMQP connection this instance needs is open. */
-  broker: boolean
-  /** Age of the oldest pending outbox row, ms (as of the last refresh, every few seconds). */
-  oldestPendingAgeMs: number
-  /**
-   * `blocked` (relay and consumer): the broker's reason while it blocks that connection's publishes
-   * (`connection.blocked`, e.g. `low on memory` during a memory alarm), else null. The relay waits
-   * for `connection.unblocked` meanwhile instead of publishing into a timeout.
-   * `statsAgeMs`: how old the pending and parked figures are, ms (-1 before the first read).
-   */
-  relay: {
-    enabled: boolean
-    connected: boolean
-    pending: number
-    parked: number
-    blocked: string | null
-    statsAgeMs: number
-  }
-  consumer: { enabled: boolean; connected: boolean; blocked: string | null } & ConsumerHealth
-}
-
-/** Counters and gauges; numeric leaves map to Prometheus series (`*Total` counters, `*Ms` durations). */
-export interface MessagingMetrics {
-  /** 1 when every needed AMQP connection is open, else 0. */
-  brokerUp: number
-  /** 1 while the broker blocks a connection of this instance (`connection.blocked`), else 0; the reason is in `health()`. */
-  brokerBlocked: number
-  relay: {
-    pending: number
-    oldestPendingAgeMs: number
-    parked: number
-    publishedTotal: number
-    failedTotal: number
-    parkedTotal: number
-  }
-  consumer: ConsumerMetrics
-  /** Batch recorders' counters, summed and per recorder (absent without recorders). */
-  recorder?: RecorderCounters & { byHandler: Record<string, RecorderCounters> }
 }
 
 /** The per-service facade: see `createMessaging`. */
@@ -145,18 +107,6 @@ const PG_POOL_DEFAULT_MAX = 10
 /** 40 % of the pool for handler transactions, at least 1: the rest stays free for routes and the relay. */
 const defaultConcurrency = (pool: pg.Pool): number =>
   Math.max(1, Math.floor((pool.options.max ?? PG_POOL_DEFAULT_MAX) * 0.4))
-
-/** The recorders' counters, summed, and per recorder under `byHandler` (labelled like handlers in /metrics). */
-function recorderMetrics(recorders: readonly BatchRecorder[]): NonNullable<MessagingMetrics['recorder']> {
-  const total: RecorderCounters = { recordedTotal: 0, batchesTotal: 0, splitTotal: 0, deadLetteredTotal: 0 }
-  const byHandler: Record<string, RecorderCounters> = {}
-  for (const recorder of recorders) {
-    byHandler[recorder.name] = { ...recorder.counters }
-    for (const key of Object.keys(total) as Array<keyof RecorderCounters>)
-      total[key] += recorder.counters[key]
-  }
-  return { ...total, byHandler }
-}
 
 /**
  * Creates the messaging of one service: outbox relay, inbox consumers, topology, health and metrics.
@@ -226,55 +176,8 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
   }
   let stopping: Promise<void> | undefined
 
-  const health = (): MessagingHealth => {
-    const stats = relay?.stats()
-    const consumerHealth = consumer?.health() ?? {
-      consuming: true,
-      transactions: { limit: 0, running: 0, waiting: 0 },
-      handlers: {},
-    }
-    const relayConnected = relay?.isConnected ?? true
-    const consumerConnected = consumerConnection?.isConnected ?? true
-    const oldestPendingAgeMs = stats?.oldestPendingAgeMs ?? 0
-    const relayBlocked = relay?.blocked ?? null
-    const consumerBlocked = consumerConnection?.blocked ?? null
-    const problems: string[] = []
-    if (!relayConnected) problems.push('broker: relay connection down')
-    if (!consumerConnected) problems.push('broker: consumer connection down')
-    if (relayBlocked !== null)
-      problems.push(`broker: relay connection blocked by the broker (${relayBlocked})`)
-    if (consumerBlocked !== null)
-      problems.push(`broker: consumer connection blocked by the broker (${consumerBlocked})`)
-    const recording = recorders.every((recorder) => recorder.consuming)
-    if (consumerConnected && !(consumerHealth.consuming && recording))
-      problems.push('consumer: not consuming every queue')
-    if (oldestPendingAgeMs > readyMaxOutboxAgeMs) {
-      problems.push(
-        `outbox: oldest pending row is ${oldestPendingAgeMs} ms old (limit ${readyMaxOutboxAgeMs} ms)`,
-      )
-    }
-    return {
-      ready: problems.length === 0,
-      problems,
-      broker: relayConnected && consumerConnected,
-      oldestPendingAgeMs,
-      relay: {
-        enabled: relay !== undefined,
-        connected: relayConnected,
-        pending: stats?.pending ?? 0,
-        parked: stats?.parked ?? 0,
-        blocked: relayBlocked,
-        statsAgeMs:
-          stats?.refreshedAtMono === undefined ? -1 : Math.round(performance.now() - stats.refreshedAtMono),
-      },
-      consumer: {
-        enabled: consumer !== undefined,
-        connected: consumerConnected,
-        blocked: consumerBlocked,
-        ...consumerHealth,
-      },
-    }
-  }
+  const health = (): MessagingHealth =>
+    messagingHealth({ relay, consumer, recorders, consumerConnection, readyMaxOutboxAgeMs })
 
   return {
     signals,
@@ -300,30 +203,7 @@ export function createMessaging<Tx extends TransactionClient>(options: Messaging
       return result
     },
     health,
-    metrics() {
-      const stats = relay?.stats()
-      const empty = {
-        handledTotal: 0,
-        duplicatesTotal: 0,
-        retriedTotal: 0,
-        deadLetteredTotal: 0,
-        inFlight: 0,
-      }
-      return {
-        brokerUp: health().broker ? 1 : 0,
-        brokerBlocked: relay?.blocked !== undefined || consumerConnection?.blocked !== undefined ? 1 : 0,
-        relay: {
-          pending: stats?.pending ?? 0,
-          oldestPendingAgeMs: stats?.oldestPendingAgeMs ?? 0,
-          parked: stats?.parked ?? 0,
-          publishedTotal: stats?.publishedTotal ?? 0,
-          failedTotal: stats?.failedTotal ?? 0,
-          parkedTotal: stats?.parkedTotal ?? 0,
-        },
-        consumer: consumer?.metrics() ?? { ...empty, byHandler: {} },
-        ...(recorders.length > 0 ? { recorder: recorderMetrics(recorders) } : {}),
-      }
-    },
+    metrics: () => messagingMetrics({ relay, consumer, recorders, consumerConnection }),
     stop() {
       // Consumers first: their handlers may still enqueue rows and wake the relay.
       stopping ??= (async () => {

@@ -207,7 +207,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
       continue
     }
 
-    // The channel went while the transaction ran: the redelivered copy continues the count.
+    // The channel went while the transaction ran: the redelivered copy takes over from here.
     if (stopping.aborted) return
     const error = describe(outcome.error)
     if (afterFailure(attempt, policy) === 'dead-letter') {

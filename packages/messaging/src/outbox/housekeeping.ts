@@ -36,6 +36,7 @@ export interface Housekeeping {
 // The parked count scans the table (no index covers failed_at), so it is read every 10th time;
 // this relay's own parks are counted at once (see relay.ts).
 const PARKED_EVERY = 10
+const SOON_MIN_GAP_MS = 250
 
 /** Creates the housekeeping of one relay; see `Housekeeping`. */
 export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
@@ -98,7 +99,11 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
       changedSinceVacuum += rows
     },
     refreshSoon() {
-      if (refreshing) return
+      // Only when the figures show a backlog that may be gone, and at most every 250 ms: under a
+      // steady load the loop goes idle after nearly every batch, and a count per batch would add
+      // a round trip to the publish path's database.
+      const sinceRead = performance.now() - (current.refreshedAtMono ?? -Infinity)
+      if (refreshing || current.pending === 0 || sinceRead < SOON_MIN_GAP_MS) return
       refreshing = track(refreshStats())
         .catch((error: unknown) => log?.debug({ err: error }, 'outbox stats read failed'))
         .finally(() => (refreshing = undefined))
