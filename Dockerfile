@@ -10,6 +10,7 @@ WORKDIR /repo
 COPY package.json package-lock.json ./
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/fleet/package.json packages/fleet/
+COPY packages/load/package.json packages/load/
 COPY packages/messaging/package.json packages/messaging/
 COPY packages/service-kit/package.json packages/service-kit/
 COPY packages/testkit/package.json packages/testkit/
