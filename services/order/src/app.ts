@@ -10,7 +10,7 @@ import {
 import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
 import { messagingPlugin } from './plugins/messaging.js'
-import { orderReactions } from './reactions/index.js'
+import { orderReactions, timelineRecorder } from './reactions/index.js'
 import { orderRoutes } from './routes/orders.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`). */
@@ -29,7 +29,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
-  await app.register(messagingPlugin, { config, handlers: orderReactions({ logger: app.log }) })
+  await app.register(messagingPlugin, {
+    config,
+    handlers: orderReactions({ logger: app.log }),
+    recorders: [timelineRecorder({ logger: app.log })],
+  })
   await app.register(healthPlugin, {
     checks: [
       databaseCheck(app.pool),

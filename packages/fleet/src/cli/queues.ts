@@ -16,12 +16,8 @@ const KNOWN_HANDLERS: Record<string, string[]> = {
     'cancel-order-when-payment-failed',
     'cancel-order-when-stock-reservation-failed',
     'cancel-order-when-shipment-failed',
-    'record-timeline-when-payment-processed',
-    'record-timeline-when-stock-reserved',
-    'record-timeline-when-payment-refunded',
-    'record-timeline-when-stock-released',
-    'record-timeline-when-order-confirmed',
-    'record-timeline-when-order-cancelled',
+    // The batch recorder of the order timeline (six event types, one queue).
+    'record-timeline',
   ],
   payment: [
     'process-payment-when-order-created',

@@ -1,4 +1,10 @@
-import { createMessaging, prismaDatabase, type HandlerDefinition, type Messaging } from '@saga/messaging'
+import {
+  createMessaging,
+  prismaDatabase,
+  type HandlerDefinition,
+  type Messaging,
+  type RecorderDefinition,
+} from '@saga/messaging'
 import { messagingSettings, TRANSACTION_LIMITS } from '@saga/service-kit'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -11,10 +17,11 @@ declare module 'fastify' {
   }
 }
 
-/** Options of the messaging plugin: the config and the handlers from src/reactions/index.ts. */
+/** Options of the messaging plugin: the config, and the handlers and recorders from src/reactions/index.ts. */
 export interface MessagingPluginOptions {
   config: Config
   handlers: ReadonlyArray<HandlerDefinition<Tx>>
+  recorders?: ReadonlyArray<RecorderDefinition>
 }
 
 /**
@@ -23,7 +30,7 @@ export interface MessagingPluginOptions {
  * in-flight handlers and the relay batch before the db plugin closes the pool.
  */
 export const messagingPlugin = fp(
-  async (app: FastifyInstance, { config, handlers }: MessagingPluginOptions) => {
+  async (app: FastifyInstance, { config, handlers, recorders }: MessagingPluginOptions) => {
     const messaging = createMessaging<Tx>({
       service: 'order',
       queuePrefix: config.AMQP_QUEUE_PREFIX,
@@ -32,6 +39,7 @@ export const messagingPlugin = fp(
       amqpUrl: config.AMQP_URL,
       exchange: config.AMQP_EXCHANGE,
       handlers,
+      recorders,
       logger: app.log,
       ...messagingSettings(config),
     })
