@@ -1,3 +1,4 @@
+import amqp from 'amqplib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AMQP_URL, deleteBrokerObjects } from '@saga/testkit'
 import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
@@ -23,7 +24,7 @@ beforeAll(async () => {
     'CREATE TABLE recorded (message_id uuid PRIMARY KEY, n integer NOT NULL CHECK (n >= 0))',
   )
 })
-const RECORDERS = ['burst', 'twice', 'isolated']
+const RECORDERS = ['burst', 'twice', 'isolated', 'requeued']
 afterAll(async () => {
   if (!fixture) return
   const queues = RECORDERS.map((name) => fixture.queue(name))
@@ -124,6 +125,28 @@ describe('batch recorder', () => {
 
     expect(await recordedIds([body.id as string])).toEqual([body.id])
     expect(await fixture.ready(fixture.queue('twice'))).toBe(0)
+  })
+
+  it('when a message is sent straight to its queue (as `order dlq requeue` does), then it is recorded by its type', async () => {
+    const signals = createSignals()
+    const handled = collect(signals, 'handled')
+    const { recorder, connection } = await startRecorder(recordedDefinition('requeued'), signals)
+    const body = envelope({ data: { n: 3 } })
+    // The default exchange routes by queue name, so the routing key is the queue's, not the event's.
+    const sender = await amqp.connect(AMQP_URL)
+    const channel = await sender.createConfirmChannel()
+    channel.sendToQueue(fixture.queue('requeued'), Buffer.from(JSON.stringify(body)), {
+      type: happened.type,
+      messageId: body.id as string,
+      persistent: true,
+    })
+    await channel.waitForConfirms()
+    await sender.close()
+    await eventually('recorded', () => handled.length === 1)
+    await recorder.stop()
+    await connection.close()
+
+    expect(await recordedIds([body.id as string])).toEqual([body.id])
   })
 
   it('when an invalid message and a row the database refuses are among valid ones, then both are dead-lettered with the reason and the rest are recorded', async () => {

@@ -20,7 +20,7 @@ export interface FlushControl {
 export interface FlushRuntime {
   definition: RecorderDefinition
   db: Queryable
-  /** The recorded contracts by routing key. */
+  /** The recorded contracts by routing key and by type. */
   contracts: ReadonlyMap<string, MessageContract<unknown>>
   counters: RecorderCounters
   signals: Signals
@@ -40,6 +40,24 @@ const rowFault = (error: unknown): boolean => {
   const code = (error as { code?: unknown }).code
   if (typeof code !== 'string') return true
   return code.length === 5 && (code.startsWith('22') || code.startsWith('23'))
+}
+
+/**
+ * The contract a delivery is checked against: by its routing key, which is the common case; else by
+ * its AMQP `type`, or the envelope's, for a delivery sent straight to the queue (`order dlq requeue`
+ * uses the default exchange, so the routing key is the queue's name). The rare fallback parses once more.
+ */
+function contractOf(delivery: ConsumeMessage, contracts: FlushRuntime['contracts']) {
+  const byKey = contracts.get(delivery.fields.routingKey)
+  if (byKey) return byKey
+  const type: unknown = delivery.properties.type
+  if (typeof type === 'string' && contracts.has(type)) return contracts.get(type)
+  try {
+    const body = JSON.parse(delivery.content.toString('utf8')) as { type?: unknown }
+    return typeof body.type === 'string' ? contracts.get(body.type) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
@@ -109,9 +127,12 @@ export async function flushBatch(
   }
 
   for (const delivery of deliveries) {
-    const contract = runtime.contracts.get(delivery.fields.routingKey)
+    const contract = contractOf(delivery, runtime.contracts)
     if (!contract) {
-      await deadLetter(delivery, `routing key '${delivery.fields.routingKey}' is not recorded here`)
+      await deadLetter(
+        delivery,
+        `neither routing key '${delivery.fields.routingKey}' nor the type is recorded here`,
+      )
       continue
     }
     const parsed = await parseDelivery(
