@@ -33,13 +33,17 @@ export interface FlushRuntime {
 
 type Outcome = 'done' | 'requeue'
 
-// SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation) are about the row
-// (https://www.postgresql.org/docs/current/errcodes-appendix.html); anything else (a lost
-// connection, a server shutting down, too many connections) is the database's, not the message's.
+/**
+ * Whether a failed `record` is the rows' fault: SQLSTATE class 22 (data exception) or 23 (integrity
+ * constraint violation) (https://www.postgresql.org/docs/current/errcodes-appendix.html), or a
+ * TypeError/RangeError from `record`'s own code on the message's data. Anything else is the
+ * database's: a lost connection (pg's "Connection terminated unexpectedly" carries no code at all),
+ * a server shutting down, too many connections; those are waited out, never dead-lettered.
+ */
 const rowFault = (error: unknown): boolean => {
+  if (error instanceof TypeError || error instanceof RangeError) return true
   const code = (error as { code?: unknown }).code
-  if (typeof code !== 'string') return true
-  return code.length === 5 && (code.startsWith('22') || code.startsWith('23'))
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)
 }
 
 /**
