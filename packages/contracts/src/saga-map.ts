@@ -27,20 +27,24 @@ export const producers: Readonly<Record<ServiceName, readonly EventContract[]>> 
  * One handler (and one queue, `<prefix>.<handler>`) of one service. `mayEmit` lists the facts its
  * transaction may enqueue, as alternatives: exactly one of them per handled message when the step
  * goes through, success first and failure second for a decision (payment, stock, shipment); empty for
- * a handler that only records (the order timeline).
+ * a handler that only records (the order timeline). `recorder: true` marks a fact the service only
+ * records through a batch recorder: several facts share its handler name and queue, and it runs no
+ * inbox transaction per message (packages/messaging README, "Batch recorder").
  */
 export interface Reaction {
   service: ServiceName
   handler: string
   reactsTo: EventContract
   mayEmit: readonly EventContract[]
+  recorder?: true
 }
 
 const recordTimeline = (fact: EventContract): Reaction => ({
   service: 'order',
-  handler: `record-timeline-when-${fact.routingKey.replace(/\./g, '-')}`,
+  handler: 'record-timeline',
   reactsTo: fact,
   mayEmit: [],
+  recorder: true,
 })
 
 /**
@@ -129,7 +133,7 @@ export const failedStepService: Readonly<Record<FailedStep, ServiceName>> = {
   shipment: 'shipment',
 }
 
-/** The reactions of one service, in map order: what its `reactions/index.ts` registers. */
+/** The reactions of one service, in map order: what its `reactions/index.ts` registers (handlers and recorders). */
 export const reactionsOf = (service: ServiceName): Reaction[] => sagaMap.filter((r) => r.service === service)
 
 /**

@@ -18,13 +18,25 @@ describe('saga map', () => {
   })
 
   it('when a handler is named, then it is unique within its service and follows <reaction>-when-<fact>', () => {
+    const handlers = sagaMap.filter((r) => r.recorder !== true)
     for (const service of SERVICES) {
-      const names = reactionsOf(service).map((r) => r.handler)
+      const names = handlers.filter((r) => r.service === service).map((r) => r.handler)
       expect(new Set(names).size).toBe(names.length)
     }
-    for (const r of sagaMap) {
+    for (const r of handlers) {
       expect(r.handler).toMatch(new RegExp(`-when-${r.reactsTo.routingKey.replace(/\./g, '-')}$`))
     }
+  })
+
+  it('when a fact is only recorded, then its recorder emits nothing and takes the fact once', () => {
+    const recorded = sagaMap.filter((r) => r.recorder === true)
+    expect(recorded.length).toBeGreaterThan(0)
+    for (const r of recorded) expect(r.mayEmit).toEqual([])
+    const keys = recorded.map((r) => `${r.service}/${r.handler}/${r.reactsTo.type}`)
+    expect(new Set(keys).size).toBe(keys.length)
+    // A recorder's name must not also be a handler's: they would share a queue.
+    const handlerNames = sagaMap.filter((r) => r.recorder !== true).map((r) => `${r.service}/${r.handler}`)
+    for (const r of recorded) expect(handlerNames).not.toContain(`${r.service}/${r.handler}`)
   })
 
   it('when a reaction emits, then it emits only what its own service produces', () => {

@@ -11,8 +11,11 @@ const DOCS = fileURLToPath(new URL('../../../docs/performance.md', import.meta.u
 const BEGIN = '<!-- load-results:begin (written by `npm run load -- --docs`; edits here are overwritten) -->'
 const END = '<!-- load-results:end -->'
 
-/** Replaces the results section of docs/performance.md (between the markers), or appends it. */
-function writeDocs(section: string): void {
+/**
+ * Replaces the results section of docs/performance.md (between the markers), or appends it, and
+ * formats the file with the repository's prettier settings so `prettier --check` stays clean.
+ */
+async function writeDocs(section: string): Promise<void> {
   const current = existsSync(DOCS) ? readFileSync(DOCS, 'utf8') : '# Performance\n'
   const start = current.indexOf(BEGIN)
   const end = current.indexOf(END)
@@ -21,7 +24,9 @@ function writeDocs(section: string): void {
     start >= 0 && end > start
       ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}`
       : `${current.trimEnd()}\n\n${block}\n`
-  writeFileSync(DOCS, next)
+  const prettier = await import('prettier')
+  const options = (await prettier.resolveConfig(DOCS)) ?? {}
+  writeFileSync(DOCS, await prettier.format(next, { ...options, filepath: DOCS }))
   console.log(`wrote ${DOCS}`)
 }
 
@@ -38,7 +43,7 @@ async function documentedSet(http: ReturnType<typeof createHttpClient>, settings
   }
   const step = await findHighestRate(http, settings)
   const { from, by, seconds, maxP99Ms } = settings.step
-  writeDocs(
+  await writeDocs(
     [
       `Machine: ${machine}.`,
       '',

@@ -66,14 +66,26 @@ async function processCpu(pid: number): Promise<number | undefined> {
   }
 }
 
+// Command name per pid, read once per pid: a busy machine has hundreds of processes, and reading
+// every one's comm each second cost the harness a tenth of a core.
+const commands = new Map<number, string>()
+
 /** Pids of processes whose command name (`/proc/<pid>/comm`) is one of `names`. */
 async function pidsNamed(names: readonly string[]): Promise<number[]> {
   const pids: number[] = []
+  const alive = new Set<number>()
   for (const entry of await readdir('/proc').catch(() => [])) {
     if (!/^\d+$/.test(entry)) continue
-    const comm = await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '')
-    if (names.includes(comm.trim())) pids.push(Number(entry))
+    const pid = Number(entry)
+    alive.add(pid)
+    let comm = commands.get(pid)
+    if (comm === undefined) {
+      comm = (await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '')).trim()
+      commands.set(pid, comm)
+    }
+    if (names.includes(comm)) pids.push(pid)
   }
+  for (const pid of commands.keys()) if (!alive.has(pid)) commands.delete(pid)
   return pids
 }
 
@@ -91,7 +103,17 @@ export function createServerCpu(postgresUrl: string | undefined, databases: read
     () => true,
     () => false,
   )
-  const backendCpu = new Map<number, number>()
+  // Last reading per pid, kept after the process ends, so a group's sum never goes backwards when
+  // a connection closes (its CPU until the last sample still counts).
+  const seen = { postgres: new Map<number, number>(), 'postgres-all': new Map(), rabbitmq: new Map() }
+  const update = async (group: keyof typeof seen, pids: number[]): Promise<number | undefined> => {
+    for (const pid of pids) {
+      const cpu = await processCpu(pid)
+      if (cpu !== undefined) seen[group].set(pid, cpu)
+    }
+    const values = [...(seen[group].values() as Iterable<number>)]
+    return values.length > 0 ? values.reduce((a, b) => a + b, 0) : undefined
+  }
 
   async function fleetBackends(): Promise<number[]> {
     if (!admin || !(await connected)) return []
@@ -104,25 +126,21 @@ export function createServerCpu(postgresUrl: string | undefined, databases: read
 
   return {
     /**
-     * A sample. Backends that ended since the last sample keep their last reading, so a pool that
-     * closes connections does not make the fleet's PostgreSQL CPU go backwards.
+     * A sample: CPU seconds per group so far. Processes that ended keep their last reading, and one
+     * that began since the previous sample counts in full, so take samples during a run (the
+     * harness does, once a second) for short-lived processes to be counted.
      */
     async sample(): Promise<CpuSample> {
       const out: CpuSample = {}
-      for (const pid of await fleetBackends()) {
-        const cpu = await processCpu(pid)
-        if (cpu !== undefined) backendCpu.set(pid, cpu)
+      const groups: Array<[keyof typeof seen, Promise<number[]>]> = [
+        ['postgres', fleetBackends()],
+        ['postgres-all', pidsNamed(['postgres'])],
+        ['rabbitmq', pidsNamed(['beam.smp'])],
+      ]
+      for (const [group, pids] of groups) {
+        const total = await update(group, await pids)
+        if (total !== undefined) out[group] = total
       }
-      if (backendCpu.size > 0) out.postgres = [...backendCpu.values()].reduce((a, b) => a + b, 0)
-      const sum = async (names: string[]): Promise<number | undefined> => {
-        const values = await Promise.all((await pidsNamed(names)).map(processCpu))
-        const known = values.filter((v): v is number => v !== undefined)
-        return known.length > 0 ? known.reduce((a, b) => a + b, 0) : undefined
-      }
-      const all = await sum(['postgres'])
-      if (all !== undefined) out['postgres-all'] = all
-      const rabbit = await sum(['beam.smp'])
-      if (rabbit !== undefined) out.rabbitmq = rabbit
       return out
     },
     close: async () => {

@@ -99,7 +99,8 @@ export async function runOnce(
       seconds,
       maxInFlight: settings.maxInFlight,
       onTick(p, elapsed, inFlight) {
-        // Scraped in the background so a slow /metrics never delays the next sends.
+        // Sampled in the background so a slow /metrics or /proc never delays the next sends.
+        void serverCpu.sample()
         void scrapeServices(http, settings.services).then((all) => {
           outboxPending = Object.values(all).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
           largestOutboxPending = Math.max(largestOutboxPending, outboxPending)

@@ -7,10 +7,11 @@ import type { LoadSettings } from './settings.js'
 export function whyNotHeld(run: RunResult, maxP99Ms: number): string | undefined {
   const errors = run.placed - run.accepted
   if (errors > 0) return `${errors} POSTs not accepted`
-  if (run.late > 0) return `the client sent ${run.late} POSTs late`
   if (run.stillPending > 0) return `${run.stillPending} orders still pending after the drain timeout`
   if (!(run.terminalMs.p99 <= maxP99Ms))
     return `p99 POST -> terminal ${Math.round(run.terminalMs.p99)} ms > ${maxP99Ms} ms`
+  // Last: the fleet's own reasons first, so a step the fleet failed is not blamed on the client.
+  if (run.late > 0) return `the client sent ${run.late} POSTs late`
   return undefined
 }
 

@@ -23,4 +23,11 @@ export const MESSAGING_METRIC_HELP: Readonly<Record<string, string>> = {
     'Messages moved to the dead-letter queue (poison or out of attempts), by handler.',
   saga_messaging_consumer_in_flight:
     'Deliveries being worked on now (running or waiting for a slot or a retry), by handler.',
+  saga_messaging_recorder_recorded_total:
+    'Messages a batch recorder wrote (or found already written), by handler (the recorder name).',
+  saga_messaging_recorder_batches_total: 'Statements a batch recorder ran, one per batch, by handler.',
+  saga_messaging_recorder_split_total:
+    'Batches the database refused and a recorder retried one message at a time, by handler.',
+  saga_messaging_recorder_dead_lettered_total:
+    'Messages a batch recorder dead-lettered (invalid, or refused alone by the database), by handler.',
 }

@@ -12,6 +12,7 @@ import { pgDatabase } from '../src/database.js'
 import { followUp } from '../src/inbox/follow-up.js'
 import { createMessaging, type Messaging, type MessagingOptions } from '../src/messaging.js'
 import { enqueue } from '../src/outbox/enqueue.js'
+import type { RecorderDefinition } from '../src/recorder/types.js'
 import { deadLetterQueueName, queueName } from '../src/topology.js'
 import type { HandlerDefinition } from '../src/types.js'
 import { eventually, happened, MESSAGING_SQL, type Happened, type Tx } from './inbox-fixture.js'
@@ -37,6 +38,22 @@ const followUpWhenHappened: HandlerDefinition<Tx, Happened> = {
       aggregateId: message.subject,
       ...followUp(message),
     })
+  },
+}
+
+const RECORDER = 'record-happened'
+
+/** Records `test.happened.v1` into `timeline`, keyed by message id, one statement per batch. */
+const recordHappened: RecorderDefinition = {
+  name: RECORDER,
+  messages: [happened],
+  async record(messages, pool) {
+    await pool.query(
+      `INSERT INTO timeline (message_id, n)
+       SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
+       ON CONFLICT (message_id) DO NOTHING`,
+      [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as Happened).n })))],
+    )
   },
 }
 
@@ -76,13 +93,17 @@ beforeAll(async () => {
   await db.pool.query(
     'CREATE TABLE effect (id bigserial PRIMARY KEY, message_id uuid NOT NULL, handler text NOT NULL, n integer, attempt integer)',
   )
+  await db.pool.query('CREATE TABLE timeline (message_id uuid PRIMARY KEY, n integer NOT NULL)')
 })
 afterEach(async () => {
   for (const messaging of running.splice(0)) await messaging.stop()
 })
 afterAll(async () => {
-  const queue = queueName(prefix, HANDLER)
-  await deleteBrokerObjects({ exchanges: [exchange], queues: [queue, deadLetterQueueName(queue)] })
+  const queues = [queueName(prefix, HANDLER), queueName(prefix, RECORDER)]
+  await deleteBrokerObjects({
+    exchanges: [exchange],
+    queues: [...queues, ...queues.map(deadLetterQueueName)],
+  })
   await db?.drop()
 })
 
@@ -147,6 +168,33 @@ describe('createMessaging', () => {
       consumer: { handledTotal: 1, byHandler: { [HANDLER]: { handledTotal: 1 } } },
     })
     await tap.delete()
+  })
+
+  it('when a service has a recorder beside its handler, then both get the message, the recorder writes no inbox row, and health and metrics include it', async () => {
+    const messaging = start({ recorders: [recordHappened] })
+    await messaging.start()
+    expect(messaging.health()).toMatchObject({ ready: true, problems: [] })
+    const recorded = messaging.signals.waitFor('handled', (s) => s.handler === RECORDER, 10_000)
+    const handled = messaging.signals.waitFor('handled', (s) => s.handler === HANDLER, 10_000)
+
+    const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(4)))
+
+    expect(await recorded).toMatchObject({ id, handler: RECORDER, correlationId: 'order-4' })
+    await handled
+    expect((await db.pool.query('SELECT message_id, n FROM timeline')).rows).toEqual([
+      { message_id: id, n: 4 },
+    ])
+    const { rows: inbox } = await db.pool.query('SELECT handler FROM inbox_message WHERE message_id = $1', [
+      id,
+    ])
+    expect(inbox).toEqual([{ handler: HANDLER }])
+    expect(messaging.metrics().recorder).toEqual({
+      recordedTotal: 1,
+      batchesTotal: 1,
+      splitTotal: 0,
+      deadLetteredTotal: 0,
+      byHandler: { [RECORDER]: { recordedTotal: 1, batchesTotal: 1, splitTotal: 0, deadLetteredTotal: 0 } },
+    })
   })
 
   it('when a transaction throws, then nothing is enqueued and the error reaches the caller', async () => {

@@ -1,5 +1,7 @@
+import amqp from 'amqplib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AMQP_URL, deleteBrokerObjects } from '@saga/testkit'
+import pg from 'pg'
+import { AMQP_URL, deleteBrokerObjects, TcpProxy } from '@saga/testkit'
 import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
 import { createBatchRecorder, type BatchRecorder } from '../src/recorder/recorder.js'
 import type { RecorderDefinition } from '../src/recorder/types.js'
@@ -23,7 +25,7 @@ beforeAll(async () => {
     'CREATE TABLE recorded (message_id uuid PRIMARY KEY, n integer NOT NULL CHECK (n >= 0))',
   )
 })
-const RECORDERS = ['burst', 'twice', 'isolated']
+const RECORDERS = ['burst', 'twice', 'isolated', 'requeued', 'outage']
 afterAll(async () => {
   if (!fixture) return
   const queues = RECORDERS.map((name) => fixture.queue(name))
@@ -56,6 +58,7 @@ function recordedDefinition(name: string): RecorderDefinition & { sizes: number[
 async function startRecorder(
   definition: RecorderDefinition,
   signals = createSignals(),
+  db: pg.Pool = fixture.db.pool,
 ): Promise<{
   recorder: BatchRecorder
   connection: AmqpConnection
@@ -65,7 +68,7 @@ async function startRecorder(
   const recorder = createBatchRecorder({
     definition,
     connection,
-    db: fixture.db.pool,
+    db,
     exchange: fixture.exchange,
     queuePrefix: fixture.prefix,
     signals,
@@ -124,6 +127,60 @@ describe('batch recorder', () => {
 
     expect(await recordedIds([body.id as string])).toEqual([body.id])
     expect(await fixture.ready(fixture.queue('twice'))).toBe(0)
+  })
+
+  it('when a message is sent straight to its queue (as `order dlq requeue` does), then it is recorded by its type', async () => {
+    const signals = createSignals()
+    const handled = collect(signals, 'handled')
+    const { recorder, connection } = await startRecorder(recordedDefinition('requeued'), signals)
+    const body = envelope({ data: { n: 3 } })
+    // The default exchange routes by queue name, so the routing key is the queue's, not the event's.
+    const sender = await amqp.connect(AMQP_URL)
+    const channel = await sender.createConfirmChannel()
+    channel.sendToQueue(fixture.queue('requeued'), Buffer.from(JSON.stringify(body)), {
+      type: happened.type,
+      messageId: body.id as string,
+      persistent: true,
+    })
+    await channel.waitForConfirms()
+    await sender.close()
+    await eventually('recorded', () => handled.length === 1)
+    await recorder.stop()
+    await connection.close()
+
+    expect(await recordedIds([body.id as string])).toEqual([body.id])
+  })
+
+  it('when the database is unreachable, then deliveries stay unacked, nothing is dead-lettered, and all are recorded once it is back', async () => {
+    const url = new URL(fixture.db.url)
+    const proxy = await TcpProxy.start(url.hostname, Number(url.port || 5432))
+    const pool = new pg.Pool({ connectionString: proxy.url(fixture.db.url), max: 2 })
+    pool.on('error', () => undefined)
+    const signals = createSignals()
+    const handled = collect(signals, 'handled')
+    const dead = collect(signals, 'deadLettered')
+    const { recorder, connection } = await startRecorder(recordedDefinition('outage'), signals, pool)
+    try {
+      proxy.cut()
+      const bodies = Array.from({ length: 5 }, (_, n) => envelope({ data: { n } }))
+      for (const body of bodies) await fixture.publish(body)
+      // Delivered and waiting on the database: none may be acked or dead-lettered meanwhile.
+      await eventually('the deliveries left the queue for the recorder', async () => {
+        return (await fixture.ready(fixture.queue('outage'))) === 0
+      })
+      expect(handled).toEqual([])
+      proxy.restore()
+      await eventually('all 5 recorded after the database came back', () => handled.length === 5, 20_000)
+      expect(dead).toEqual([])
+      const ids = bodies.map((b) => b.id as string)
+      expect(await recordedIds(ids)).toEqual([...ids].sort())
+    } finally {
+      await recorder.stop()
+      await connection.close()
+      await pool.end()
+      await proxy.close()
+    }
+    expect(await fixture.ready(fixture.queue('outage'))).toBe(0)
   })
 
   it('when an invalid message and a row the database refuses are among valid ones, then both are dead-lettered with the reason and the rest are recorded', async () => {

@@ -4,6 +4,7 @@ import {
   type MessagingOptions,
   type PrismaClientLike,
   type PrismaTransactionLike,
+  type RecorderDefinition,
 } from '@saga/messaging'
 import type pg from 'pg'
 import type { BaseServiceConfig, ServiceName } from './env.js'
@@ -67,6 +68,8 @@ export interface ServiceMessaging<Tx extends PrismaTransactionLike> {
   pool: pg.Pool
   /** The service's reactions (src/reactions/index.ts). */
   handlers: ReadonlyArray<HandlerDefinition<Tx>>
+  /** Its batch recorders for facts it only records (src/reactions/index.ts). Default none. */
+  recorders?: ReadonlyArray<RecorderDefinition>
 }
 
 /**
@@ -76,7 +79,7 @@ export interface ServiceMessaging<Tx extends PrismaTransactionLike> {
  */
 export const messagingOptions = <Tx extends PrismaTransactionLike>(
   config: BaseServiceConfig,
-  { service, prisma, pool, handlers }: ServiceMessaging<Tx>,
+  { service, prisma, pool, handlers, recorders }: ServiceMessaging<Tx>,
 ): MessagingOptions<Tx> => ({
   service,
   queuePrefix: config.AMQP_QUEUE_PREFIX,
@@ -85,5 +88,6 @@ export const messagingOptions = <Tx extends PrismaTransactionLike>(
   amqpUrl: config.AMQP_URL,
   exchange: config.AMQP_EXCHANGE,
   handlers,
+  recorders,
   ...messagingSettings(config),
 })

@@ -11,7 +11,7 @@ import {
 import type { Config } from './config.js'
 import { dbPlugin } from './plugins/db.js'
 import './plugins/messaging.js'
-import { orderReactions } from './reactions/index.js'
+import { orderReactions, timelineRecorder } from './reactions/index.js'
 import { orderRoutes } from './routes/orders.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`). */
@@ -38,6 +38,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
       prisma: app.prisma,
       pool: app.pool,
       handlers: orderReactions(deps),
+      recorders: [timelineRecorder(deps)],
     }),
   )
   await app.register(healthPlugin, {

@@ -61,9 +61,14 @@ export async function deadLetterQueues(
   settings: CliSettings,
   connection: amqp.ChannelModel,
 ): Promise<string[]> {
-  const known = SERVICES.flatMap((s) =>
-    reactionsOf(s).map((r) => `${settings.services[s].queuePrefix}.${r.handler}.dlq`),
-  )
+  // A batch recorder's facts share one handler name, hence one queue: count it once.
+  const known = [
+    ...new Set(
+      SERVICES.flatMap((s) =>
+        reactionsOf(s).map((r) => `${settings.services[s].queuePrefix}.${r.handler}.dlq`),
+      ),
+    ),
+  ]
   const found = await existingQueues(connection, known)
   if (found.length === known.length) return found.sort()
   const prefixes = SERVICES.map((s) => `${settings.services[s].queuePrefix}.`)

@@ -20,7 +20,7 @@ export interface FlushControl {
 export interface FlushRuntime {
   definition: RecorderDefinition
   db: Queryable
-  /** The recorded contracts by routing key. */
+  /** The recorded contracts by routing key and by type. */
   contracts: ReadonlyMap<string, MessageContract<unknown>>
   counters: RecorderCounters
   signals: Signals
@@ -33,13 +33,35 @@ export interface FlushRuntime {
 
 type Outcome = 'done' | 'requeue'
 
-// SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation) are about the row
-// (https://www.postgresql.org/docs/current/errcodes-appendix.html); anything else (a lost
-// connection, a server shutting down, too many connections) is the database's, not the message's.
+/**
+ * Whether a failed `record` is the rows' fault: SQLSTATE class 22 (data exception) or 23 (integrity
+ * constraint violation) (https://www.postgresql.org/docs/current/errcodes-appendix.html), or a
+ * TypeError/RangeError from `record`'s own code on the message's data. Anything else is the
+ * database's: a lost connection (pg's "Connection terminated unexpectedly" carries no code at all),
+ * a server shutting down, too many connections; those are waited out, never dead-lettered.
+ */
 const rowFault = (error: unknown): boolean => {
+  if (error instanceof TypeError || error instanceof RangeError) return true
   const code = (error as { code?: unknown }).code
-  if (typeof code !== 'string') return true
-  return code.length === 5 && (code.startsWith('22') || code.startsWith('23'))
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)
+}
+
+/**
+ * The contract a delivery is checked against: by its routing key, which is the common case; else by
+ * its AMQP `type`, or the envelope's, for a delivery sent straight to the queue (`order dlq requeue`
+ * uses the default exchange, so the routing key is the queue's name). The rare fallback parses once more.
+ */
+function contractOf(delivery: ConsumeMessage, contracts: FlushRuntime['contracts']) {
+  const byKey = contracts.get(delivery.fields.routingKey)
+  if (byKey) return byKey
+  const type: unknown = delivery.properties.type
+  if (typeof type === 'string' && contracts.has(type)) return contracts.get(type)
+  try {
+    const body = JSON.parse(delivery.content.toString('utf8')) as { type?: unknown }
+    return typeof body.type === 'string' ? contracts.get(body.type) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
@@ -109,9 +131,12 @@ export async function flushBatch(
   }
 
   for (const delivery of deliveries) {
-    const contract = runtime.contracts.get(delivery.fields.routingKey)
+    const contract = contractOf(delivery, runtime.contracts)
     if (!contract) {
-      await deadLetter(delivery, `routing key '${delivery.fields.routingKey}' is not recorded here`)
+      await deadLetter(
+        delivery,
+        `neither routing key '${delivery.fields.routingKey}' nor the type is recorded here`,
+      )
       continue
     }
     const parsed = await parseDelivery(

@@ -85,7 +85,9 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
   const runtime: FlushRuntime = {
     definition,
     db: options.db,
-    contracts: new Map(definition.messages.map((m) => [m.routingKey, m])),
+    contracts: new Map(
+      definition.messages.flatMap((m) => [[m.routingKey, m] as const, [m.type, m] as const]),
+    ),
     counters,
     signals: options.signals,
     logger,
@@ -145,12 +147,17 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
       })
   }
 
+  let opening = false
   async function open(): Promise<void> {
-    if (stopping.signal.aborted || channel) return
+    // The reconnect hook and a closed channel's retry may both call this; one channel at a time.
+    if (stopping.signal.aborted || channel || opening) return
+    opening = true
+    let opened: ConfirmChannel | undefined
     try {
       const setup = await connection.openChannel(false, CHANNEL_OP_TIMEOUT_MS)
       await declare(setup, options, queue).finally(() => setup.close().catch(() => undefined))
       const ch = await connection.openChannel(true, CHANNEL_OP_TIMEOUT_MS)
+      opened = ch
       ch.on('close', () => {
         if (channel !== ch) return
         channel = undefined
@@ -170,8 +177,11 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
       logger.info({ queue, recorder: definition.name, prefetch: maxBatch * 2 }, 'recording')
     } catch (error) {
       logger.warn({ err: error, queue }, 'could not start recording; retrying')
-      channel = undefined
+      if (opened && channel === opened) channel = undefined
+      opened?.close().catch(() => undefined)
       if (!stopping.signal.aborted) setTimeout(() => void open(), 1_000)
+    } finally {
+      opening = false
     }
   }
 

@@ -25,8 +25,10 @@ export interface RecorderDefinition {
   /** The types recorded; a delivery of any other type (or that fails its schema) is dead-lettered. */
   messages: ReadonlyArray<MessageContract<unknown>>
   /**
-   * Records a batch of validated messages (1 to the recorder's batch size, in delivery order). Throws
-   * to refuse the batch: the recorder then retries each message alone, so one bad message is isolated.
+   * Records a batch of validated messages (1 to the recorder's batch size, in delivery order). A
+   * database error of SQLSTATE class 22 or 23, or a TypeError/RangeError, refuses the batch: the
+   * recorder then records each message alone and dead-letters one refused alone. Any other error is
+   * taken for an unavailable database and the batch is retried with backoff, unacked.
    */
   record(messages: ReadonlyArray<ConsumedMessage<unknown>>, db: Queryable): Promise<void>
 }

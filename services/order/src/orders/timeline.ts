@@ -1,3 +1,4 @@
+import type { Queryable } from '@saga/messaging'
 import type { Prisma } from '../generated/prisma/client.js'
 import type { Tx } from './types.js'
 
@@ -31,6 +32,42 @@ export async function recordTimeline(tx: Tx, entry: TimelineEntry): Promise<bool
     ON CONFLICT (message_id) DO NOTHING`
   if (inserted === 1) return true
   return (await tx.order.count({ where: { id: entry.orderId } })) === 1
+}
+
+/**
+ * Adds many events to their orders' timelines in one statement (one round trip, autocommit, so the
+ * whole batch or nothing), each once: a message already recorded is left alone. The entries travel
+ * as one JSON document (`jsonb_to_recordset`), so the statement is the same for any batch size.
+ * Returns the entries whose order is unknown here (recorded nowhere); finding them costs a second
+ * query only when some entry was not inserted (a redelivery, or an unknown order).
+ */
+export async function recordTimelineBatch(
+  db: Queryable,
+  entries: ReadonlyArray<Omit<TimelineEntry, 'recordedAt'>>,
+): Promise<Array<Omit<TimelineEntry, 'recordedAt'>>> {
+  const rows = entries.map((e) => ({
+    message_id: e.messageId,
+    order_id: e.orderId,
+    type: e.type,
+    source: e.source,
+    occurred_at: e.occurredAt.toISOString(),
+    data: e.data,
+  }))
+  const inserted = await db.query(
+    `INSERT INTO order_events (message_id, order_id, type, source, occurred_at, data)
+     SELECT m.message_id, o.id, m.type, m.source, m.occurred_at, m.data
+     FROM jsonb_to_recordset($1::jsonb)
+       AS m(message_id uuid, order_id uuid, type text, source text, occurred_at timestamptz, data jsonb)
+     JOIN orders o ON o.id = m.order_id
+     ON CONFLICT (message_id) DO NOTHING`,
+    [JSON.stringify(rows)],
+  )
+  if (inserted.rowCount === entries.length) return []
+  const known = await db.query('SELECT id FROM orders WHERE id = ANY($1::uuid[])', [
+    [...new Set(entries.map((e) => e.orderId))],
+  ])
+  const ids = new Set((known.rows as Array<{ id: string }>).map((row) => row.id))
+  return entries.filter((e) => !ids.has(e.orderId))
 }
 
 /** Timeline rows as the API shows them, oldest first. */
