@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { allEvents } from './index.js'
-import {
-  nextAfter,
-  producerOf,
-  producers,
-  reactionsOf,
-  sagaFacts,
-  sagaMap,
-  SERVICES,
-  terminalFacts,
-} from './saga-map.js'
+import { nextAfter, producerOf, producers, sagaFacts, sagaMap, SERVICES, terminalFacts } from './saga-map.js'
 
 describe('saga map', () => {
   it('when every event is listed, then each has exactly one producer', () => {

@@ -132,7 +132,8 @@ export function messagingMetrics(parts: MessagingParts): MessagingMetrics {
   const up = (relay?.isConnected ?? true) && (consumerConnection?.isConnected ?? true)
   return {
     brokerUp: up ? 1 : 0,
-    brokerBlocked: (relay?.blocked ?? null) !== null || (consumerConnection?.blocked ?? null) !== null ? 1 : 0,
+    brokerBlocked:
+      (relay?.blocked ?? null) !== null || (consumerConnection?.blocked ?? null) !== null ? 1 : 0,
     relay: {
       pending: stats?.pending ?? 0,
       oldestPendingAgeMs: stats?.oldestPendingAgeMs ?? 0,

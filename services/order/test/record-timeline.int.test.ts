@@ -28,7 +28,9 @@ describe('record-timeline (batch recorder)', () => {
   it('when the order service is listed, then each event type of the chain it consumes has exactly one handler or the recorder', () => {
     const handlers = orderReactions({ logger, clock: () => new Date() })
     expect(new Set(handlers.map((handler) => handler.name)).size).toBe(handlers.length)
-    const recorded = timelineRecorder({ logger, clock: () => new Date() }).messages.map((contract) => contract.type)
+    const recorded = timelineRecorder({ logger, clock: () => new Date() }).messages.map(
+      (contract) => contract.type,
+    )
     expect([...handlers.map((handler) => handler.message.type), ...recorded].sort()).toEqual(
       [
         'order.cancelled.v1',
