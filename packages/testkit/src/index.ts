@@ -17,3 +17,4 @@ export {
   type ReadyBody,
   type ServiceUnderTest,
 } from './service-under-test.js'
+export { describeServiceHealth } from './health-suite.js'

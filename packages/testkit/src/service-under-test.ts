@@ -5,7 +5,7 @@ import { TcpProxy } from './tcp-proxy.js'
 
 /** What the fixture needs of a fastify app: `inject` (light-my-request) and `close`. */
 export interface InjectableApp {
-  inject(options: { method: 'GET'; url: string }): Promise<{ statusCode: number; json<T>(): T }>
+  inject(options: { method: 'GET'; url: string }): Promise<{ statusCode: number; body: string; json<T>(): T }>
   close(): Promise<unknown>
 }
 

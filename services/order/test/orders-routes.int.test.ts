@@ -310,12 +310,11 @@ describe('bad input on the wire', () => {
     const before = await counts()
     const response = await raw(withNameBytes(0xff))
     expect(response.statusCode).toBe(400)
-    expect(response.json<ErrorBody>()).toMatchObject({
-      message: 'The body is not valid UTF-8',
-      details: [
-        { path: 'body', issue: expect.stringMatching(/^byte 0xff at offset \d+ is not valid UTF-8$/) },
-      ],
-    })
+    const body = response.json<ErrorBody>()
+    expect(body.message).toBe('The body is not valid UTF-8')
+    expect(body.details).toHaveLength(1)
+    expect(body.details[0]?.path).toBe('body')
+    expect(body.details[0]?.issue).toMatch(/^byte 0xff at offset \d+ is not valid UTF-8$/)
     expect(await counts()).toEqual(before)
   })
 
