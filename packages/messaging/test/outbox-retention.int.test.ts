@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deleteExpired } from '../src/outbox/retention.js'
+import pg from 'pg'
+import { deleteExpired, vacuumOutbox } from '../src/outbox/retention.js'
 import { relayFixture, type RelayFixture } from './relay-fixture.js'
 
 const HOUR_MS = 3_600_000
@@ -104,5 +105,25 @@ describe('outbox: retention and stats', () => {
     expect(stats.parked).toBe(2)
     expect(stats.oldestPendingAgeMs).toBeGreaterThanOrEqual(90_000)
     expect(stats.oldestPendingAgeMs).toBeLessThan(90_000 + 60_000)
+  })
+
+  it('when the sessions have a statement_timeout shorter than a VACUUM, then vacuumOutbox still completes and the bound is back afterwards', async () => {
+    await rows('published', 2_000, 2 * HOUR_MS)
+    await deleteExpired(f.db.pool, { retentionMs: HOUR_MS, chunkSize: 1_000, maxChunks: 2 })
+    // Sessions bounded to 1 ms, as the services' pools bound theirs (to 5 s) with a startup option.
+    const bounded = new pg.Pool({ connectionString: f.db.url, max: 1, options: '-c statement_timeout=1' })
+    try {
+      const plainVacuum = () =>
+        bounded.query('VACUUM (SKIP_LOCKED) outbox_message').then(
+          () => 'completed',
+          (error: { code?: string }) => error.code,
+        )
+      expect(await plainVacuum()).toBe('57014')
+      await vacuumOutbox(bounded)
+      // The session's own bound is back: a plain VACUUM on the same connection is cancelled again.
+      expect(await plainVacuum()).toBe('57014')
+    } finally {
+      await bounded.end()
+    }
   })
 })

@@ -92,7 +92,15 @@ export async function deleteExpired(pool: pg.Pool, options: RetentionOptions): P
 }
 
 /**
- * `VACUUM (SKIP_LOCKED) outbox_message`. Why: marking a row published leaves a dead entry in the
+ * Longest a VACUUM of the outbox may run, ms. Above the services' per-statement bound
+ * (`DATABASE_STATEMENT_TIMEOUT_MS`, 5 s by default, set on every pooled session), because a vacuum
+ * cancelled half-way has done its work for nothing and starts over at the next run.
+ */
+export const VACUUM_TIMEOUT_MS = 60_000
+
+/**
+ * `VACUUM (SKIP_LOCKED) outbox_message`, bounded by `timeoutMs` (default `VACUUM_TIMEOUT_MS`) instead of
+ * the session's statement_timeout, which it restores afterwards. Why: marking a row published leaves a dead entry in the
  * pending index that only vacuum removes, and claims walk past those entries. Measured here: a
  * claim-and-mark of 100 rows took 39 ms on a fresh table, 77 ms after 30,000 rows were published,
  * 44 ms after VACUUM (deleting published rows alone does not remove the entries). Autovacuum waits
@@ -100,6 +108,18 @@ export async function deleteExpired(pool: pg.Pool, options: RetentionOptions): P
  * SKIP_LOCKED: skipped when another relay or autovacuum is vacuuming it already. A role that does
  * not own the table gets a warning from the server, not an error (then it is autovacuum's job).
  */
-export async function vacuumOutbox(pool: pg.Pool): Promise<void> {
-  await pool.query('VACUUM (SKIP_LOCKED) outbox_message')
+export async function vacuumOutbox(pool: pg.Pool, timeoutMs = VACUUM_TIMEOUT_MS): Promise<void> {
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    // VACUUM cannot run inside a transaction block, so there is no SET LOCAL: the session's bound is
+    // raised around it and RESET to the connection's own default (its startup options) afterwards.
+    await client.query(`SET statement_timeout = ${Math.max(1, Math.trunc(timeoutMs))}`)
+    await client.query('VACUUM (SKIP_LOCKED) outbox_message')
+  } finally {
+    await client.query('RESET statement_timeout').catch((error: Error) => {
+      broken = error
+    })
+    client.release(broken)
+  }
 }
