@@ -47,6 +47,7 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
   const amqpHeaders: Record<string, string> = {}
   if (headers.causationId) amqpHeaders['causation-id'] = headers.causationId
   if (headers.traceparent) amqpHeaders.traceparent = headers.traceparent
+  if (headers.tracestate) amqpHeaders.tracestate = headers.tracestate
   return {
     routingKey: row.routing_key,
     content: Buffer.from(JSON.stringify(envelope)),
