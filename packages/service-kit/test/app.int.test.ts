@@ -285,6 +285,10 @@ describe('metrics and documentation', () => {
     )
     expect(res.body).toContain('saga_messaging_relay_published_total{service="kit-test"} 9')
     expect(res.body).toContain('saga_messaging_relay_oldest_pending_age_seconds{service="kit-test"} 2.5')
+    expect(res.body).toContain('saga_messaging_consuming{service="kit-test"} 1')
+    expect(res.body).toMatch(
+      /# HELP saga_messaging_relay_oldest_pending_age_seconds .*aggregate with max by \(job\), never sum/,
+    )
     expect(res.body).toContain(
       'saga_messaging_consumer_duplicates_total{handler="reserve-stock",service="kit-test"} 2',
     )

@@ -188,6 +188,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
       return
     }
     let outcome: Attempt
+    const started = performance.now()
     try {
       outcome = await attemptOnce({ ...parsed.message, attempt }, runtime)
     } finally {
@@ -198,7 +199,8 @@ export async function handleDelivery<Tx extends TransactionClient>(
       if (outcome.kind === 'handled') {
         counters.handledTotal += 1
         logger.debug({ ...log, attempt }, 'message handled')
-        signals.emit('handled', { id, type, handler: handler.name, correlationId })
+        const durationMs = performance.now() - started
+        signals.emit('handled', { id, type, handler: handler.name, correlationId, durationMs })
         runtime.onCommitted()
       } else {
         counters.duplicatesTotal += 1

@@ -23,6 +23,10 @@ export interface BatchResult {
   published: OutboxRow[]
   failed: (FailedResult & { error: string; kind: PublishFailure['kind'] })[]
   channelBroken: boolean
+  /** From the claim to the last confirm, ms (monotonic clock); 0 when nothing was published. */
+  sinceClaimMs: number
+  /** From the first publish to the last confirm, ms (monotonic clock). */
+  confirmMs: number
 }
 
 /**
@@ -83,9 +87,10 @@ export async function runBatch(
       settings.batchSize,
       Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS,
     )
+    const claimedAt = performance.now()
     if (rows.length === 0) {
       await client.query('COMMIT')
-      return { claimed: 0, published: [], failed: [], channelBroken: false }
+      return { claimed: 0, published: [], failed: [], channelBroken: false, sinceClaimMs: 0, confirmMs: 0 }
     }
     const batch: { id: string; message: Publishable }[] = []
     const failures: PublishFailure[] = []
@@ -100,10 +105,12 @@ export async function runBatch(
         failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'message' })
       }
     }
+    const publishedAt = performance.now()
     const outcome =
       batch.length > 0
         ? await publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs)
         : undefined
+    const confirmedAt = performance.now()
     failures.push(...(outcome?.failed ?? []))
     endSpans(spans, failures)
     const byId = new Map(rows.map((row) => [row.id, row]))
@@ -135,6 +142,8 @@ export async function runBatch(
         return { ...result, error: failure?.error ?? 'unknown', kind: failure?.kind ?? 'transport' }
       }),
       channelBroken: outcome?.channelBroken ?? false,
+      sinceClaimMs: confirmedAt - claimedAt,
+      confirmMs: confirmedAt - publishedAt,
     }
   } catch (error) {
     failedClient = error as Error
