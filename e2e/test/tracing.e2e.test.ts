@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { sagaMap } from '@saga/contracts'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -146,6 +147,12 @@ describe('scenario: one order is one trace', () => {
       'order.confirmed',
     ])
     expect((await getOrder(s.fleet.one('order').url, orderId)).status).toBe('CONFIRMED')
+    // Log correlation: the payment handler's log line about this order carries the trace id.
+    const paymentLines = fs
+      .readFileSync(s.fleet.one('payment').logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(orderId))
+    expect(paymentLines.some((line) => line.includes(`"trace_id":"${traceId}"`))).toBe(true)
     // The handlers' SQL is traced too (pg instrumentation), inside the same trace.
     expect(
       new Set(

@@ -25,6 +25,18 @@ const sources = [
   'packages/service-kit/src/metrics.ts',
 ].map((file) => fs.readFileSync(path.join(root, file), 'utf8'))
 
+/** The saga series an expression reads (label matchers, ranges and strings removed). */
+const seriesOf = (expr: string): string[] =>
+  (expr.replace(/\{[^}]*\}|\[[^\]]*\]|"[^"]*"/g, ' ').match(/[a-z_][a-z0-9_]*/g) ?? []).filter((w) =>
+    w.startsWith('saga_'),
+  )
+
+/** Whether a service exports `name` (a histogram's _bucket/_sum/_count count as the histogram). */
+const exported = (name: string): boolean => {
+  const base = name.replace(/_(bucket|sum|count)$/, '')
+  return sources.some((source) => source.includes(`'${base}'`) || source.includes(`  ${base}:`))
+}
+
 describe('Prometheus alert rules (infra/observability/prometheus)', () => {
   it.skipIf(!promtool)(
     'when promtool tests the rules, then every alert fires on its scenario and not on the healthy series',
@@ -53,6 +65,19 @@ describe('Prometheus alert rules (infra/observability/prometheus)', () => {
           sources.some((source) => source.includes(`'${base}'`) || source.includes(`  ${base}:`)),
           `${rule.alert}: ${base} is exported`,
         ).toBe(true)
+      }
+    }
+  })
+
+  it('when the Grafana dashboard queries a saga series, then a service exports it, never by the service label', () => {
+    const dashboard = JSON.parse(
+      fs.readFileSync(path.join(root, 'infra/observability/grafana/saga-fleet.json'), 'utf8'),
+    ) as { panels: { title: string; targets: { expr: string }[] }[] }
+    expect(dashboard.panels.length).toBeGreaterThanOrEqual(10)
+    for (const panel of dashboard.panels) {
+      for (const { expr } of panel.targets) {
+        expect(expr, panel.title).not.toMatch(/\bservice\b/)
+        for (const name of seriesOf(expr)) expect(exported(name), `${panel.title}: ${name}`).toBe(true)
       }
     }
   })

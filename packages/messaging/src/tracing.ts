@@ -78,14 +78,10 @@ export function startProducerSpan(
   correlationId: string | undefined,
 ): ProducerTrace {
   const parent = extracted(stored)
-  const span = tracer().startSpan(
-    `publish ${routingKey}`,
-    {
-      kind: SpanKind.PRODUCER,
-      attributes: messagingAttributes('send', exchange, routingKey, messageId, correlationId),
-    },
-    parent,
-  )
+  const span = tracer().startSpan(`publish ${routingKey}`, { kind: SpanKind.PRODUCER }, parent)
+  // Attributes only for a span that records: without an SDK nothing is allocated for them.
+  if (span.isRecording())
+    span.setAttributes(messagingAttributes('send', exchange, routingKey, messageId, correlationId))
   const carrier: TraceCarrier = {}
   propagation.inject(trace.setSpan(parent, span), carrier)
   return { span, carrier }
@@ -115,24 +111,16 @@ export interface ConsumerSpanTarget {
  */
 export async function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<T>): Promise<T> {
   const parent = extracted({ traceparent: target.traceparent })
-  const span = tracer().startSpan(
-    `process ${target.handler}`,
-    {
-      kind: SpanKind.CONSUMER,
-      attributes: {
-        ...messagingAttributes(
-          'process',
-          undefined,
-          target.routingKey,
-          target.messageId,
-          target.correlationId,
-        ),
-        'messaging.consumer.group.name': target.handler,
-        'messaging.rabbitmq.delivery_attempt': target.attempt,
-      },
-    },
-    parent,
-  )
+  const span = tracer().startSpan(`process ${target.handler}`, { kind: SpanKind.CONSUMER }, parent)
+  if (span.isRecording()) {
+    span.setAttributes(
+      messagingAttributes('process', undefined, target.routingKey, target.messageId, target.correlationId),
+    )
+    span.setAttributes({
+      'messaging.consumer.group.name': target.handler,
+      'messaging.rabbitmq.delivery_attempt': target.attempt,
+    })
+  }
   try {
     return await context.with(trace.setSpan(parent, span), fn)
   } catch (error) {
