@@ -57,7 +57,8 @@ if (missing.length > 0) {
 const { result } = concurrently(
   databases.map((db, i) => ({
     name: db.service,
-    command: `node ${JSON.stringify(servers[i])}`,
+    // The OpenTelemetry SDK loads before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set, else nothing.
+    command: `node --import @saga/service-kit/telemetry ${JSON.stringify(servers[i])}`,
     cwd: join(root, 'services', db.service),
     env: serviceEnv(db, process.env, amqpUrls.get(db.service) ?? amqpUrl),
     prefixColor: colours[db.service],

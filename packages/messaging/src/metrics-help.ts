@@ -8,10 +8,12 @@ export const MESSAGING_METRIC_HELP: Readonly<Record<string, string>> = {
   saga_messaging_broker_up: 'Whether every AMQP connection the service needs is open (1) or not (0).',
   saga_messaging_broker_blocked:
     'Whether the broker blocks a connection of the service (1, connection.blocked: see /health for the reason) or not (0).',
-  saga_messaging_relay_pending: 'Outbox rows waiting to be published to the broker.',
+  saga_messaging_relay_pending:
+    'Outbox rows waiting to be published to the broker. Per database: every instance of the service reports the same value, so aggregate with max by (job), never sum.',
   saga_messaging_relay_oldest_pending_age_seconds:
-    'Age of the oldest outbox row waiting to be published, in seconds (0 when none waits).',
-  saga_messaging_relay_parked: 'Outbox rows parked after using up their publish attempts.',
+    'Age of the oldest outbox row waiting to be published, in seconds (0 when none waits). Per database: every instance of the service reports the same value, so aggregate with max by (job), never sum.',
+  saga_messaging_relay_parked:
+    'Outbox rows parked after using up their publish attempts. Per database: every instance of the service reports the same value, so aggregate with max by (job), never sum.',
   saga_messaging_relay_published_total: 'Outbox rows the broker confirmed since the process started.',
   saga_messaging_relay_failed_total: 'Outbox publish attempts that failed since the process started.',
   saga_messaging_relay_parked_total: 'Outbox rows parked since the process started.',
@@ -30,4 +32,6 @@ export const MESSAGING_METRIC_HELP: Readonly<Record<string, string>> = {
     'Batches the database refused and a recorder retried one message at a time, by handler.',
   saga_messaging_recorder_dead_lettered_total:
     'Messages a batch recorder dead-lettered (invalid, or refused alone by the database), by handler.',
+  saga_messaging_consuming:
+    'Whether this instance consumes every one of its handler queues (1) or not (0). Per instance: min by (job) finds one that stopped.',
 }

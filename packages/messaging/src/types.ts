@@ -153,13 +153,31 @@ export interface Logger {
 /** Signals messaging emits; tests await them instead of sleeping. */
 export interface SignalMap {
   /** A row confirmed by the broker and marked published. */
-  published: { id: string; type: string; routingKey: string }
+  published: {
+    id: string
+    type: string
+    routingKey: string
+    /**
+     * Outbox lag, ms: from the row's occurred_at to the broker's confirm (its age at the claim by
+     * the database's clock, plus the claim-to-confirm time by this process's monotonic clock).
+     */
+    lagMs?: number
+    /** From the batch's first publish to its last confirm, ms (confirms are awaited per batch). */
+    confirmMs?: number
+  }
   /** A row whose publish failed this attempt (nack, return, timeout, channel error). */
   publishFailed: { id: string; type: string; attempts: number; error: string }
   /** A row that used up its attempts and was parked (`failed_at` set). */
   parked: { id: string; type: string; attempts: number; error: string }
   /** A delivery whose handler committed. */
-  handled: { id: string; type: string; handler: string; correlationId: string }
+  handled: {
+    id: string
+    type: string
+    handler: string
+    correlationId: string
+    /** The inbox transaction that committed, from BEGIN to COMMIT, ms (absent from batch recorders). */
+    durationMs?: number
+  }
   /** A delivery the inbox had already seen for this handler. */
   duplicate: { id: string; type: string; handler: string }
   /** A handler error that will be retried. */

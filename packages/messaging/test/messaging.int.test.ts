@@ -124,7 +124,13 @@ describe('createMessaging', () => {
     const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(1)))
     const [first, second] = await tap.waitForCount(2, 10_000)
 
-    expect(await handled).toEqual({ id, type: happened.type, handler: HANDLER, correlationId: 'order-1' })
+    expect(await handled).toEqual({
+      id,
+      type: happened.type,
+      handler: HANDLER,
+      correlationId: 'order-1',
+      durationMs: expect.any(Number) as number,
+    })
     expect(first).toMatchObject({ messageId: id, routingKey: 'test.happened' })
     expect(first!.properties).toMatchObject({
       type: happened.type,

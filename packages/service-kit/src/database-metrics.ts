@@ -76,7 +76,7 @@ export function registerDatabaseMetrics(registry: Registry, pool: Pool, timeoutM
   }
   new Gauge({
     name: 'saga_db_oldest_transaction_age_seconds',
-    help: 'Age of the oldest open transaction of any session in this database, in seconds.',
+    help: 'Age of the oldest open transaction of any session in this database, in seconds. Per database: every instance reports the same value; aggregate with max by (job), never sum.',
     registers: [registry],
     async collect() {
       const s = await snapshot()
@@ -86,7 +86,7 @@ export function registerDatabaseMetrics(registry: Registry, pool: Pool, timeoutM
   })
   new Gauge({
     name: 'saga_db_oldest_xmin_age_transactions',
-    help: 'Age in transactions of the oldest snapshot held in this database (it holds back VACUUM).',
+    help: 'Age in transactions of the oldest snapshot held in this database (it holds back VACUUM). Per database: every instance reports the same value; aggregate with max by (job), never sum.',
     registers: [registry],
     async collect() {
       const s = await snapshot()
@@ -96,7 +96,7 @@ export function registerDatabaseMetrics(registry: Registry, pool: Pool, timeoutM
   })
   new Gauge({
     name: 'saga_db_dead_rows',
-    help: 'Dead rows (n_dead_tup) of the messaging tables, by table.',
+    help: 'Dead rows (n_dead_tup) of the messaging tables, by table. Per database: every instance reports the same value; aggregate with max by (job), never sum.',
     labelNames: ['table'],
     registers: [registry],
     async collect() {

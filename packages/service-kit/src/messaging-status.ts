@@ -1,3 +1,5 @@
+import type { MessagingTimingSignals } from './messaging-histograms.js'
+
 /**
  * What service-kit reads from a `@saga/messaging` instance, described structurally so the kit does
  * not depend on the messaging implementation (see packages/messaging/README.md,
@@ -8,6 +10,8 @@ export interface MessagingStatusSource {
   health(): MessagingHealthLike | Promise<MessagingHealthLike>
   /** A snapshot of counters and gauges; numeric leaves are exported to Prometheus (see metrics.ts). */
   metrics(): unknown
+  /** When present, its published and handled signals feed the messaging histograms (messaging-histograms.ts). */
+  signals?: MessagingTimingSignals | undefined
 }
 
 /**

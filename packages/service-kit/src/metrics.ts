@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { Pool } from 'pg'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { registerDatabaseMetrics } from './database-metrics.js'
+import { registerMessagingHistograms } from './messaging-histograms.js'
 import { helpOf, messagingSamples } from './messaging-series.js'
 import type { MessagingStatusSource } from './messaging-status.js'
 
@@ -69,6 +70,22 @@ export const metricsPlugin = fp(
     const database = opts.database ?? (app as FastifyInstance & { pool?: Pool }).pool
     if (database) registerDatabaseMetrics(registry, database)
     const collectMessaging = opts.messaging ? messagingCollector(registry, opts.messaging) : undefined
+    // From health(), not metrics(): whether every queue is consumed is a health fact of messaging.
+    const consuming = opts.messaging
+      ? new Gauge({
+          name: 'saga_messaging_consuming',
+          help: helpOf('saga_messaging_consuming'),
+          registers: [registry],
+        })
+      : undefined
+    const signals = opts.messaging?.signals
+    if (signals) {
+      const stop = registerMessagingHistograms(registry, signals)
+      app.addHook('onClose', (_app, done) => {
+        stop()
+        done()
+      })
+    }
     app.decorate('metricsRegistry', registry)
 
     app.addHook('onResponse', (request, reply, done) => {
@@ -83,6 +100,10 @@ export const metricsPlugin = fp(
 
     app.get('/metrics', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => {
       collectMessaging?.()
+      if (opts.messaging && consuming) {
+        const health = await opts.messaging.health()
+        consuming.set(health.problems.some((p) => p.startsWith('consumer:')) ? 0 : 1)
+      }
       const text = await registry.metrics()
       return reply.type(registry.contentType).send(text.replace(/\n{2,}/g, '\n'))
     })

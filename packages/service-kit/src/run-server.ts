@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { EnvError } from './env.js'
+import { shutdownTelemetry } from './telemetry/state.js'
 
 /** Options of `runServer`. */
 export interface RunServerOptions<C extends { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number }> {
@@ -15,7 +16,7 @@ export interface RunServerOptions<C extends { HOST: string; PORT: number; SHUTDO
 /**
  * Hosts a service: parse config (exit 1 naming each bad variable), build the app, install
  * close-with-grace (SIGTERM/SIGINT close the app: stop consuming, drain, close pools; forced exit
- * after SHUTDOWN_TIMEOUT_MS), listen on HOST:PORT. A failing start (e.g. a migration error) is logged
+ * after SHUTDOWN_TIMEOUT_MS; buffered spans are flushed after the app closed), listen on HOST:PORT. A failing start (e.g. a migration error) is logged
  * and exits with code 1.
  */
 export async function runServer<C extends { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number }>(
@@ -46,6 +47,7 @@ export async function runServer<C extends { HOST: string; PORT: number; SHUTDOWN
     if (err) app.log.error({ err }, 'closing after an unexpected error')
     else app.log.info({ signal }, 'closing')
     await app.close()
+    await shutdownTelemetry()
     app.log.info('closed')
   })
 

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createServiceApp, type ServiceApp } from '../src/app.js'
@@ -172,41 +173,87 @@ describe('health', () => {
     })
   })
 
-  it('when the broker is down or the outbox too old, then ready is 503 naming them and live stays 200', async () => {
+  it('when the broker is down or the outbox too old, then ready and live stay 200 and /health reports them', async () => {
     status.broker = false
     status.oldestPendingAgeMs = 20_000
     try {
       const ready = await app.inject({ method: 'GET', url: '/health/ready' })
-      expect(ready.statusCode).toBe(503)
+      expect(ready.statusCode).toBe(200)
       expect(ready.json()).toMatchObject({
-        status: 'not ready',
+        status: 'ready',
         checks: {
-          database: { status: 'up' },
-          broker: { status: 'down' },
-          outbox: { status: 'down', oldestPendingAgeMs: 20_000 },
+          database: { status: 'up', role: 'ready' },
+          broker: { status: 'down', role: 'report' },
+          outbox: { status: 'down', role: 'report', oldestPendingAgeMs: 20_000 },
         },
       })
       expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
+      const doc = await app.inject({ method: 'GET', url: '/health' })
+      expect(doc.statusCode).toBe(200)
+      expect(doc.json()).toMatchObject({ status: 'degraded', live: true, ready: true })
     } finally {
       status.broker = true
       status.oldestPendingAgeMs = 0
     }
   })
 
-  it('when a consumer of messaging stopped consuming, then ready is 503 naming the consumer with the reason', async () => {
+  it('when a consumer stopped consuming, then /health says degraded with the reason and live stays 200 within the grace', async () => {
     status.consuming = false
     try {
-      const ready = await app.inject({ method: 'GET', url: '/health/ready' })
-      expect(ready.statusCode).toBe(503)
-      expect(ready.json()).toMatchObject({
-        status: 'not ready',
-        checks: {
-          broker: { status: 'up' },
-          consumer: { status: 'down', error: 'consumer: not consuming every queue' },
-        },
+      const live = await app.inject({ method: 'GET', url: '/health/live' })
+      expect(live.statusCode).toBe(200)
+      expect(live.json()).toMatchObject({
+        status: 'live',
+        checks: { consumer: { status: 'degraded', error: 'consumer: not consuming every queue' } },
+      })
+      expect((await app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200)
+      expect((await app.inject({ method: 'GET', url: '/health' })).json()).toMatchObject({
+        status: 'degraded',
       })
     } finally {
       status.consuming = true
+    }
+  })
+
+  it('when a consumer stays stopped with the broker up past the grace, then the consumer check is down; with the broker away it is not', async () => {
+    let t = 0
+    const consumer = messagingChecks(messaging, 1_000, 60_000, () => t).find((c) => c.name === 'consumer')!
+    expect(consumer.role).toBe('live')
+    status.consuming = false
+    try {
+      expect((await consumer.check()).status).toBe('degraded')
+      t = 60_001
+      expect(await consumer.check()).toMatchObject({ status: 'down', stuckForMs: 60_001 })
+      status.broker = false
+      expect((await consumer.check()).status).toBe('degraded')
+      status.broker = true
+      t = 100_000
+      expect((await consumer.check()).status).toBe('degraded')
+      status.consuming = true
+      expect((await consumer.check()).status).toBe('up')
+    } finally {
+      status.consuming = true
+      status.broker = true
+    }
+  })
+
+  it('when a live check is down, then /health/live is 503 naming it', async () => {
+    const stuck = Fastify({ logger: false })
+    await stuck.register(healthPlugin, {
+      checks: [
+        { name: 'consumer', role: 'live', check: () => Promise.resolve({ status: 'down', error: 'stuck' }) },
+      ],
+    })
+    try {
+      const live = await stuck.inject({ method: 'GET', url: '/health/live' })
+      expect(live.statusCode).toBe(503)
+      expect(live.json()).toMatchObject({
+        status: 'not live',
+        checks: { consumer: { status: 'down', error: 'stuck' } },
+      })
+      expect((await stuck.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200)
+    } finally {
+      await stuck.close()
     }
   })
 
@@ -238,6 +285,10 @@ describe('metrics and documentation', () => {
     )
     expect(res.body).toContain('saga_messaging_relay_published_total{service="kit-test"} 9')
     expect(res.body).toContain('saga_messaging_relay_oldest_pending_age_seconds{service="kit-test"} 2.5')
+    expect(res.body).toContain('saga_messaging_consuming{service="kit-test"} 1')
+    expect(res.body).toMatch(
+      /# HELP saga_messaging_relay_oldest_pending_age_seconds .*aggregate with max by \(job\), never sum/,
+    )
     expect(res.body).toContain(
       'saga_messaging_consumer_duplicates_total{handler="reserve-stock",service="kit-test"} 2',
     )

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Message } from 'amqplib'
 import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
+import { inConsumerSpan } from '../tracing.js'
 import { recordInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
@@ -79,6 +80,7 @@ const priorDeliveries = (delivery: Message): number => {
  * is the database's: `unavailable`. A failure from the handler, or at COMMIT after it ran (a
  * serialisation failure, a transaction that outlived its timeout), is the message's attempt: were
  * it not counted, a handler that always overruns would be retried forever and never dead-lettered.
+ * The transaction runs in a consumer span, a child of the message's traceparent (tracing.ts).
  */
 async function attemptOnce<Tx extends TransactionClient>(
   message: ConsumedMessage,
@@ -87,18 +89,28 @@ async function attemptOnce<Tx extends TransactionClient>(
   const { handler, database } = runtime
   let handlerRan = false
   let handlerError: { error: unknown } | undefined
+  const span = {
+    handler: handler.name,
+    routingKey: message.routingKey,
+    messageId: message.id,
+    correlationId: message.correlationId,
+    traceparent: message.traceparent,
+    attempt: message.attempt,
+  }
   try {
-    const fresh = await database.transaction(async (tx) => {
-      if (!(await recordInbox(tx, message.id, handler.name))) return false
-      handlerRan = true
-      try {
-        await handler.handle(message, tx)
-      } catch (error) {
-        handlerError = { error }
-        throw error
-      }
-      return true
-    })
+    const fresh = await inConsumerSpan(span, () =>
+      database.transaction(async (tx) => {
+        if (!(await recordInbox(tx, message.id, handler.name))) return false
+        handlerRan = true
+        try {
+          await handler.handle(message, tx)
+        } catch (error) {
+          handlerError = { error }
+          throw error
+        }
+        return true
+      }),
+    )
     return fresh ? { kind: 'handled' } : { kind: 'duplicate' }
   } catch (error) {
     if (!handlerRan) return { kind: 'unavailable', error }
@@ -176,6 +188,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
       return
     }
     let outcome: Attempt
+    const started = performance.now()
     try {
       outcome = await attemptOnce({ ...parsed.message, attempt }, runtime)
     } finally {
@@ -186,7 +199,8 @@ export async function handleDelivery<Tx extends TransactionClient>(
       if (outcome.kind === 'handled') {
         counters.handledTotal += 1
         logger.debug({ ...log, attempt }, 'message handled')
-        signals.emit('handled', { id, type, handler: handler.name, correlationId })
+        const durationMs = performance.now() - started
+        signals.emit('handled', { id, type, handler: handler.name, correlationId, durationMs })
         runtime.onCommitted()
       } else {
         counters.duplicatesTotal += 1

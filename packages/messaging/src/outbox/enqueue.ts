@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid'
 import { assertInTransaction, execute } from '../database.js'
+import { activeTraceCarrier } from '../tracing.js'
 import type { OutgoingMessage, TransactionClient } from '../types.js'
 
 /** Thrown by `enqueue` for a message that cannot be stored (missing fields, payload not JSON). */
@@ -15,6 +16,8 @@ export interface OutboxHeaders {
   correlationId: string
   causationId?: string
   traceparent?: string
+  /** W3C `tracestate` of the active context at enqueue, when it had one. */
+  tracestate?: string
   /** The caller's `occurredAt` (ISO 8601), sent as CloudEvents `time`; absent: `occurred_at`. */
   occurredAt?: string
 }
@@ -58,6 +61,8 @@ function validTime(at: Date, type: string): string {
  * The row is published by the relay after the transaction commits; a rollback leaves nothing.
  * The row's `occurred_at` is the database's `now()`; `message.occurredAt` (the caller's clock)
  * is kept in `headers` and published as CloudEvents `time`, but never used to judge an age.
+ * The trace context stored with the row is the active OpenTelemetry context when there is one
+ * (see tracing.ts), else `message.traceparent`; the relay publishes the row inside it.
  *
  * Example: `await prisma.$transaction(async (tx) => { ...; await enqueue(tx, { type: 'order.created.v1',
  * routingKey: 'order.created', payload, aggregateId: orderId, correlationId: orderId }) })`.
@@ -71,7 +76,13 @@ export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage
   const routingKey = required(message.routingKey, 'routingKey')
   const headers: OutboxHeaders = { correlationId: required(message.correlationId, 'correlationId') }
   if (message.causationId) headers.causationId = message.causationId
-  if (message.traceparent) headers.traceparent = message.traceparent
+  // The active OpenTelemetry context (the HTTP request's or the consumer's span) wins over the
+  // caller's traceparent: that one is a hand-made child of the cause that belongs to no span.
+  // Without an SDK the carrier is empty and the caller's traceparent is kept.
+  const active = activeTraceCarrier()
+  const traceparent = active.traceparent ?? message.traceparent
+  if (traceparent) headers.traceparent = traceparent
+  if (active.tracestate) headers.tracestate = active.tracestate
   if (message.occurredAt) headers.occurredAt = validTime(message.occurredAt, type)
   const payload = serialise(message.payload, type)
   await assertInTransaction(tx, 'enqueue')

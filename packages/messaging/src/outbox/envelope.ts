@@ -12,10 +12,14 @@ export interface OutboxRow {
   aggregate_id: string | null
   occurred_at: Date
   attempts: number
+  /** The row's age when claimed, ms, by the database's clock (the one that wrote occurred_at). */
+  age_ms?: number
 }
 
 /** The columns `toPublish` needs, for the claim query. */
-export const OUTBOX_COLUMNS = 'id, type, routing_key, payload, headers, aggregate_id, occurred_at, attempts'
+export const OUTBOX_COLUMNS =
+  'id, type, routing_key, payload, headers, aggregate_id, occurred_at, attempts, ' +
+  '(extract(epoch from clock_timestamp() - occurred_at) * 1000)::float8 AS age_ms'
 
 /** A row ready for `channel.publish`. */
 export interface Publishable {
@@ -47,6 +51,7 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
   const amqpHeaders: Record<string, string> = {}
   if (headers.causationId) amqpHeaders['causation-id'] = headers.causationId
   if (headers.traceparent) amqpHeaders.traceparent = headers.traceparent
+  if (headers.tracestate) amqpHeaders.tracestate = headers.tracestate
   return {
     routingKey: row.routing_key,
     content: Buffer.from(JSON.stringify(envelope)),

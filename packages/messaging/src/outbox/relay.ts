@@ -85,7 +85,13 @@ export function createRelay(options: RelayOptions): Relay {
 
   const report = (result: BatchResult): void => {
     for (const row of result.published)
-      signals.emit('published', { id: row.id, type: row.type, routingKey: row.routing_key })
+      signals.emit('published', {
+        id: row.id,
+        type: row.type,
+        routingKey: row.routing_key,
+        lagMs: row.age_ms === undefined ? undefined : row.age_ms + result.sinceClaimMs,
+        confirmMs: result.confirmMs,
+      })
     current.publishedTotal += result.published.length
     housekeeping.noteChanged(result.published.length + result.failed.length)
     for (const failure of result.failed) {

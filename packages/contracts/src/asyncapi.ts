@@ -1,0 +1,141 @@
+import { z } from 'zod'
+import type { EventContract } from './define.js'
+import { producers, sagaMap, SERVICES } from './saga-map.js'
+
+// PascalCase message ids from routing keys: `stock.reservation-failed` -> `StockReservationFailed`.
+const messageId = (event: EventContract): string =>
+  event.routingKey
+    .split(/[.-]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('')
+
+const channelRef = (event: EventContract) => ({ $ref: `#/channels/${event.routingKey}` })
+const messageRef = (event: EventContract) => ({
+  $ref: `#/channels/${event.routingKey}/messages/${messageId(event)}`,
+})
+
+/**
+ * The wire body of `event`: a CloudEvents 1.0 structured-mode envelope (packages/messaging README,
+ * "Wire format") whose `data` is the event's payload schema (JSON Schema draft-07, zod's input view).
+ */
+const envelopeSchema = (event: EventContract): Record<string, unknown> => {
+  const { $schema: _dialect, ...data } = z.toJSONSchema(event.schema, {
+    target: 'draft-7',
+    io: 'input',
+    unrepresentable: 'throw',
+  })
+  return {
+    type: 'object',
+    required: ['specversion', 'id', 'source', 'type', 'time', 'datacontenttype', 'correlationid', 'data'],
+    properties: {
+      specversion: { const: '1.0' },
+      id: { type: 'string', format: 'uuid', description: 'The outbox row id (UUIDv7); AMQP messageId.' },
+      source: { type: 'string', description: 'The producing service.' },
+      type: { const: event.type },
+      time: { type: 'string', format: 'date-time' },
+      subject: { type: 'string', description: 'The aggregate id (the order id).' },
+      datacontenttype: { const: 'application/json' },
+      correlationid: { type: 'string', description: 'The order id: every message of one saga.' },
+      causationid: { type: 'string', description: 'The id of the message that caused this one.' },
+      traceparent: { type: 'string', description: 'W3C trace context of the producer span.' },
+      data,
+    },
+  }
+}
+
+/** Options of `asyncApiDocument`. */
+export interface AsyncApiOptions {
+  /** The topic exchange, default `saga.events` (AMQP_EXCHANGE). */
+  exchange?: string
+  /** Broker host:port of the `rabbitmq` server entry, default `localhost:5672`. */
+  host?: string
+}
+
+/**
+ * The AsyncAPI 3.0 document of the fleet, derived from the contracts and the saga map (the one
+ * truth of who sends and who receives): a channel per routing key on the topic exchange, a `send`
+ * operation per producing service and fact, a `receive` operation per handler (its queue
+ * `<service>.<handler>` in the AMQP binding), each message's payload the CloudEvents envelope with
+ * the event's JSON Schema as `data`, and the envelope's common parts as the `CloudEvent` trait.
+ * `docs/asyncapi.json` is this document; a unit test validates it with @asyncapi/parser and
+ * compares it with the file.
+ */
+export function asyncApiDocument(events: readonly EventContract[], options: AsyncApiOptions = {}) {
+  const exchange = {
+    name: options.exchange ?? 'saga.events',
+    type: 'topic',
+    durable: true,
+    autoDelete: false,
+  }
+  const channels: Record<string, unknown> = {}
+  const messages: Record<string, unknown> = {}
+  for (const event of events) {
+    const id = messageId(event)
+    messages[id] = {
+      name: event.type,
+      title: id,
+      contentType: 'application/json',
+      traits: [{ $ref: '#/components/messageTraits/CloudEvent' }],
+      payload: { schemaFormat: 'application/schema+json;version=draft-07', schema: envelopeSchema(event) },
+    }
+    channels[event.routingKey] = {
+      address: event.routingKey,
+      description: `${event.type} on the ${exchange.name} topic exchange, routing key ${event.routingKey}.`,
+      messages: { [id]: { $ref: `#/components/messages/${id}` } },
+      bindings: { amqp: { is: 'routingKey', exchange, bindingVersion: '0.3.0' } },
+    }
+  }
+  const operations: Record<string, unknown> = {}
+  for (const service of SERVICES) {
+    for (const event of producers[service]) {
+      operations[`${service}.send.${event.routingKey}`] = {
+        action: 'send',
+        summary: `${service} publishes ${event.type} from its outbox (publisher confirms, mandatory).`,
+        channel: channelRef(event),
+        messages: [messageRef(event)],
+        bindings: { amqp: { deliveryMode: 2, mandatory: true, bindingVersion: '0.3.0' } },
+      }
+    }
+  }
+  for (const reaction of sagaMap) {
+    const emits = reaction.mayEmit.map((e) => e.type).join(' or ')
+    operations[`${reaction.service}.${reaction.handler}`] = {
+      action: 'receive',
+      summary: `${reaction.service} ${reaction.handler}: queue ${reaction.service}.${reaction.handler}${emits ? `, may emit ${emits}` : ''}.`,
+      channel: channelRef(reaction.reactsTo),
+      messages: [messageRef(reaction.reactsTo)],
+    }
+  }
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Order saga fleet events',
+      version: '1.0.0',
+      description:
+        'Facts the four services publish through their transactional outboxes and consume through their inboxes (generated from packages/contracts).',
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      rabbitmq: { host: options.host ?? 'localhost:5672', protocol: 'amqp', protocolVersion: '0.9.1' },
+    },
+    channels,
+    operations,
+    components: {
+      messages,
+      messageTraits: {
+        CloudEvent: {
+          summary: 'CloudEvents 1.0 structured mode; AMQP messageId = id, type, correlationId, persistent.',
+          correlationId: { location: '$message.payload#/correlationid' },
+          headers: {
+            type: 'object',
+            properties: {
+              'causation-id': { type: 'string' },
+              traceparent: { type: 'string' },
+              tracestate: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+  }
+}
