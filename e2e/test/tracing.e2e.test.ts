@@ -47,6 +47,14 @@ function descendsFrom(span: ReceivedSpan, ancestor: ReceivedSpan, spans: Receive
   return false
 }
 
+/**
+ * The handlers of the saga map that take `routingKey` and run a consumer span per message. A batch
+ * recorder (`recorder: true`) writes many deliveries in one statement and emits nothing, so it makes
+ * no span per message: the trace of the saga's decisions is whole without it.
+ */
+const tracedReactions = (routingKey: string) =>
+  sagaMap.filter((r) => r.reactsTo.routingKey === routingKey && r.recorder !== true)
+
 describe('scenario: one order is one trace', () => {
   const s = useScenario('scenario (tracing)', { env })
   afterAll(() => receiver.stop())
@@ -77,10 +85,7 @@ describe('scenario: one order is one trace', () => {
           )
           if (!producer) throw new Error(`no producer span for ${m.routingKey} ${m.messageId}; ${summary()}`)
           producers.set(m.messageId!, producer)
-          // A batch recorder (recorder: true) writes many deliveries in one statement and emits nothing, so
-          // it makes no span per message: the trace of the saga's decisions is whole without it.
-          const traced = sagaMap.filter((r) => r.reactsTo.routingKey === m.routingKey && r.recorder !== true)
-          for (const reaction of traced) {
+          for (const reaction of tracedReactions(m.routingKey)) {
             const consumer = receiver.spans.find(
               (x) =>
                 x.kind === SpanKind.consumer &&
@@ -126,7 +131,7 @@ describe('scenario: one order is one trace', () => {
         : server
       expect(writer, `the span that wrote ${m.routingKey}`).toBeDefined()
       expect(descendsFrom(producer, writer!, spans), `${m.routingKey} descends from its writer`).toBe(true)
-      for (const reaction of sagaMap.filter((r) => r.reactsTo.routingKey === m.routingKey)) {
+      for (const reaction of tracedReactions(m.routingKey)) {
         const consumer = consumers.get(`${m.messageId!} ${reaction.handler}`)!
         expect(consumer.traceId, reaction.handler).toBe(traceId)
         expect(consumer.parentSpanId, `${reaction.handler} is a child of publish ${m.routingKey}`).toBe(
