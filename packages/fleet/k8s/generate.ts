@@ -1,11 +1,13 @@
 /**
- * Writes infra/k8s/base/generated/*.yaml from manifests.ts and the services' own handler lists
- * (their built reactions, so queues and DLQs are exactly what each service declares):
+ * Writes infra/k8s/base/generated/*.yaml from manifests.ts and the saga map (packages/contracts),
+ * which each service's registration is pinned to by its own unit test, so queues, DLQs and bindings
+ * are exactly what each service declares, its batch recorders included:
  * `npm run k8s:generate` (after `npm run build`). k8s.int.test.ts fails when the files differ.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { reactionsOf } from '@saga/contracts'
 import { topologyDefinitions, type TopologyDefinitions } from '@saga/messaging'
 import { stringify } from 'yaml'
 import { SERVICES, type ServiceName } from '../src/bootstrap.js'
@@ -15,25 +17,32 @@ const root = fileURLToPath(new URL('../../../', import.meta.url))
 /** Where the generated base files live. */
 export const GENERATED_DIR = join(root, 'infra/k8s/base/generated')
 
-type Reactions = (deps: object) => Array<{ name: string; message: { routingKey: string } }>
-const silent = { debug() {}, info() {}, warn() {}, error() {}, fatal() {}, trace() {}, child: () => silent }
-
-/** Each service's topology, from its built `dist/reactions/index.js` (`<service>Reactions(deps)`). */
-export async function serviceTopologies(): Promise<Record<ServiceName, TopologyDefinitions>> {
-  const entries = await Promise.all(
-    SERVICES.map(async (s) => {
-      const file = join(root, 'services', s, 'dist', 'reactions', 'index.js')
-      const module = (await import(pathToFileURL(file).href)) as Record<string, Reactions>
-      const handlers = module[`${s}Reactions`]!({ logger: silent, carrierAccount: 'generate' })
-      return [s, topologyDefinitions({ exchange: EXCHANGE, queuePrefix: s, handlers, vhost: VHOST })] as const
-    }),
-  )
+/**
+ * Each service's topology from the saga map: a queue per handler, and one per batch recorder
+ * (entries marked `recorder: true` share their recorder's name) bound to every fact it records.
+ */
+export function serviceTopologies(): Record<ServiceName, TopologyDefinitions> {
+  const entries = SERVICES.map((s) => {
+    const reactions = reactionsOf(s)
+    const handlers = reactions
+      .filter((r) => r.recorder !== true)
+      .map((r) => ({ name: r.handler, message: r.reactsTo }))
+    const recorded = reactions.filter((r) => r.recorder === true)
+    const recorders = [...new Set(recorded.map((r) => r.handler))].map((name) => ({
+      name,
+      messages: recorded.filter((r) => r.handler === name).map((r) => r.reactsTo),
+    }))
+    return [
+      s,
+      topologyDefinitions({ exchange: EXCHANGE, queuePrefix: s, handlers, recorders, vhost: VHOST }),
+    ] as const
+  })
   return Object.fromEntries(entries) as Record<ServiceName, TopologyDefinitions>
 }
 
 /** The generated files' text by file name. */
-export async function renderBase(): Promise<Record<string, string>> {
-  const files = baseFiles(await serviceTopologies())
+export function renderBase(): Record<string, string> {
+  const files = baseFiles(serviceTopologies())
   return Object.fromEntries(
     Object.entries(files).map(([name, objects]) => [
       name,
@@ -45,7 +54,7 @@ export async function renderBase(): Promise<Record<string, string>> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   mkdirSync(GENERATED_DIR, { recursive: true })
-  for (const [name, text] of Object.entries(await renderBase()))
+  for (const [name, text] of Object.entries(renderBase()))
     writeFileSync(join(GENERATED_DIR, name), text)
   console.log(`wrote ${GENERATED_DIR}`)
 }

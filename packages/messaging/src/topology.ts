@@ -12,6 +12,14 @@ export interface TopologySpec {
   queuePrefix: string
   handlers: ReadonlyArray<{ readonly name: string; readonly message: { readonly routingKey: string } }>
   /**
+   * Batch recorders (`RecorderDefinition`s, or anything with their name and messages): one queue
+   * each, like a handler's, bound to every routing key it records. Default none.
+   */
+  recorders?: ReadonlyArray<{
+    readonly name: string
+    readonly messages: ReadonlyArray<{ readonly routingKey: string }>
+  }>
+  /**
    * Broker-side backstop against crash loops: after this many deliveries of one message that ended
    * without an ack (process crash, lost connection, shutdown), the quorum queue itself moves it to the
    * dead-letter queue. Handler errors are retried in-process and never count here. Default 20.
@@ -62,7 +70,8 @@ interface Plan {
  */
 function plan(spec: TopologySpec): Plan {
   const seen = new Set<string>()
-  for (const { name } of spec.handlers) {
+  const recorders = spec.recorders ?? []
+  for (const { name } of [...spec.handlers, ...recorders]) {
     if (!HANDLER_NAME.test(name)) throw new TopologyError(`handler name '${name}' is not kebab-case`)
     if (seen.has(name)) throw new TopologyError(`handler name '${name}' is used twice`)
     seen.add(name)
@@ -70,8 +79,12 @@ function plan(spec: TopologySpec): Plan {
   const deliveryLimit = spec.deliveryLimit ?? DEFAULT_DELIVERY_LIMIT
   const queues: QueueDeclaration[] = []
   const bindings: Plan['bindings'] = []
-  for (const handler of spec.handlers) {
-    const queue = queueName(spec.queuePrefix, handler.name)
+  const consumers = [
+    ...spec.handlers.map((h) => ({ name: h.name, routingKeys: [h.message.routingKey] })),
+    ...recorders.map((r) => ({ name: r.name, routingKeys: r.messages.map((m) => m.routingKey) })),
+  ]
+  for (const consumer of consumers) {
+    const queue = queueName(spec.queuePrefix, consumer.name)
     const dlq = deadLetterQueueName(queue)
     queues.push({ name: dlq, arguments: { ...DEAD_LETTER_QUEUE_ARGUMENTS } })
     queues.push({
@@ -83,7 +96,7 @@ function plan(spec: TopologySpec): Plan {
         'x-delivery-limit': deliveryLimit,
       },
     })
-    bindings.push({ queue, routingKey: handler.message.routingKey })
+    for (const routingKey of consumer.routingKeys) bindings.push({ queue, routingKey })
   }
   return { exchange: spec.exchange, queues, bindings }
 }

@@ -76,4 +76,44 @@ describe('topologyDefinitions', () => {
     const camel = { exchange: 'x', queuePrefix: 'p', handlers: [handler('reserveStock', 'a')] }
     expect(() => topologyDefinitions(camel)).toThrow(TopologyError)
   })
+
+  it('when a service has a batch recorder, then it gets a queue and DLQ like a handler, bound to every fact it records', () => {
+    const definitions = topologyDefinitions({
+      exchange: 'saga.events',
+      queuePrefix: 'order',
+      handlers: [handler('confirm-order-when-shipment-created', 'shipment.created')],
+      recorders: [
+        {
+          name: 'record-timeline',
+          messages: [{ routingKey: 'payment.processed' }, { routingKey: 'stock.reserved' }],
+        },
+      ],
+    })
+    expect(definitions.queues.map((queue) => queue.name)).toEqual([
+      'order.confirm-order-when-shipment-created.dlq',
+      'order.confirm-order-when-shipment-created',
+      'order.record-timeline.dlq',
+      'order.record-timeline',
+    ])
+    expect(definitions.queues[3]?.arguments).toMatchObject({
+      'x-queue-type': 'quorum',
+      'x-dead-letter-routing-key': 'order.record-timeline.dlq',
+    })
+    expect(definitions.bindings.map((b) => [b.destination, b.routing_key])).toEqual([
+      ['order.confirm-order-when-shipment-created', 'shipment.created'],
+      ['order.record-timeline', 'payment.processed'],
+      ['order.record-timeline', 'stock.reserved'],
+    ])
+  })
+
+  it("when a recorder has a handler's name, then it throws a TopologyError (they would share a queue)", () => {
+    expect(() =>
+      topologyDefinitions({
+        exchange: 'saga.events',
+        queuePrefix: 'order',
+        handlers: [handler('record-timeline', 'payment.processed')],
+        recorders: [{ name: 'record-timeline', messages: [{ routingKey: 'stock.reserved' }] }],
+      }),
+    ).toThrow(TopologyError)
+  })
 })
