@@ -54,7 +54,6 @@ export function renderBase(): Record<string, string> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   mkdirSync(GENERATED_DIR, { recursive: true })
-  for (const [name, text] of Object.entries(renderBase()))
-    writeFileSync(join(GENERATED_DIR, name), text)
+  for (const [name, text] of Object.entries(renderBase())) writeFileSync(join(GENERATED_DIR, name), text)
   console.log(`wrote ${GENERATED_DIR}`)
 }
