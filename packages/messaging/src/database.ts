@@ -40,13 +40,21 @@ export function prismaDatabase<Tx extends PrismaTransactionLike>(
 
 /**
  * `Database` over a pg Pool: BEGIN on a pooled client, COMMIT when `fn` resolves, ROLLBACK when it
- * throws (the original error is rethrown). A client whose ROLLBACK failed is destroyed, not reused.
+ * throws (the original error is rethrown). A client whose ROLLBACK failed, or whose connection died
+ * during the transaction, is destroyed, not reused.
  */
 export function pgDatabase(pool: pg.Pool): Database<pg.PoolClient> {
   return {
     async transaction(fn) {
       const client = await pool.connect()
       let broken: Error | undefined
+      // A checked-out client whose connection dies between two statements emits 'error', and pg-pool
+      // listens only while a client is idle: without this the process would get an uncaught exception
+      // (the next statement, or COMMIT, then fails and the transaction rolls back as usual).
+      const onError = (error: Error): void => {
+        broken = error
+      }
+      client.on('error', onError)
       try {
         await client.query('BEGIN')
         const result = await fn(client)
@@ -58,6 +66,7 @@ export function pgDatabase(pool: pg.Pool): Database<pg.PoolClient> {
         })
         throw error
       } finally {
+        client.off('error', onError)
         client.release(broken)
       }
     },

@@ -1,10 +1,9 @@
-import {
-  prismaDatabase,
-  type HandlerDefinition,
-  type MessagingOptions,
-  type PrismaClientLike,
-  type PrismaTransactionLike,
-  type RecorderDefinition,
+import type {
+  Database,
+  HandlerDefinition,
+  MessagingOptions,
+  RecorderDefinition,
+  TransactionClient,
 } from '@saga/messaging'
 import type pg from 'pg'
 import type { BaseServiceConfig, ServiceName } from './env.js'
@@ -60,10 +59,15 @@ export const messagingSettings = (config: BaseServiceConfig): MessagingSettings 
 })
 
 /** What `messagingOptions` needs besides the config: the service and what its db plugin decorated. */
-export interface ServiceMessaging<Tx extends PrismaTransactionLike> {
+export interface ServiceMessaging<Tx extends TransactionClient> {
   service: ServiceName
-  /** The service's Prisma client (`app.prisma`): handlers and `messaging.transaction` open transactions on it. */
-  prisma: PrismaClientLike<Tx>
+  /**
+   * How handlers and `messaging.transaction` open transactions. `pgDatabase(app.pool)` keeps Prisma off
+   * the per-message path (BEGIN, inbox INSERT, the handler's statements, outbox INSERT, COMMIT straight
+   * on a pooled pg client; the pool's session limits bound it, see `DEFAULT_SESSION_LIMITS`);
+   * `prismaDatabase(app.prisma, TRANSACTION_LIMITS)` where routes write through Prisma in it.
+   */
+  database: Database<Tx>
   /** The pg pool under Prisma (`app.pool`): relay claims, LISTEN, retention. */
   pool: pg.Pool
   /** The service's reactions (src/reactions/index.ts). */
@@ -74,16 +78,16 @@ export interface ServiceMessaging<Tx extends PrismaTransactionLike> {
 
 /**
  * `createMessaging`'s options for a service of the fleet (hand them to `@saga/messaging/fastify`'s
- * `messagingPlugin`): Prisma transactions within `TRANSACTION_LIMITS`, AMQP_URL, AMQP_EXCHANGE,
- * AMQP_QUEUE_PREFIX and `messagingSettings(config)`.
+ * `messagingPlugin`): the service's `database`, AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX and
+ * `messagingSettings(config)`.
  */
-export const messagingOptions = <Tx extends PrismaTransactionLike>(
+export const messagingOptions = <Tx extends TransactionClient>(
   config: BaseServiceConfig,
-  { service, prisma, pool, handlers, recorders }: ServiceMessaging<Tx>,
+  { service, database, pool, handlers, recorders }: ServiceMessaging<Tx>,
 ): MessagingOptions<Tx> => ({
   service,
   queuePrefix: config.AMQP_QUEUE_PREFIX,
-  database: prismaDatabase(prisma, TRANSACTION_LIMITS),
+  database,
   pool,
   amqpUrl: config.AMQP_URL,
   exchange: config.AMQP_EXCHANGE,

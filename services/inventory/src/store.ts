@@ -1,14 +1,20 @@
 /**
  * The inventory service's SQL for its reactions: every statement they run, written against the
- * service's transaction (`Tx`), so the reactions read load -> decide -> save -> enqueue -> log and a
- * later move of the hot path off Prisma touches this file only.
+ * service's transaction (`Tx`, a pg client inside BEGIN: no Prisma on the per-message path), so the
+ * reactions read load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once
+ * per connection.
  */
 import { lockOrder, type OrderLine, type StockLevels } from './domain/stock.js'
 import type { Tx } from './plugins/db.js'
 
 /** Whether the order already has reservation rows (the record that its PaymentProcessed was handled). */
 export async function hasReservations(tx: Tx, orderId: string): Promise<boolean> {
-  return (await tx.reservation.count({ where: { orderId } })) > 0
+  const { rowCount } = await tx.query({
+    name: 'inventory.has-reservations',
+    text: 'SELECT 1 FROM reservation WHERE order_id = $1::uuid LIMIT 1',
+    values: [orderId],
+  })
+  return (rowCount ?? 0) > 0
 }
 
 /**
@@ -16,12 +22,19 @@ export async function hasReservations(tx: Tx, orderId: string): Promise<boolean>
  * so two orders never deadlock, and returns what is available. An unknown sku has no entry.
  */
 export async function lockStock(tx: Tx, lines: readonly OrderLine[]): Promise<StockLevels> {
-  const rows = await tx.$queryRaw<{ sku: string; available: number }[]>`
-    SELECT sku, available FROM stock WHERE sku = ANY(${lockOrder(lines)}::text[]) ORDER BY sku COLLATE "C" FOR UPDATE`
+  const { rows } = await tx.query<{ sku: string; available: number }>({
+    name: 'inventory.lock-stock',
+    text: 'SELECT sku, available FROM stock WHERE sku = ANY($1::text[]) ORDER BY sku COLLATE "C" FOR UPDATE',
+    values: [lockOrder(lines)],
+  })
   return new Map(rows.map((row) => [row.sku, row.available]))
 }
 
-/** Moves `take` (units per sku, in lock order) from available to reserved and records the order's lines. */
+/**
+ * Moves `take` (units per sku) from available to reserved and records the order's lines (line_no
+ * from 0 in `lines`' order), in one statement: `lockStock` already holds every row it updates, so
+ * updating them together cannot deadlock.
+ */
 export async function saveReservation(
   tx: Tx,
   orderId: string,
@@ -29,30 +42,37 @@ export async function saveReservation(
   lines: readonly OrderLine[],
   now: Date,
 ): Promise<void> {
-  for (const { sku, quantity } of take) {
-    await tx.$executeRaw`
-      UPDATE stock SET available = available - ${quantity}, reserved = reserved + ${quantity}, updated_at = ${now}
-      WHERE sku = ${sku}`
-  }
-  await tx.reservation.createMany({
-    data: lines.map((line, lineNo) => ({
+  await tx.query({
+    name: 'inventory.save-reservation',
+    text: `WITH taken AS (
+        UPDATE stock s SET available = s.available - t.quantity, reserved = s.reserved + t.quantity, updated_at = $3
+        FROM unnest($1::text[], $2::int[]) AS t(sku, quantity) WHERE s.sku = t.sku
+      )
+      INSERT INTO reservation (order_id, line_no, sku, quantity, reserved_at)
+      SELECT $4::uuid, l.n - 1, l.sku, l.quantity, $3
+      FROM unnest($5::text[], $6::int[]) WITH ORDINALITY AS l(sku, quantity, n)`,
+    values: [
+      take.map((t) => t.sku),
+      take.map((t) => t.quantity),
+      now,
       orderId,
-      lineNo,
-      sku: line.sku,
-      quantity: line.quantity,
-      reservedAt: now,
-    })),
+      lines.map((l) => l.sku),
+      lines.map((l) => l.quantity),
+    ],
   })
 }
 
 /** Locks the order's RESERVED rows `FOR UPDATE` and returns the units held per sku (empty: nothing held). */
 export async function lockHeldStock(tx: Tx, orderId: string): Promise<Map<string, number>> {
-  const held = await tx.$queryRaw<{ sku: string; quantity: number }[]>`
-    SELECT sku, quantity FROM reservation
-    WHERE order_id = ${orderId}::uuid AND status = 'RESERVED'
-    ORDER BY line_no FOR UPDATE`
+  const { rows } = await tx.query<{ sku: string; quantity: number }>({
+    name: 'inventory.lock-held-stock',
+    text: `SELECT sku, quantity FROM reservation
+      WHERE order_id = $1::uuid AND status = 'RESERVED'
+      ORDER BY line_no FOR UPDATE`,
+    values: [orderId],
+  })
   const perSku = new Map<string, number>()
-  for (const row of held) perSku.set(row.sku, (perSku.get(row.sku) ?? 0) + row.quantity)
+  for (const row of rows) perSku.set(row.sku, (perSku.get(row.sku) ?? 0) + row.quantity)
   return perSku
 }
 
@@ -63,15 +83,18 @@ export async function saveRelease(
   perSku: ReadonlyMap<string, number>,
   now: Date,
 ): Promise<void> {
-  // Same sku order as a reservation takes its row locks, so the two never deadlock.
+  // One UPDATE per sku, in the sku order a reservation takes its row locks, so the two never deadlock
+  // (a single UPDATE over all skus would lock them in whatever order its plan visits them).
   for (const sku of lockOrder([...perSku].map(([sku, quantity]) => ({ sku, quantity })))) {
-    const quantity = perSku.get(sku) ?? 0
-    await tx.$executeRaw`
-      UPDATE stock SET available = available + ${quantity}, reserved = reserved - ${quantity}, updated_at = ${now}
-      WHERE sku = ${sku}`
+    await tx.query({
+      name: 'inventory.release-stock',
+      text: 'UPDATE stock SET available = available + $1, reserved = reserved - $1, updated_at = $2 WHERE sku = $3',
+      values: [perSku.get(sku) ?? 0, now, sku],
+    })
   }
-  await tx.reservation.updateMany({
-    where: { orderId, status: 'RESERVED' },
-    data: { status: 'RELEASED', releasedAt: now },
+  await tx.query({
+    name: 'inventory.release-reservation',
+    text: `UPDATE reservation SET status = 'RELEASED', released_at = $2 WHERE order_id = $1::uuid AND status = 'RESERVED'`,
+    values: [orderId, now],
   })
 }

@@ -45,7 +45,7 @@ async function reservedOrder(available: number, quantity: number) {
     },
     orderId,
   )
-  await deliver(db.prisma, reserve, paid)
+  await deliver(db.pool, reserve, paid)
   const failed = consumed(
     ShipmentFailed,
     { orderId, reason: 'unsupported_country', country: 'AQ', lines, failedAt: new Date().toISOString() },
@@ -70,7 +70,7 @@ describe('release-stock-when-shipment-failed', () => {
     const { sku, orderId, failed } = await reservedOrder(5, 3)
     expect(await stockOf(sku)).toEqual({ available: 2, reserved: 3 })
 
-    expect(await deliver(db.prisma, release, failed)).toBe('handled')
+    expect(await deliver(db.pool, release, failed)).toBe('handled')
 
     expect(await stockOf(sku)).toEqual({ available: 5, reserved: 0 })
     const rows = await db.prisma.reservation.findMany({ where: { orderId } })
@@ -88,8 +88,8 @@ describe('release-stock-when-shipment-failed', () => {
   it('when the same ShipmentFailed is delivered twice, then the stock is released once', async () => {
     const { sku, orderId, failed } = await reservedOrder(4, 4)
 
-    expect(await deliver(db.prisma, release, failed)).toBe('handled')
-    expect(await deliver(db.prisma, release, failed)).toBe('duplicate')
+    expect(await deliver(db.pool, release, failed)).toBe('handled')
+    expect(await deliver(db.pool, release, failed)).toBe('duplicate')
 
     expect(await stockOf(sku)).toEqual({ available: 4, reserved: 0 })
     expect(await released(orderId)).toHaveLength(1)
@@ -97,9 +97,9 @@ describe('release-stock-when-shipment-failed', () => {
 
   it('when a second ShipmentFailed for the order arrives under a new id, then nothing more is released', async () => {
     const { sku, orderId, failed } = await reservedOrder(4, 1)
-    await deliver(db.prisma, release, failed)
+    await deliver(db.pool, release, failed)
 
-    expect(await deliver(db.prisma, release, { ...failed, id: randomUUID() })).toBe('handled')
+    expect(await deliver(db.pool, release, { ...failed, id: randomUUID() })).toBe('handled')
 
     expect(await stockOf(sku)).toEqual({ available: 4, reserved: 0 })
     expect(await released(orderId)).toHaveLength(1)
@@ -118,7 +118,7 @@ describe('release-stock-when-shipment-failed', () => {
       orderId,
     )
 
-    await deliver(db.prisma, release, failed)
+    await deliver(db.pool, release, failed)
 
     expect(await released(orderId)).toHaveLength(0)
     expect(

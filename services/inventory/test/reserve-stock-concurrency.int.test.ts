@@ -53,7 +53,7 @@ describe('reserve-stock-when-payment-processed under concurrency', () => {
     await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, 5)', [sku])
     const orders = Array.from({ length: 16 }, () => order([{ sku, quantity: 1 }]))
 
-    const results = await Promise.allSettled(orders.map((message) => deliver(db.prisma, handler, message)))
+    const results = await Promise.allSettled(orders.map((message) => deliver(db.pool, handler, message)))
 
     expect(results.filter((r) => r.status === 'rejected')).toEqual([])
     const { rows } = await db.pool.query('SELECT available, reserved FROM stock WHERE sku = $1', [sku])
@@ -85,7 +85,7 @@ describe('reserve-stock-when-payment-processed under concurrency', () => {
       ),
     )
 
-    const results = await Promise.allSettled(orders.map((message) => deliver(db.prisma, handler, message)))
+    const results = await Promise.allSettled(orders.map((message) => deliver(db.pool, handler, message)))
 
     // A deadlock would surface as a rejected transaction (PostgreSQL aborts one of the pair).
     expect(results.filter((r) => r.status === 'rejected')).toEqual([])

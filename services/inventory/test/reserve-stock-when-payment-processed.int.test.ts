@@ -82,7 +82,7 @@ describe('reserve-stock-when-payment-processed', () => {
       { sku: cap, quantity: 1 },
     ])
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
 
     expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
     expect(await stockOf(cap)).toEqual({ available: 0, reserved: 1 })
@@ -113,7 +113,7 @@ describe('reserve-stock-when-payment-processed', () => {
       { sku: cap, quantity: 2 },
     ])
 
-    await deliver(db.prisma, handler, message)
+    await deliver(db.pool, handler, message)
 
     expect(await stockOf(mug)).toEqual({ available: 5, reserved: 0 })
     expect(await stockOf(cap)).toEqual({ available: 1, reserved: 0 })
@@ -136,7 +136,7 @@ describe('reserve-stock-when-payment-processed', () => {
       { sku: ghost, quantity: 1 },
     ])
 
-    await deliver(db.prisma, handler, message)
+    await deliver(db.pool, handler, message)
 
     expect(await stockOf(mug)).toEqual({ available: 5, reserved: 0 })
     const rows = await outbox(message.payload.orderId)
@@ -151,8 +151,8 @@ describe('reserve-stock-when-payment-processed', () => {
     await setStock({ [mug]: 5 })
     const message = paymentProcessed([{ sku: mug, quantity: 2 }])
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
-    expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('duplicate')
 
     expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
     expect(await outbox(message.payload.orderId)).toHaveLength(1)
@@ -164,8 +164,8 @@ describe('reserve-stock-when-payment-processed', () => {
     const first = paymentProcessed([{ sku: mug, quantity: 2 }])
     const again = { ...first, id: randomUUID() }
 
-    await deliver(db.prisma, handler, first)
-    expect(await deliver(db.prisma, handler, again)).toBe('handled')
+    await deliver(db.pool, handler, first)
+    expect(await deliver(db.pool, handler, again)).toBe('handled')
 
     expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
     expect(await outbox(first.payload.orderId)).toHaveLength(1)

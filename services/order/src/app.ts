@@ -1,3 +1,4 @@
+import { pgDatabase } from '@saga/messaging'
 import { messagingPlugin } from '@saga/messaging/fastify'
 import {
   createServiceApp,
@@ -35,7 +36,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     messagingPlugin,
     messagingOptions(config, {
       service: 'order',
-      prisma: app.prisma,
+      database: pgDatabase(app.pool),
       pool: app.pool,
       handlers: orderReactions(deps),
       recorders: [timelineRecorder(deps)],

@@ -93,7 +93,7 @@ describe.each(cases)('$name', ({ handler, failedStep, reason, message }) => {
     const orderId = await pendingOrder(db)
     const failure = message(orderId)
 
-    expect(await deliver(db.prisma, handler, failure)).toBe('handled')
+    expect(await deliver(db.pool, handler, failure)).toBe('handled')
 
     const order = await db.prisma.order.findUniqueOrThrow({
       where: { id: orderId },
@@ -124,8 +124,8 @@ describe.each(cases)('$name', ({ handler, failedStep, reason, message }) => {
     const orderId = await pendingOrder(db)
     const failure = message(orderId)
 
-    expect(await deliver(db.prisma, handler, failure)).toBe('handled')
-    expect(await deliver(db.prisma, handler, failure)).toBe('duplicate')
+    expect(await deliver(db.pool, handler, failure)).toBe('handled')
+    expect(await deliver(db.pool, handler, failure)).toBe('duplicate')
 
     expect(await cancelledEvents(orderId)).toHaveLength(1)
   })
@@ -134,7 +134,7 @@ describe.each(cases)('$name', ({ handler, failedStep, reason, message }) => {
     const orderId = await pendingOrder(db)
     await db.prisma.order.update({ where: { id: orderId }, data: { status: 'CONFIRMED', confirmedAt: now } })
 
-    await deliver(db.prisma, handler, message(orderId))
+    await deliver(db.pool, handler, message(orderId))
 
     const order = await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })
     expect(order).toMatchObject({ status: 'CONFIRMED', cancellationReason: null })
@@ -151,8 +151,8 @@ describe('two failures for one order', () => {
     const [payment, , shipment] = cases
     if (!payment || !shipment) throw new Error('cases missing')
 
-    await deliver(db.prisma, payment.handler, payment.message(orderId))
-    await deliver(db.prisma, shipment.handler, shipment.message(orderId))
+    await deliver(db.pool, payment.handler, payment.message(orderId))
+    await deliver(db.pool, shipment.handler, shipment.message(orderId))
 
     const order = await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })
     expect(order).toMatchObject({
@@ -166,7 +166,7 @@ describe('two failures for one order', () => {
   it('when all three failures arrive at the same moment, then the order is cancelled once, with no deadlock', async () => {
     const orderId = await pendingOrder(db)
 
-    const outcomes = await Promise.all(cases.map((c) => deliver(db.prisma, c.handler, c.message(orderId))))
+    const outcomes = await Promise.all(cases.map((c) => deliver(db.pool, c.handler, c.message(orderId))))
 
     expect(outcomes).toEqual(['handled', 'handled', 'handled'])
     const order = await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })

@@ -36,7 +36,7 @@ describe('confirm-order-when-shipment-created', () => {
     const orderId = await pendingOrder(db)
     const message = shipmentCreated(orderId)
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
 
     const order = await db.prisma.order.findUniqueOrThrow({
       where: { id: orderId },
@@ -64,8 +64,8 @@ describe('confirm-order-when-shipment-created', () => {
     const orderId = await pendingOrder(db)
     const message = shipmentCreated(orderId)
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
-    expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('duplicate')
 
     expect((await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(
       1,
@@ -75,9 +75,9 @@ describe('confirm-order-when-shipment-created', () => {
 
   it('when a second ShipmentCreated arrives under a new id, then nothing more is emitted', async () => {
     const orderId = await pendingOrder(db)
-    await deliver(db.prisma, handler, shipmentCreated(orderId))
+    await deliver(db.pool, handler, shipmentCreated(orderId))
 
-    expect(await deliver(db.prisma, handler, shipmentCreated(orderId))).toBe('handled')
+    expect(await deliver(db.pool, handler, shipmentCreated(orderId))).toBe('handled')
 
     expect((await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(
       1,
@@ -97,7 +97,7 @@ describe('confirm-order-when-shipment-created', () => {
       },
     })
 
-    await deliver(db.prisma, handler, shipmentCreated(orderId))
+    await deliver(db.pool, handler, shipmentCreated(orderId))
 
     expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CANCELLED')
     expect((await outboxOf(db.pool, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
@@ -109,7 +109,7 @@ describe('confirm-order-when-shipment-created', () => {
   it('when the order is unknown here, then nothing is written and a warning is logged', async () => {
     const orderId = randomUUID()
 
-    await deliver(db.prisma, handler, shipmentCreated(orderId))
+    await deliver(db.pool, handler, shipmentCreated(orderId))
 
     expect(await outboxOf(db.pool, orderId)).toEqual([])
     expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(0)

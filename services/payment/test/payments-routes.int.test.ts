@@ -29,7 +29,7 @@ describe('GET /payments?orderId=', () => {
     const order = orderCreated('tok_visa')
     const { orderId } = order
     await deliver(
-      db.prisma,
+      db.pool,
       processPaymentWhenOrderCreated(deps),
       consumed(OrderCreated, order, { correlationId: orderId }),
     )
@@ -44,7 +44,7 @@ describe('GET /payments?orderId=', () => {
       },
       { correlationId: orderId },
     )
-    await deliver(db.prisma, refundPaymentWhenStockReservationFailed(deps), failure)
+    await deliver(db.pool, refundPaymentWhenStockReservationFailed(deps), failure)
 
     const response = await app.inject({ method: 'GET', url: `/payments?orderId=${orderId}` })
 

@@ -28,7 +28,7 @@ describe('process-payment-when-order-created', () => {
     const message = created('tok_visa')
     const order = message.payload
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
 
     const payments = await db.prisma.payment.findMany({ where: { orderId: order.orderId } })
     expect(payments).toHaveLength(1)
@@ -63,7 +63,7 @@ describe('process-payment-when-order-created', () => {
       const message = created(token)
       const { orderId } = message.payload
 
-      await deliver(db.prisma, handler, message)
+      await deliver(db.pool, handler, message)
 
       const payment = await db.prisma.payment.findUniqueOrThrow({ where: { orderId } })
       expect(payment).toMatchObject({ status: 'DECLINED', declineReason: reason, amount: 4499n })
@@ -90,7 +90,7 @@ describe('process-payment-when-order-created', () => {
     const payload = { ...base, lines, totalAmount: 10_000_000_000_000 }
     const message = consumed(OrderCreated, payload, { correlationId: base.orderId })
 
-    await deliver(db.prisma, handler, message)
+    await deliver(db.pool, handler, message)
 
     const payment = await db.prisma.payment.findUniqueOrThrow({ where: { orderId: base.orderId } })
     expect(payment).toMatchObject({
@@ -108,8 +108,8 @@ describe('process-payment-when-order-created', () => {
   it('when the same OrderCreated is delivered twice, then the order is charged once', async () => {
     const message = created('tok_visa')
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
-    expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('duplicate')
 
     expect(await db.prisma.payment.count({ where: { orderId: message.payload.orderId } })).toBe(1)
     expect(await outboxOf(db.pool, message.payload.orderId)).toHaveLength(1)
@@ -117,9 +117,9 @@ describe('process-payment-when-order-created', () => {
 
   it('when an OrderCreated for a paid order arrives under a new message id, then it is not charged again', async () => {
     const message = created('tok_visa')
-    await deliver(db.prisma, handler, message)
+    await deliver(db.pool, handler, message)
 
-    expect(await deliver(db.prisma, handler, { ...message, id: randomUUID() })).toBe('handled')
+    expect(await deliver(db.pool, handler, { ...message, id: randomUUID() })).toBe('handled')
 
     expect(await db.prisma.payment.count({ where: { orderId: message.payload.orderId } })).toBe(1)
     expect(await outboxOf(db.pool, message.payload.orderId)).toHaveLength(1)

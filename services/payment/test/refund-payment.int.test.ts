@@ -27,7 +27,7 @@ afterAll(async () => {
 /** An order charged through the process reaction with `token`; returns its id. */
 async function chargedOrder(token: string): Promise<string> {
   const payload = orderCreated(token)
-  await deliver(db.prisma, process, consumed(OrderCreated, payload, { correlationId: payload.orderId }))
+  await deliver(db.pool, process, consumed(OrderCreated, payload, { correlationId: payload.orderId }))
   return payload.orderId
 }
 
@@ -77,7 +77,7 @@ describe.each(cases)('$name', ({ handler, reason, failure }) => {
     const orderId = await chargedOrder('tok_visa')
     const message = failure(orderId)
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
 
     const payment = await db.prisma.payment.findUniqueOrThrow({
       where: { orderId },
@@ -102,8 +102,8 @@ describe.each(cases)('$name', ({ handler, reason, failure }) => {
     const orderId = await chargedOrder('tok_visa')
     const message = failure(orderId)
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
-    expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('duplicate')
 
     expect(await db.prisma.refund.count({ where: { orderId } })).toBe(1)
     expect(await refundsEmitted(orderId)).toHaveLength(1)
@@ -112,7 +112,7 @@ describe.each(cases)('$name', ({ handler, reason, failure }) => {
   it('when the payment was declined, then there is nothing to refund and nothing is emitted', async () => {
     const orderId = await chargedOrder('tok_chargeDeclined')
 
-    expect(await deliver(db.prisma, handler, failure(orderId))).toBe('handled')
+    expect(await deliver(db.pool, handler, failure(orderId))).toBe('handled')
 
     expect(await db.prisma.refund.count({ where: { orderId } })).toBe(0)
     expect(await refundsEmitted(orderId)).toEqual([])
@@ -121,7 +121,7 @@ describe.each(cases)('$name', ({ handler, reason, failure }) => {
   it('when the order was never charged here, then there is nothing to refund and nothing is emitted', async () => {
     const orderId = randomUUID()
 
-    expect(await deliver(db.prisma, handler, failure(orderId))).toBe('handled')
+    expect(await deliver(db.pool, handler, failure(orderId))).toBe('handled')
 
     expect(await db.prisma.refund.count({ where: { orderId } })).toBe(0)
     expect(await outboxOf(db.pool, orderId)).toEqual([])
@@ -135,8 +135,8 @@ describe('both compensations for one order', () => {
     if (!stock || !shipment) throw new Error('cases missing')
 
     await Promise.all([
-      deliver(db.prisma, stock.handler, stock.failure(orderId)),
-      deliver(db.prisma, shipment.handler, shipment.failure(orderId)),
+      deliver(db.pool, stock.handler, stock.failure(orderId)),
+      deliver(db.pool, shipment.handler, shipment.failure(orderId)),
     ])
 
     expect(await db.prisma.refund.count({ where: { orderId } })).toBe(1)

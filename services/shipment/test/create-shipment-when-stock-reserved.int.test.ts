@@ -50,7 +50,7 @@ describe('create-shipment-when-stock-reserved', () => {
     const message = stockReserved('DE')
     const { orderId } = message.payload
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
 
     const shipments = await db.prisma.shipment.findMany({ where: { orderId } })
     expect(shipments).toHaveLength(1)
@@ -79,7 +79,7 @@ describe('create-shipment-when-stock-reserved', () => {
     const message = stockReserved('AQ')
     const { orderId } = message.payload
 
-    await deliver(db.prisma, handler, message)
+    await deliver(db.pool, handler, message)
 
     expect(await db.prisma.shipment.count({ where: { orderId } })).toBe(0)
     const rows = await outbox(orderId)
@@ -96,8 +96,8 @@ describe('create-shipment-when-stock-reserved', () => {
     const message = stockReserved('US')
     const { orderId } = message.payload
 
-    expect(await deliver(db.prisma, handler, message)).toBe('handled')
-    expect(await deliver(db.prisma, handler, message)).toBe('duplicate')
+    expect(await deliver(db.pool, handler, message)).toBe('handled')
+    expect(await deliver(db.pool, handler, message)).toBe('duplicate')
 
     expect(await db.prisma.shipment.count({ where: { orderId } })).toBe(1)
     expect(await outbox(orderId)).toHaveLength(1)
@@ -106,9 +106,9 @@ describe('create-shipment-when-stock-reserved', () => {
   it('when the same order arrives again under a new message id, then no second shipment is booked', async () => {
     const message = stockReserved('DE')
     const { orderId } = message.payload
-    await deliver(db.prisma, handler, message)
+    await deliver(db.pool, handler, message)
 
-    expect(await deliver(db.prisma, handler, { ...message, id: randomUUID() })).toBe('handled')
+    expect(await deliver(db.pool, handler, { ...message, id: randomUUID() })).toBe('handled')
 
     expect(await db.prisma.shipment.count({ where: { orderId } })).toBe(1)
     expect(await outbox(orderId)).toHaveLength(1)
@@ -119,7 +119,7 @@ describe('create-shipment-when-stock-reserved', () => {
     const { orderId } = message.payload
     const unconfigured = createShipmentWhenStockReserved({ logger, clock: () => new Date() }, '')
 
-    const failure = deliver(db.prisma, unconfigured, message)
+    const failure = deliver(db.pool, unconfigured, message)
     await expect(failure).rejects.toBeInstanceOf(MissingSettingError)
     await expect(failure).rejects.toThrow(/CARRIER_ACCOUNT/)
     expect(await db.prisma.shipment.count({ where: { orderId } })).toBe(0)
@@ -129,7 +129,7 @@ describe('create-shipment-when-stock-reserved', () => {
 
     // "Restart" with the setting supplied: the retried delivery goes through.
     const configured = createShipmentWhenStockReserved({ logger, clock: () => new Date() }, 'acct-42')
-    expect(await deliver(db.prisma, configured, { ...message, attempt: 2 })).toBe('handled')
+    expect(await deliver(db.pool, configured, { ...message, attempt: 2 })).toBe('handled')
     expect(await db.prisma.shipment.count({ where: { orderId, carrierAccount: 'acct-42' } })).toBe(1)
     expect((await outbox(orderId)).map((row) => row.type)).toEqual([ShipmentCreated.type])
   })

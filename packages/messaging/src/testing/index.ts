@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type pg from 'pg'
-import { prismaDatabase, type PrismaClientLike } from '../database.js'
+import { pgDatabase, prismaDatabase, type PrismaClientLike } from '../database.js'
 import { deliverToHandler } from '../inbox/deliver-to-handler.js'
 import type { ConsumedMessage, HandlerDefinition, MessageContract, PrismaTransactionLike } from '../types.js'
 
@@ -48,17 +48,32 @@ export function consumed<P>(
 const TEST_TRANSACTION = { timeoutMs: 20_000, maxWaitMs: 20_000 }
 
 /**
- * Delivers `message` to `handler` through the real inbox (`deliverToHandler`): one Prisma
- * transaction that records `(message id, handler)` in inbox_message and, only when the pair is new,
- * runs the handler in it. A handler error is rethrown after the rollback.
+ * Delivers `message` to `handler` through the real inbox (`deliverToHandler`): one transaction that
+ * records `(message id, handler)` in inbox_message and, only when the pair is new, runs the handler in
+ * it. A pg Pool opens it as the services' consumers do (`pgDatabase`), a PrismaClient as a Prisma
+ * interactive transaction. A handler error is rethrown after the rollback.
  * @returns 'handled', or 'duplicate' when the inbox had already seen the pair
  */
-export async function deliver<P, Tx extends PrismaTransactionLike>(
+export function deliver<P>(
+  pool: pg.Pool,
+  handler: HandlerDefinition<pg.PoolClient, P>,
+  message: ConsumedMessage<P>,
+): Promise<'handled' | 'duplicate'>
+export function deliver<P, Tx extends PrismaTransactionLike>(
   prisma: PrismaClientLike<Tx>,
   handler: HandlerDefinition<Tx, P>,
   message: ConsumedMessage<P>,
+): Promise<'handled' | 'duplicate'>
+export function deliver<P>(
+  db: pg.Pool | PrismaClientLike<PrismaTransactionLike>,
+  handler: HandlerDefinition<pg.PoolClient, P> | HandlerDefinition<PrismaTransactionLike, P>,
+  message: ConsumedMessage<P>,
 ): Promise<'handled' | 'duplicate'> {
-  return deliverToHandler(prismaDatabase(prisma, TEST_TRANSACTION), handler, message)
+  if ('$transaction' in db) {
+    const prismaHandler = handler as HandlerDefinition<PrismaTransactionLike, P>
+    return deliverToHandler(prismaDatabase(db, TEST_TRANSACTION), prismaHandler, message)
+  }
+  return deliverToHandler(pgDatabase(db), handler as HandlerDefinition<pg.PoolClient, P>, message)
 }
 
 /** One log line a `memoryLogger` kept. */

@@ -39,22 +39,33 @@ export const orderCreatedPayload = (orderId: string, body: CreateOrderBody, tota
 async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: Date): Promise<OrderView> {
   const total = orderTotal(body.items)
   const address = body.shippingAddress
-  await tx.order.create({
-    data: {
-      id: orderId,
-      customerId: body.customerId,
-      currency: body.currency,
-      totalAmount: BigInt(total),
-      paymentMethod: body.paymentMethod,
-      shipName: address.name,
-      shipLine1: address.line1,
-      shipCity: address.city,
-      shipPostalCode: address.postalCode,
-      shipCountry: address.country,
-      createdAt: now,
-      updatedAt: now,
-      lines: { create: body.items.map((item, index) => ({ lineNo: index + 1, ...item })) },
-    },
+  // The order and its lines in one statement: the lines' foreign key is checked at its end.
+  await tx.query({
+    name: 'order.insert-order',
+    text: `WITH o AS (
+        INSERT INTO orders (id, customer_id, currency, total_amount, payment_method, ship_name, ship_line1,
+                            ship_city, ship_postal_code, ship_country, created_at, updated_at)
+        VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
+      )
+      INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price)
+      SELECT $1::uuid, l.n, l.sku, l.quantity, l.unit_price
+      FROM unnest($12::text[], $13::int[], $14::int[]) WITH ORDINALITY AS l(sku, quantity, unit_price, n)`,
+    values: [
+      orderId,
+      body.customerId,
+      body.currency,
+      total,
+      body.paymentMethod,
+      address.name,
+      address.line1,
+      address.city,
+      address.postalCode,
+      address.country,
+      now,
+      body.items.map((item) => item.sku),
+      body.items.map((item) => item.quantity),
+      body.items.map((item) => item.unitPrice),
+    ],
   })
   const payload = orderCreatedPayload(orderId, body, total, now)
   const messageId = await enqueue(tx, {

@@ -16,7 +16,7 @@ export const requestHash = (body: unknown): string =>
   createHash('sha256').update(JSON.stringify(body)).digest('hex')
 
 /** The first response stored under `key`, if any. */
-export async function findStoredResponse(db: Db | Tx, key: string): Promise<StoredResponse | undefined> {
+export async function findStoredResponse(db: Db, key: string): Promise<StoredResponse | undefined> {
   const row = await db.idempotencyKey.findUnique({ where: { key } })
   return row
     ? { requestHash: row.requestHash, status: row.responseStatus, body: row.responseBody }
@@ -35,9 +35,12 @@ export async function claimKey(
   orderId: string,
   response: StoredResponse,
 ): Promise<boolean> {
-  const inserted = await tx.$executeRaw`
-    INSERT INTO idempotency_keys (key, request_hash, order_id, response_status, response_body)
-    VALUES (${key}, ${response.requestHash}, ${orderId}::uuid, ${response.status}, ${JSON.stringify(response.body)}::jsonb)
-    ON CONFLICT (key) DO NOTHING`
-  return inserted === 1
+  const { rowCount } = await tx.query({
+    name: 'order.claim-key',
+    text: `INSERT INTO idempotency_keys (key, request_hash, order_id, response_status, response_body)
+      VALUES ($1, $2, $3::uuid, $4, $5::jsonb)
+      ON CONFLICT (key) DO NOTHING`,
+    values: [key, response.requestHash, orderId, response.status, JSON.stringify(response.body)],
+  })
+  return rowCount === 1
 }

@@ -1,7 +1,7 @@
 import type { Prisma } from '../generated/prisma/client.js'
 import type { OrderPage, OrderView } from '../schemas.js'
 import { timelineQuery } from './timeline.js'
-import type { Db, Tx } from './types.js'
+import type { Db } from './types.js'
 
 type SummaryRow = Prisma.OrderGetPayload<object>
 const detail = {
@@ -46,7 +46,7 @@ export const toOrderView = (row: DetailRow): OrderView => ({
 })
 
 /** The order with its lines and timeline, or undefined. */
-export async function findOrderView(db: Db | Tx, id: string): Promise<OrderView | undefined> {
+export async function findOrderView(db: Db, id: string): Promise<OrderView | undefined> {
   const row = await db.order.findUnique({ where: { id }, ...detail })
   return row ? toOrderView(row) : undefined
 }

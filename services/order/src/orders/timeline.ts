@@ -24,14 +24,29 @@ export interface TimelineEntry {
  * here (an event of another environment sharing the exchange), since a retry would not change that.
  */
 export async function recordTimeline(tx: Tx, entry: TimelineEntry): Promise<boolean> {
-  const inserted = await tx.$executeRaw`
-    INSERT INTO order_events (message_id, order_id, type, source, occurred_at, recorded_at, data)
-    SELECT ${entry.messageId}::uuid, o.id, ${entry.type}, ${entry.source}, ${entry.occurredAt},
-           COALESCE(${entry.recordedAt ?? null}::timestamptz, now()), ${JSON.stringify(entry.data)}::jsonb
-    FROM orders o WHERE o.id = ${entry.orderId}::uuid
-    ON CONFLICT (message_id) DO NOTHING`
-  if (inserted === 1) return true
-  return (await tx.order.count({ where: { id: entry.orderId } })) === 1
+  const { rowCount } = await tx.query({
+    name: 'order.record-timeline',
+    text: `INSERT INTO order_events (message_id, order_id, type, source, occurred_at, recorded_at, data)
+      SELECT $1::uuid, o.id, $3, $4, $5, COALESCE($6::timestamptz, now()), $7::jsonb
+      FROM orders o WHERE o.id = $2::uuid
+      ON CONFLICT (message_id) DO NOTHING`,
+    values: [
+      entry.messageId,
+      entry.orderId,
+      entry.type,
+      entry.source,
+      entry.occurredAt,
+      entry.recordedAt ?? null,
+      JSON.stringify(entry.data),
+    ],
+  })
+  if (rowCount === 1) return true
+  const known = await tx.query({
+    name: 'order.order-exists',
+    text: 'SELECT 1 FROM orders WHERE id = $1::uuid',
+    values: [entry.orderId],
+  })
+  return known.rowCount === 1
 }
 
 /**

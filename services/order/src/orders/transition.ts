@@ -21,9 +21,19 @@ export interface LockedOrder {
  * @throws ZodError when the stored currency is not an ISO 4217 code (only a validated POST /orders writes it)
  */
 export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | undefined> {
-  const [row] = await tx.$queryRaw<
-    { id: string; customer_id: string; status: OrderStatus; currency: string; total_amount: bigint }[]
-  >`SELECT id::text, customer_id::text, status, currency, total_amount FROM orders WHERE id = ${orderId}::uuid FOR NO KEY UPDATE`
+  const { rows } = await tx.query<{
+    id: string
+    customer_id: string
+    status: OrderStatus
+    currency: string
+    total_amount: string
+  }>({
+    name: 'order.lock-order',
+    text: `SELECT id::text, customer_id::text, status, currency, total_amount::text
+      FROM orders WHERE id = $1::uuid FOR NO KEY UPDATE`,
+    values: [orderId],
+  })
+  const row = rows[0]
   if (!row) return undefined
   return {
     id: row.id,
@@ -37,20 +47,17 @@ export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | 
 /** Writes what `decide` returned for the order (nothing when it is unchanged). */
 export async function saveTransition(tx: Tx, orderId: string, transition: Transition): Promise<void> {
   if (transition.kind === 'confirmed') {
-    await tx.order.update({
-      where: { id: orderId },
-      data: { status: transition.status, confirmedAt: transition.at, updatedAt: transition.at },
+    await tx.query({
+      name: 'order.confirm',
+      text: 'UPDATE orders SET status = $2::"OrderStatus", confirmed_at = $3, updated_at = $3 WHERE id = $1::uuid',
+      values: [orderId, transition.status, transition.at],
     })
   } else if (transition.kind === 'cancelled') {
-    await tx.order.update({
-      where: { id: orderId },
-      data: {
-        status: transition.status,
-        cancellationReason: transition.reason,
-        failedStep: transition.failedStep,
-        cancelledAt: transition.at,
-        updatedAt: transition.at,
-      },
+    await tx.query({
+      name: 'order.cancel',
+      text: `UPDATE orders SET status = $2::"OrderStatus", cancellation_reason = $3, failed_step = $4,
+        cancelled_at = $5, updated_at = $5 WHERE id = $1::uuid`,
+      values: [orderId, transition.status, transition.reason, transition.failedStep, transition.at],
     })
   }
 }

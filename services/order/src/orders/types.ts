@@ -1,7 +1,12 @@
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js'
+import type pg from 'pg'
+import type { PrismaClient } from '../generated/prisma/client.js'
 
-/** A transaction in the order database (a Prisma interactive transaction). */
-export type Tx = Prisma.TransactionClient
+/**
+ * A transaction in the order database: a pooled pg client inside BEGIN (`pgDatabase(app.pool)`), so
+ * POST /orders and the reactions write without Prisma (one pg call per statement, named statements
+ * prepared once per connection).
+ */
+export type Tx = pg.PoolClient
 
 /** The client reads go through. */
 export type Db = PrismaClient

@@ -2,10 +2,10 @@ import { fileURLToPath } from 'node:url'
 import { PrismaPg } from '@prisma/adapter-pg'
 import { databasePlugin } from '@saga/service-kit'
 import type pg from 'pg'
-import { PrismaClient, type Prisma } from '../generated/prisma/client.js'
+import { PrismaClient } from '../generated/prisma/client.js'
 
-/** A Prisma interactive-transaction client: what reactions and routes write in. */
-export type Tx = Prisma.TransactionClient
+/** What reactions and POST /orders write in (see orders/types.ts): a pg client inside BEGIN. */
+export type { Tx } from '../orders/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

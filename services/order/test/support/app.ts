@@ -1,4 +1,4 @@
-import { prismaDatabase } from '@saga/messaging'
+import { pgDatabase } from '@saga/messaging'
 import { createServiceApp } from '@saga/service-kit'
 import { createOrder } from '../../src/orders/create-order.js'
 import { orderRoutes } from '../../src/routes/orders.js'
@@ -11,14 +11,14 @@ import { orderBody } from './orders.js'
  */
 export async function buildRouteApp(db: ServiceTestDatabase) {
   const app = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(orderRoutes, { db: db.prisma, transactor: prismaDatabase(db.prisma) })
+  await app.register(orderRoutes, { db: db.prisma, transactor: pgDatabase(db.pool) })
   await app.ready()
   return app
 }
 
 /** A PENDING order created the way POST /orders creates it; returns its id. */
 export async function pendingOrder(db: ServiceTestDatabase): Promise<string> {
-  const result = await createOrder({ db: db.prisma, transactor: prismaDatabase(db.prisma) }, orderBody())
+  const result = await createOrder({ db: db.prisma, transactor: pgDatabase(db.pool) }, orderBody())
   if (result.kind !== 'created') throw new Error('expected a new order')
   return result.order.id
 }

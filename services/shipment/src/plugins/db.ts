@@ -2,10 +2,14 @@ import { fileURLToPath } from 'node:url'
 import { PrismaPg } from '@prisma/adapter-pg'
 import { databasePlugin } from '@saga/service-kit'
 import type pg from 'pg'
-import { PrismaClient, type Prisma } from '../generated/prisma/client.js'
+import { PrismaClient } from '../generated/prisma/client.js'
 
-/** A Prisma interactive-transaction client: what reactions and routes write in. */
-export type Tx = Prisma.TransactionClient
+/**
+ * What reactions write in: a pooled pg client inside BEGIN (`pgDatabase(app.pool)`), so the
+ * per-message path (inbox INSERT, the reaction's statements, outbox INSERT) runs without Prisma.
+ * Routes read through Prisma.
+ */
+export type Tx = pg.PoolClient
 
 declare module 'fastify' {
   interface FastifyInstance {
