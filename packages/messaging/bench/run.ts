@@ -6,6 +6,8 @@
  * 3. the commit cost of the wake-up choice: 16 writers, no NOTIFY / NOTIFY in every transaction /
  *    ours (coalesced NOTIFY after commit).
  * Run: `npm run bench -w @saga/messaging`. Uses its own database and exchange, deletes both.
+ * `BENCH_ONLY=drain` runs only the two drain ratios (batch BENCH_BATCH_SIZE and 500), for
+ * measuring a relay change before and after without the minutes the other sections take.
  */
 import amqp from 'amqplib'
 import pg from 'pg'
@@ -36,6 +38,7 @@ const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10)
 const WRITERS = 16
 const COMMIT_SECONDS = Number(process.env.BENCH_COMMIT_SECONDS ?? 3)
 const ROUNDS = Number(process.env.BENCH_COMMIT_ROUNDS ?? 3)
+const DRAIN_ONLY = process.env.BENCH_ONLY === 'drain'
 
 const db: TestDatabase = await createTestDatabase({ prefix: 'bench', sqlFiles: [SQL] })
 const exchange = uniqueName('bench_ex')
@@ -227,8 +230,10 @@ try {
     `${fmt(plainBefore)}, ${fmt(plainAfter)} msg/s`,
   )
   line('drain ratio ours / plain', `${fmt((one / ((plainBefore + plainAfter) / 2)) * 100)} %`)
-  const two = await drain(2)
-  line('ours, 2 relays', `${fmt(two)} msg/s`)
+  if (!DRAIN_ONLY) {
+    const two = await drain(2)
+    line('ours, 2 relays', `${fmt(two)} msg/s`)
+  }
   const plainBigBefore = await plainRate(500)
   const big = await drain(1, 500)
   const plainBigAfter = await plainRate(500)
@@ -241,6 +246,7 @@ try {
     'drain ratio ours / plain, batch 500',
     `${fmt((big / ((plainBigBefore + plainBigAfter) / 2)) * 100)} %`,
   )
+  if (DRAIN_ONLY) process.exit(await cleanup().then(() => 0))
   const naive = await drainNaive()
   line(`naive (poll 1 s, confirm + UPDATE per message; ${fmt(NAIVE_BACKLOG)} rows)`, `${fmt(naive)} msg/s`)
   line('ratio ours (1 relay) / naive', `${fmt(one / naive, 1)}x`)
