@@ -57,8 +57,24 @@ function endSpans(spans: Map<string, ProducerTrace>, failures: PublishFailure[])
 }
 
 /**
- * One round, in one database transaction: claim a batch (FOR UPDATE SKIP LOCKED), publish it,
- * await the confirms, mark the confirmed rows published and the others failed, COMMIT.
+ * A batch that is claimed and handed to the channel, its transaction still open and its confirms
+ * (awaited for at most the publish timeout from the moment it was published) still to come.
+ */
+export interface PublishedBatch {
+  /** Rows claimed (0: nothing was due; the transaction is already committed). */
+  claimed: number
+  /**
+   * Awaits the confirms, marks the confirmed rows published and the others failed, and COMMITs.
+   * Call exactly once. @throws database errors (update, commit); the transaction is then rolled
+   * back and the rows stay pending, whether or not the broker got them (at least once).
+   */
+  finish(): Promise<BatchResult>
+}
+
+/**
+ * The first half of one round, in one database transaction: claim a batch (FOR UPDATE SKIP
+ * LOCKED) and publish it, without waiting for the confirms; `finish()` does the rest. The publish
+ * loop claims and publishes the next batch while this one's confirms are in flight.
  *
  * The transaction is bounded by the publish timeout on the server side too: a relay that freezes
  * (stopped process, stalled event loop) while holding row locks is cut off by
@@ -67,8 +83,101 @@ function endSpans(spans: Map<string, ProducerTrace>, failures: PublishFailure[])
  *
  * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again.
  *
- * @throws database errors (connect, claim, update, commit); the transaction is then rolled back
- * and the rows stay pending, whether or not the broker got them (at least once).
+ * @throws database errors (connect, claim); the transaction is then rolled back, nothing published.
+ */
+export async function claimAndPublish(
+  pool: pg.Pool,
+  channel: ConfirmChannel,
+  settings: BatchSettings,
+  rejectedDelayMs = 0,
+): Promise<PublishedBatch> {
+  const client = await pool.connect()
+  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
+  const onError = (): void => undefined
+  client.on('error', onError)
+  const release = (error?: Error): void => {
+    client.off('error', onError)
+    // A client that failed mid-transaction may be dead or half-way: destroy it rather than reuse it.
+    client.release(error)
+  }
+  const fail = async (error: unknown): Promise<never> => {
+    await client.query('ROLLBACK').catch(() => undefined)
+    release(error as Error)
+    throw error
+  }
+  let rows: OutboxRow[]
+  let claimedAt: number
+  try {
+    rows = await beginAndClaim(
+      client,
+      settings.batchSize,
+      Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS,
+    )
+    claimedAt = performance.now()
+    if (rows.length === 0) {
+      await client.query('COMMIT')
+      release()
+      const empty: BatchResult = {
+        claimed: 0,
+        published: [],
+        failed: [],
+        channelBroken: false,
+        sinceClaimMs: 0,
+        confirmMs: 0,
+      }
+      return { claimed: 0, finish: () => Promise.resolve(empty) }
+    }
+  } catch (error) {
+    return fail(error)
+  }
+  const batch: { id: string; message: Publishable }[] = []
+  const failures: PublishFailure[] = []
+  const spans = new Map<string, ProducerTrace>()
+  for (const row of rows) {
+    try {
+      batch.push({
+        id: row.id,
+        message: toPublishable(traced(row, settings.exchange, spans), settings.source),
+      })
+    } catch (error) {
+      failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'message' })
+    }
+  }
+  // Published now (synchronously); only the confirms are awaited in finish().
+  const publishedAt = performance.now()
+  const confirming =
+    batch.length > 0 ? publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs) : undefined
+  const finish = async (): Promise<BatchResult> => {
+    try {
+      const outcome = await confirming
+      const confirmedAt = performance.now()
+      failures.push(...(outcome?.failed ?? []))
+      endSpans(spans, failures)
+      const result = await markOutcome(
+        client,
+        rows,
+        failures,
+        outcome?.published ?? [],
+        settings,
+        rejectedDelayMs,
+      )
+      release()
+      return {
+        ...result,
+        channelBroken: outcome?.channelBroken ?? false,
+        sinceClaimMs: confirmedAt - claimedAt,
+        confirmMs: confirmedAt - publishedAt,
+      }
+    } catch (error) {
+      return fail(error)
+    }
+  }
+  return { claimed: rows.length, finish }
+}
+
+/**
+ * One whole round (`claimAndPublish`, then `finish`): claim, publish, await the confirms, mark,
+ * COMMIT. @throws database errors; the rows then stay pending.
  */
 export async function runBatch(
   pool: pg.Pool,
@@ -76,82 +185,44 @@ export async function runBatch(
   settings: BatchSettings,
   rejectedDelayMs = 0,
 ): Promise<BatchResult> {
-  const client = await pool.connect()
-  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
-  const onError = (): void => undefined
-  client.on('error', onError)
-  let failedClient: Error | undefined
-  try {
-    const rows = await beginAndClaim(
-      client,
-      settings.batchSize,
-      Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS,
-    )
-    const claimedAt = performance.now()
-    if (rows.length === 0) {
-      await client.query('COMMIT')
-      return { claimed: 0, published: [], failed: [], channelBroken: false, sinceClaimMs: 0, confirmMs: 0 }
-    }
-    const batch: { id: string; message: Publishable }[] = []
-    const failures: PublishFailure[] = []
-    const spans = new Map<string, ProducerTrace>()
-    for (const row of rows) {
-      try {
-        batch.push({
-          id: row.id,
-          message: toPublishable(traced(row, settings.exchange, spans), settings.source),
-        })
-      } catch (error) {
-        failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'message' })
-      }
-    }
-    const publishedAt = performance.now()
-    const outcome =
-      batch.length > 0
-        ? await publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs)
-        : undefined
-    const confirmedAt = performance.now()
-    failures.push(...(outcome?.failed ?? []))
-    endSpans(spans, failures)
-    const byId = new Map(rows.map((row) => [row.id, row]))
-    const toMark = failures.map((failure) => ({
-      id: failure.id,
-      error: failure.error,
-      // Only a message failure is the row's own: it backs off per row, counts an attempt and parks
-      // after maxAttempts, so one poison row never blocks the rows behind it. A transport failure
-      // is the link's (retried as soon as it works; the loop backs off itself), a rejection the
-      // queue's (retried after the loop's short backoff): neither counts an attempt or parks.
-      delayMs:
-        failure.kind === 'message'
-          ? backoffDelay(byId.get(failure.id)?.attempts ?? 0, settings.backoffBaseMs, settings.backoffMaxMs)
-          : failure.kind === 'rejected'
-            ? rejectedDelayMs
-            : 0,
-      parkable: failure.kind === 'message',
-    }))
-    const publishedIds = outcome?.published ?? []
-    // Two round trips when every row went out (the usual case), three otherwise.
-    const marked = await markFailed(client, toMark, settings.maxAttempts)
-    await markPublished(client, publishedIds, true)
-    const failureById = new Map(failures.map((failure) => [failure.id, failure]))
-    return {
-      claimed: rows.length,
-      published: publishedIds.map((id) => byId.get(id)).filter((row): row is OutboxRow => row !== undefined),
-      failed: marked.map((result) => {
-        const failure = failureById.get(result.id)
-        return { ...result, error: failure?.error ?? 'unknown', kind: failure?.kind ?? 'transport' }
-      }),
-      channelBroken: outcome?.channelBroken ?? false,
-      sinceClaimMs: confirmedAt - claimedAt,
-      confirmMs: confirmedAt - publishedAt,
-    }
-  } catch (error) {
-    failedClient = error as Error
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw error
-  } finally {
-    client.off('error', onError)
-    // A client that failed mid-transaction may be dead or half-way: destroy it rather than reuse it.
-    client.release(failedClient)
+  return (await claimAndPublish(pool, channel, settings, rejectedDelayMs)).finish()
+}
+
+/** Marks the confirmed rows published and the failed ones for retry or parking, and COMMITs. */
+async function markOutcome(
+  client: pg.PoolClient,
+  rows: OutboxRow[],
+  failures: PublishFailure[],
+  publishedIds: string[],
+  settings: BatchSettings,
+  rejectedDelayMs: number,
+): Promise<Omit<BatchResult, 'channelBroken' | 'sinceClaimMs' | 'confirmMs'>> {
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  const toMark = failures.map((failure) => ({
+    id: failure.id,
+    error: failure.error,
+    // Only a message failure is the row's own: it backs off per row, counts an attempt and parks
+    // after maxAttempts, so one poison row never blocks the rows behind it. A transport failure
+    // is the link's (retried as soon as it works; the loop backs off itself), a rejection the
+    // queue's (retried after the loop's short backoff): neither counts an attempt or parks.
+    delayMs:
+      failure.kind === 'message'
+        ? backoffDelay(byId.get(failure.id)?.attempts ?? 0, settings.backoffBaseMs, settings.backoffMaxMs)
+        : failure.kind === 'rejected'
+          ? rejectedDelayMs
+          : 0,
+    parkable: failure.kind === 'message',
+  }))
+  // Two round trips when every row went out (the usual case), three otherwise.
+  const marked = await markFailed(client, toMark, settings.maxAttempts)
+  await markPublished(client, publishedIds, true)
+  const failureById = new Map(failures.map((failure) => [failure.id, failure]))
+  return {
+    claimed: rows.length,
+    published: publishedIds.map((id) => byId.get(id)).filter((row): row is OutboxRow => row !== undefined),
+    failed: marked.map((result) => {
+      const failure = failureById.get(result.id)
+      return { ...result, error: failure?.error ?? 'unknown', kind: failure?.kind ?? 'transport' }
+    }),
   }
 }
