@@ -87,10 +87,17 @@ describe('relay: graceful stop', () => {
     await f.until(() => ids.every((id) => f.tap.ids().includes(id)), 5_000, 'the tap to get both rows')
     const counts = countIds(f.tap.ids())
     expect([first, ...ids].map((id) => counts.get(id))).toEqual([1, 1, 1])
-    const listeners = await f.db.pool.query(
-      "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
-    )
-    expect(listeners.rowCount).toBe(1)
+    // The LISTEN connection comes up in the background (the start's first poll needs none), so wait
+    // for it; then there must be exactly one, not the old one beside a new one.
+    const listeners = async (): Promise<number> =>
+      (
+        await f.db.pool.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+        )
+      ).rowCount ?? 0
+    let seen = 0
+    await f.until(async () => (seen = await listeners()) > 0, 5_000, 'the LISTEN connection')
+    expect(seen).toBe(1)
     await relay.stop()
   })
 })
