@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { EventContract } from './define.js'
-import { producers, sagaMap, SERVICES } from './saga-map.js'
+import { producers, sagaMap, SERVICES, type Reaction } from './saga-map.js'
 
 // PascalCase message ids from routing keys: `stock.reservation-failed` -> `StockReservationFailed`.
 const messageId = (event: EventContract): string =>
@@ -13,6 +13,16 @@ const channelRef = (event: EventContract) => ({ $ref: `#/channels/${event.routin
 const messageRef = (event: EventContract) => ({
   $ref: `#/channels/${event.routingKey}/messages/${messageId(event)}`,
 })
+
+/**
+ * The id of the `receive` operation of one saga-map entry: `<service>.<handler>`; for a batch
+ * recorder, which takes several facts on one queue and AsyncAPI 3 gives an operation one channel,
+ * `<service>.<handler>.<routing key>`.
+ */
+export const receiveOperationId = (reaction: Reaction): string =>
+  reaction.recorder === true
+    ? `${reaction.service}.${reaction.handler}.${reaction.reactsTo.routingKey}`
+    : `${reaction.service}.${reaction.handler}`
 
 /**
  * The wire body of `event`: a CloudEvents 1.0 structured-mode envelope (packages/messaging README,
@@ -99,9 +109,10 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
   }
   for (const reaction of sagaMap) {
     const emits = reaction.mayEmit.map((e) => e.type).join(' or ')
-    operations[`${reaction.service}.${reaction.handler}`] = {
+    const how = reaction.recorder === true ? ', a batch recorder (no inbox transaction, emits nothing)' : ''
+    operations[receiveOperationId(reaction)] = {
       action: 'receive',
-      summary: `${reaction.service} ${reaction.handler}: queue ${reaction.service}.${reaction.handler}${emits ? `, may emit ${emits}` : ''}.`,
+      summary: `${reaction.service} ${reaction.handler}: queue ${reaction.service}.${reaction.handler}${how}${emits ? `, may emit ${emits}` : ''}.`,
       channel: channelRef(reaction.reactsTo),
       messages: [messageRef(reaction.reactsTo)],
     }

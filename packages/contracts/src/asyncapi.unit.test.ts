@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { Parser } from '@asyncapi/parser'
 import { describe, expect, it } from 'vitest'
-import { asyncApiDocument } from './asyncapi.js'
+import { asyncApiDocument, receiveOperationId } from './asyncapi.js'
 import { allEvents } from './index.js'
 import { sagaMap } from './saga-map.js'
 
@@ -21,7 +21,7 @@ describe('AsyncAPI document', () => {
   it('when derived from the saga map, then every handler receives and every fact is sent by its producer', () => {
     const operations = Object.entries(document.operations) as [string, { action: string }][]
     const receive = operations.filter(([, op]) => op.action === 'receive').map(([id]) => id)
-    expect(receive.sort()).toEqual(sagaMap.map((r) => `${r.service}.${r.handler}`).sort())
+    expect(receive.sort()).toEqual(sagaMap.map(receiveOperationId).sort())
     const send = operations.filter(([, op]) => op.action === 'send')
     expect(send).toHaveLength(allEvents.length)
   })

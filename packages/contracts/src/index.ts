@@ -37,4 +37,4 @@ export const allEvents = [
 export type AnyEvent = (typeof allEvents)[number]
 /** Any versioned type name of the chain, e.g. `order.created.v1`. */
 export type EventType = AnyEvent['type']
-export { asyncApiDocument, type AsyncApiOptions } from './asyncapi.js'
+export { asyncApiDocument, receiveOperationId, type AsyncApiOptions } from './asyncapi.js'
