@@ -18,3 +18,4 @@ export {
   type ServiceUnderTest,
 } from './service-under-test.js'
 export { describeServiceHealth } from './health-suite.js'
+export { AT, LATER, useShiftedTimeZones, type ShiftedTimeZones } from './time-zone.js'

@@ -1,50 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { createTestDatabase, type TestDatabase } from '@saga/testkit'
-import Fastify, { type FastifyInstance } from 'fastify'
-import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AT, LATER, useShiftedTimeZones } from '@saga/testkit'
+import Fastify from 'fastify'
+import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { dbPlugin } from '../src/plugins/db.js'
 
 // Issue 14.1: a non-UTC database time zone shifted what Prisma stored and read. Both clocks are
 // moved here: the database's (New York, the issue's case) and the process's (Kolkata, +05:30).
-const processZone = process.env.TZ
-process.env.TZ = 'Asia/Kolkata'
-// One millisecond before New York's 2026 spring-forward (07:00 UTC): a shift would cross the DST edge.
-const AT = new Date('2026-03-08T06:59:59.999Z')
-const LATER = new Date('2026-11-01T05:30:00.123Z')
-
-let db: TestDatabase
-let app: FastifyInstance
-/** Another client of the database, in the database's default zone (New York). */
-let other: pg.Pool
-
-beforeAll(async () => {
-  db = await createTestDatabase({ prefix: 'order_tz' })
-  await db.pool.query(`ALTER DATABASE "${db.name}" SET timezone TO 'America/New_York'`)
-  other = new pg.Pool({ connectionString: db.url, max: 2 })
-  app = Fastify({ logger: false })
-  await app.register(dbPlugin, { config: loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent' }) })
-  await app.ready()
-})
-
-afterAll(async () => {
-  await app?.close()
-  await other?.end()
-  await db?.drop()
-  process.env.TZ = processZone
-})
-
-/** The stored instant as epoch ms, read by another client whose session is in New York. */
-async function storedMs(table: string, column: string, key: string, id: string): Promise<number> {
-  const { rows } = await other.query<{ ms: number; zone: string }>(
-    `SELECT (extract(epoch FROM ${column}) * 1000)::float8 AS ms, current_setting('TimeZone') AS zone
-     FROM ${table} WHERE ${key} = $1`,
-    [id],
-  )
-  expect(rows[0]?.zone).toBe('America/New_York')
-  return rows[0]!.ms
-}
 
 function orderData(id: string) {
   return {
@@ -62,8 +24,17 @@ function orderData(id: string) {
 }
 
 describe('timestamps under a New York database and a Kolkata process', () => {
+  const zones = useShiftedTimeZones('order_tz', async (url) => {
+    const app = Fastify({ logger: false })
+    await app.register(dbPlugin, { config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }) })
+    await app.ready()
+    return app
+  })
+  const storedMs = (table: string, column: string, key: string, id: string) =>
+    zones().storedMs(table, column, key, id)
+
   it('when the service connects, then its sessions run in UTC with the documented limits', async () => {
-    const { rows } = await app.pool.query<Record<string, string>>(
+    const { rows } = await zones().app.pool.query<Record<string, string>>(
       `SELECT current_setting('TimeZone') AS zone, current_setting('statement_timeout') AS statement,
               current_setting('lock_timeout') AS lock,
               current_setting('idle_in_transaction_session_timeout') AS idle`,
@@ -74,7 +45,7 @@ describe('timestamps under a New York database and a Kolkata process', () => {
   it('when every timestamp column of the order tables is written through Prisma, then the same instant is stored and read back', async () => {
     const id = randomUUID()
     const messageId = randomUUID()
-    await app.prisma.order.create({
+    await zones().app.prisma.order.create({
       data: {
         ...orderData(id),
         status: 'CANCELLED',
@@ -96,7 +67,7 @@ describe('timestamps under a New York database and a Kolkata process', () => {
         },
       },
     })
-    const read = await app.prisma.order.findUniqueOrThrow({
+    const read = await zones().app.prisma.order.findUniqueOrThrow({
       where: { id },
       include: { events: true, idempotencyKeys: true },
     })
@@ -108,13 +79,13 @@ describe('timestamps under a New York database and a Kolkata process', () => {
     expect(await storedMs('order_events', 'occurred_at', 'message_id', messageId)).toBe(AT.getTime())
     expect(await storedMs('idempotency_keys', 'created_at', 'key', id)).toBe(AT.getTime())
 
-    await app.prisma.inboxMessage.create({ data: { messageId, handler: 'h', receivedAt: AT } })
-    await app.prisma.outboxMessage.create({
+    await zones().app.prisma.inboxMessage.create({ data: { messageId, handler: 'h', receivedAt: AT } })
+    await zones().app.prisma.outboxMessage.create({
       data: { id: messageId, type: 't', routingKey: 'k', payload: {}, occurredAt: AT, availableAt: LATER },
     })
     expect(await storedMs('inbox_message', 'received_at', 'message_id', messageId)).toBe(AT.getTime())
     expect(await storedMs('outbox_message', 'available_at', 'id', messageId)).toBe(LATER.getTime())
-    const confirmed = await app.prisma.order.update({
+    const confirmed = await zones().app.prisma.order.update({
       where: { id },
       data: { status: 'CONFIRMED', cancellationReason: null, cancelledAt: null, confirmedAt: AT },
     })
@@ -125,17 +96,17 @@ describe('timestamps under a New York database and a Kolkata process', () => {
   it('when Prisma raw SQL binds a Date and database defaults fill the rest, then the instants are right', async () => {
     const id = randomUUID()
     const before = Date.now()
-    const created = await app.prisma.order.create({ data: orderData(id) })
+    const created = await zones().app.prisma.order.create({ data: orderData(id) })
     // A shift would be hours; the tolerance only absorbs this machine's load.
     expect(Math.abs(created.createdAt.getTime() - before)).toBeLessThan(60_000)
     expect(Math.abs((await storedMs('orders', 'created_at', 'id', id)) - before)).toBeLessThan(60_000)
 
     const messageId = randomUUID()
-    await app.prisma.$executeRaw`
+    await zones().app.prisma.$executeRaw`
       INSERT INTO order_events (message_id, order_id, type, source, occurred_at, data)
       VALUES (${messageId}::uuid, ${id}::uuid, 't', 'test', ${AT}, '{}'::jsonb)`
     expect(await storedMs('order_events', 'occurred_at', 'message_id', messageId)).toBe(AT.getTime())
-    const [row] = await app.prisma.$queryRaw<{ occurred_at: Date }[]>`
+    const [row] = await zones().app.prisma.$queryRaw<{ occurred_at: Date }[]>`
       SELECT occurred_at FROM order_events WHERE message_id = ${messageId}::uuid`
     expect(row?.occurred_at).toEqual(AT)
   })
@@ -143,22 +114,14 @@ describe('timestamps under a New York database and a Kolkata process', () => {
   it('when rows were written by another client in New York time, then Prisma reads the instant they hold', async () => {
     const id = randomUUID()
     const o = orderData(id)
-    await other.query(
+    await zones().other.query(
       `INSERT INTO orders (id, customer_id, currency, total_amount, payment_method, ship_name, ship_line1,
                            ship_city, ship_postal_code, ship_country, created_at, updated_at)
        VALUES ($1, $2, 'EUR', 2500, 'tok_visa', 'Ada', '1 Street', 'London', 'N1', 'GB', $3, '2026-11-01 01:30:00.123-04')`,
       [id, o.customerId, AT],
     )
-    const read = await app.prisma.order.findUniqueOrThrow({ where: { id } })
+    const read = await zones().app.prisma.order.findUniqueOrThrow({ where: { id } })
     expect(read.createdAt).toEqual(AT)
     expect(read.updatedAt).toEqual(LATER)
-  })
-
-  it('when the migrations are applied, then no column of the service is a timestamp without time zone', async () => {
-    const { rows } = await other.query<{ column: string }>(
-      `SELECT table_name || '.' || column_name AS column FROM information_schema.columns
-       WHERE table_schema = 'public' AND data_type IN ('timestamp without time zone', 'time without time zone')`,
-    )
-    expect(rows).toEqual([])
   })
 })
