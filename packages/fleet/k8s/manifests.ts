@@ -413,7 +413,11 @@ function topologyManifests(definitions: TopologyDefinitions): Manifest[] {
     ...definitions.bindings.map((b) => ({
       apiVersion: 'rabbitmq.com/v1beta1',
       kind: 'Binding',
-      metadata: { name: objectName(b.destination), labels: labels(RABBITMQ, 'topology') },
+      // Named by queue and routing key: a batch recorder's queue has a binding per fact it records.
+      metadata: {
+        name: objectName(`${b.destination}.${b.routing_key}`),
+        labels: labels(RABBITMQ, 'topology'),
+      },
       spec: {
         source: b.source,
         destination: b.destination,
