@@ -106,3 +106,17 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Environment): z.ou
     }),
   )
 }
+
+/**
+ * An entry point's config: `loadConfig()`, or, when it throws an `EnvError`, that error's message
+ * (every bad variable) on stderr prefixed with `service`, and exit code 1. Other errors propagate.
+ */
+export function loadConfigOrExit<C>(service: string, loadConfig: () => C): C {
+  try {
+    return loadConfig()
+  } catch (error) {
+    if (!(error instanceof EnvError)) throw error
+    process.stderr.write(`${service}: ${error.message}\n`)
+    process.exit(1)
+  }
+}

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import pino from 'pino'
-import { EnvError } from './env.js'
+import { loadConfigOrExit } from './env.js'
 import { loggerOptions } from './logger.js'
 import { runMigrations } from './migrate.js'
 
@@ -23,14 +23,7 @@ export interface RunMigrateOptions<C extends { DATABASE_URL: string; LOG_LEVEL: 
 export async function runMigrate<C extends { DATABASE_URL: string; LOG_LEVEL: string }>(
   opts: RunMigrateOptions<C>,
 ): Promise<void> {
-  let config: C
-  try {
-    config = opts.loadConfig()
-  } catch (error) {
-    if (!(error instanceof EnvError)) throw error
-    process.stderr.write(`${opts.service}: ${error.message}\n`)
-    process.exit(1)
-  }
+  const config = loadConfigOrExit(opts.service, opts.loadConfig)
   const logger = pino(loggerOptions(opts.service, config.LOG_LEVEL))
   const pool = new pg.Pool({
     connectionString: config.DATABASE_URL,

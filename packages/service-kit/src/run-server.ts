@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
-import { EnvError } from './env.js'
+import { loadConfigOrExit } from './env.js'
 import { shutdownTelemetry } from './telemetry/state.js'
 
 /** Options of `runServer`. */
@@ -22,14 +22,7 @@ export interface RunServerOptions<C extends { HOST: string; PORT: number; SHUTDO
 export async function runServer<C extends { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number }>(
   opts: RunServerOptions<C>,
 ): Promise<FastifyInstance> {
-  let config: C
-  try {
-    config = opts.loadConfig()
-  } catch (error) {
-    if (!(error instanceof EnvError)) throw error
-    process.stderr.write(`${opts.service}: ${error.message}\n`)
-    process.exit(1)
-  }
+  const config = loadConfigOrExit(opts.service, opts.loadConfig)
 
   let app: FastifyInstance
   try {
