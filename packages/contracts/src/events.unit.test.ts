@@ -33,8 +33,8 @@ const paths = (event: EventContract, payload: unknown) =>
 
 describe('events', () => {
   it('when the chain is listed, then every event has a distinct type `<routingKey>.v1`', () => {
-    expect(allEvents).toHaveLength(11)
-    expect(new Set(allEvents.map((event) => event.type)).size).toBe(11)
+    expect(allEvents).toHaveLength(12)
+    expect(new Set(allEvents.map((event) => event.type)).size).toBe(12)
     for (const event of allEvents) expect(event.type).toBe(`${event.routingKey}.v1`)
   })
 

@@ -6,7 +6,7 @@
 import { OrderCancelled, OrderConfirmed, OrderCreated } from './order.js'
 import { PaymentFailed, PaymentProcessed, PaymentRefunded } from './payment.js'
 import { StockReleased, StockReservationFailed, StockReserved } from './inventory.js'
-import { ShipmentCreated, ShipmentFailed } from './shipment.js'
+import { ShipmentCancelled, ShipmentCreated, ShipmentFailed } from './shipment.js'
 
 export * from './define.js'
 export * from './iso-codes.js'
@@ -29,6 +29,7 @@ export const allEvents = [
   ShipmentFailed,
   PaymentRefunded,
   StockReleased,
+  ShipmentCancelled,
   OrderConfirmed,
   OrderCancelled,
 ] as const

@@ -65,14 +65,30 @@ export const FailedStep = z.enum(['payment', 'stock', 'shipment'])
 export type FailedStep = z.infer<typeof FailedStep>
 
 /**
- * The order was cancelled because a step failed. Terminal. `reason` is the failing step's reason
- * code (e.g. `card_declined`, `out_of_stock`, `unsupported_country`).
+ * Why an order was cancelled by the order service itself rather than by a failing step: its deadline
+ * passed while it was PENDING (`deadline_exceeded`), or the customer asked (`customer_requested`,
+ * `POST /orders/:id/cancel`). A step's failure keeps that step's own reason code.
+ */
+export const CancelReason = z.enum(['deadline_exceeded', 'customer_requested'])
+export type CancelReason = z.infer<typeof CancelReason>
+
+/**
+ * The order was cancelled. Terminal. `reason` is the failing step's reason code (e.g.
+ * `card_declined`, `out_of_stock`, `unsupported_country`), or a {@link CancelReason}.
+ * `failedStep` names the step that failed, or, for `deadline_exceeded`, the step the order was still
+ * waiting for; it is absent when the customer cancelled. Every service that did something for the
+ * order undoes it when it sees this fact (refund, release, cancel the shipment); a service that has
+ * not seen the order yet remembers the cancellation and does nothing for it later
+ * (docs/architecture.md, "Cancellation and late facts").
+ *
+ * Compatibility: `failedStep` was required before customer cancellation existed; it is optional from
+ * then on within `order.cancelled.v1`, because every consumer of it is in this repository.
  */
 export const OrderCancelledSchema = z.object({
   orderId: Id,
   customerId: Id,
   reason: ReasonCode,
-  failedStep: FailedStep,
+  failedStep: FailedStep.optional(),
   cancelledAt: Instant,
 })
 export const OrderCancelled = defineEvent(

@@ -8,7 +8,7 @@ import type { EventContract } from './define.js'
 import { FailedStep, OrderCancelled, OrderConfirmed, OrderCreated } from './order.js'
 import { PaymentFailed, PaymentProcessed, PaymentRefunded } from './payment.js'
 import { StockReleased, StockReservationFailed, StockReserved } from './inventory.js'
-import { ShipmentCreated, ShipmentFailed } from './shipment.js'
+import { ShipmentCancelled, ShipmentCreated, ShipmentFailed } from './shipment.js'
 
 /** The four services of the fleet, in chain order. */
 export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
@@ -20,7 +20,7 @@ export const producers: Readonly<Record<ServiceName, readonly EventContract[]>> 
   order: [OrderCreated, OrderConfirmed, OrderCancelled],
   payment: [PaymentProcessed, PaymentFailed, PaymentRefunded],
   inventory: [StockReserved, StockReservationFailed, StockReleased],
-  shipment: [ShipmentCreated, ShipmentFailed],
+  shipment: [ShipmentCreated, ShipmentFailed, ShipmentCancelled],
 }
 
 /**
@@ -29,7 +29,10 @@ export const producers: Readonly<Record<ServiceName, readonly EventContract[]>> 
  * goes through, success first and failure second for a decision (payment, stock, shipment); empty for
  * a handler that only records (the order timeline). `recorder: true` marks a fact the service only
  * records through a batch recorder: several facts share its handler name and queue, and it runs no
- * inbox transaction per message (packages/messaging README, "Batch recorder").
+ * inbox transaction per message (packages/messaging README, "Batch recorder"). `undoIfAny: true` marks
+ * an undo step that emits its fact only when the service did something for the order that is still
+ * to be undone (a capture not yet refunded, a reservation not yet released, a live shipment), and
+ * nothing otherwise; such facts are not expected in a saga's walk (`nextAfter`, `sagaFacts`).
  */
 export interface Reaction {
   service: ServiceName
@@ -37,6 +40,7 @@ export interface Reaction {
   reactsTo: EventContract
   mayEmit: readonly EventContract[]
   recorder?: true
+  undoIfAny?: true
 }
 
 const recordTimeline = (fact: EventContract): Reaction => ({
@@ -113,10 +117,32 @@ export const sagaMap: readonly Reaction[] = [
     reactsTo: ShipmentFailed,
     mayEmit: [StockReleased],
   },
+  {
+    service: 'payment',
+    handler: 'refund-payment-when-order-cancelled',
+    reactsTo: OrderCancelled,
+    mayEmit: [PaymentRefunded],
+    undoIfAny: true,
+  },
+  {
+    service: 'inventory',
+    handler: 'release-stock-when-order-cancelled',
+    reactsTo: OrderCancelled,
+    mayEmit: [StockReleased],
+    undoIfAny: true,
+  },
+  {
+    service: 'shipment',
+    handler: 'cancel-shipment-when-order-cancelled',
+    reactsTo: OrderCancelled,
+    mayEmit: [ShipmentCancelled],
+    undoIfAny: true,
+  },
   recordTimeline(PaymentProcessed),
   recordTimeline(StockReserved),
   recordTimeline(PaymentRefunded),
   recordTimeline(StockReleased),
+  recordTimeline(ShipmentCancelled),
   recordTimeline(OrderConfirmed),
   recordTimeline(OrderCancelled),
 ]
@@ -126,7 +152,10 @@ export const firstFact: EventContract = OrderCreated
 /** The facts that end an order: after one of them the order's status never changes. */
 export const terminalFacts: readonly EventContract[] = [OrderConfirmed, OrderCancelled]
 
-/** Which service takes the decision that `OrderCancelled.failedStep` names. */
+/**
+ * Which service takes the decision that `OrderCancelled.failedStep` names (for `deadline_exceeded`,
+ * the service the order was waiting for).
+ */
 export const failedStepService: Readonly<Record<FailedStep, ServiceName>> = {
   payment: 'payment',
   stock: 'inventory',
@@ -158,13 +187,15 @@ export interface Expected {
  */
 export const nextAfter = (routingKey: string): Expected[] =>
   sagaMap
-    .filter((r) => r.reactsTo.routingKey === routingKey && r.mayEmit.length > 0)
+    .filter((r) => r.reactsTo.routingKey === routingKey && r.mayEmit.length > 0 && r.undoIfAny !== true)
     .map((r) => ({ service: r.service, oneOf: r.mayEmit.map((e) => e.routingKey) }))
 
 /**
  * The routing keys of a complete saga, derived by walking the map from `firstFact`: every decision
  * takes its success, except the decision of `failedStep`'s service, which takes its failure. Without a
- * failed step the walk is the confirmed saga. In the order the facts are first reached.
+ * failed step the walk is the confirmed saga. In the order the facts are first reached. Undo steps
+ * that act only if there is something to undo (`undoIfAny`) are not walked: a saga cancelled by its
+ * deadline or its customer has no fixed list of facts, and e2e judges it by its books instead.
  */
 export function sagaFacts(failedStep?: FailedStep): string[] {
   const failing = failedStep === undefined ? undefined : failedStepService[failedStep]
@@ -172,6 +203,7 @@ export function sagaFacts(failedStep?: FailedStep): string[] {
   for (let i = 0; i < facts.length; i++) {
     for (const reaction of sagaMap) {
       if (reaction.reactsTo.routingKey !== facts[i] || reaction.mayEmit.length === 0) continue
+      if (reaction.undoIfAny === true) continue
       const pick = reaction.mayEmit.length > 1 && reaction.service === failing ? 1 : 0
       const next = reaction.mayEmit[pick]?.routingKey
       if (next !== undefined && !facts.includes(next)) facts.push(next)

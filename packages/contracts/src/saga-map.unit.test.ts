@@ -45,6 +45,17 @@ describe('saga map', () => {
     for (const fact of terminalFacts) expect(nextAfter(fact.routingKey)).toEqual([])
   })
 
+  it('when an order is cancelled, then every service with a step undoes it through one undo-if-any reaction', () => {
+    const undo = sagaMap.filter((r) => r.undoIfAny === true)
+    expect(undo.map((r) => r.service).sort()).toEqual(['inventory', 'payment', 'shipment'])
+    for (const r of undo) {
+      expect(r.reactsTo.routingKey).toBe('order.cancelled')
+      expect(r.mayEmit).toHaveLength(1)
+    }
+    // Their facts are not expected in a walk: a cancelled order may have nothing to undo.
+    expect(nextAfter('order.cancelled')).toEqual([])
+  })
+
   it('when an unknown routing key is asked for, then producerOf names it', () => {
     expect(() => producerOf('order.vanished')).toThrow(/order\.vanished/)
   })

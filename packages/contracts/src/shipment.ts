@@ -38,3 +38,21 @@ export const ShipmentFailed = defineEvent(
   ShipmentFailedSchema,
 )
 export type ShipmentFailed = z.infer<typeof ShipmentFailedSchema>
+
+/**
+ * A created shipment was cancelled before it left, because its order was cancelled (a deadline or
+ * the customer won the race against the chain). `reason` is the order's cancellation reason.
+ */
+export const ShipmentCancelledSchema = z.object({
+  orderId: Id,
+  shipmentId: Id,
+  reason: ReasonCode,
+  cancelledAt: Instant,
+})
+export const ShipmentCancelled = defineEvent(
+  'ShipmentCancelled',
+  'shipment.cancelled.v1',
+  'shipment.cancelled',
+  ShipmentCancelledSchema,
+)
+export type ShipmentCancelled = z.infer<typeof ShipmentCancelledSchema>
