@@ -113,10 +113,14 @@ describe('the order app', () => {
       reason: 'customer_requested',
     })
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
-    expect(metrics).toMatch(/^order_cancellations_total\{cause="deadline_exceeded",service="order"\} 1$/m)
-    expect(metrics).toMatch(/^order_cancellations_total\{cause="customer_requested",service="order"\} 1$/m)
-    expect(metrics).toMatch(/^order_cancellations_total\{cause="payment",service="order"\} 0$/m)
-    expect(metrics).toMatch(/^order_deadlines_fired_total\{service="order"\} 1$/m)
-    expect(metrics).toContain('# HELP order_cancellations_total ')
+    expect(metrics).toMatch(
+      /^saga_order_cancellations_total\{cause="deadline_exceeded",service="order"\} 1$/m,
+    )
+    expect(metrics).toMatch(
+      /^saga_order_cancellations_total\{cause="customer_requested",service="order"\} 1$/m,
+    )
+    expect(metrics).toMatch(/^saga_order_cancellations_total\{cause="payment",service="order"\} 0$/m)
+    expect(metrics).toMatch(/^saga_order_deadlines_fired_total\{service="order"\} 1$/m)
+    expect(metrics).toContain('# HELP saga_order_cancellations_total ')
   })
 })
