@@ -10,19 +10,23 @@ import {
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import type { Config } from './config.js'
+import { createOrderMetrics } from './metrics.js'
 import { dbPlugin } from './plugins/db.js'
+import { deadlinesPlugin } from './plugins/deadlines.js'
 import './plugins/messaging.js'
 import { orderReactions, timelineRecorder } from './reactions/index.js'
 import { orderRoutes } from './routes/orders.js'
 
-/** Test hooks: fastify options (e.g. `{ logger: false }`). */
+/** Test hooks: fastify options (e.g. `{ logger: false }`), and the deadline scheduler's timings. */
 export interface BuildAppOptions {
   fastify?: ServiceAppOptions['fastify']
+  deadlines?: { maxSleepMs?: number; retryMs?: number; batchSize?: number } | undefined
 }
 
 /**
  * The order service as a fastify app, registered in load order: database (and migrations),
- * messaging (relay + consumers), health, metrics, then the routes. Tests build it and `inject`.
+ * messaging (relay + consumers), the deadline scheduler, health, metrics, then the routes. Tests
+ * build it and `inject`.
  */
 export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   const app = await createServiceApp({
@@ -31,7 +35,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
-  const deps = { logger: app.log, clock: () => new Date() }
+  const metrics = createOrderMetrics()
+  const deps = { logger: app.log, clock: () => new Date(), metrics }
   await app.register(
     messagingPlugin,
     messagingOptions(config, {
@@ -42,10 +47,18 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
       recorders: [timelineRecorder(deps)],
     }),
   )
+  await app.register(deadlinesPlugin, { ...options.deadlines, metrics })
   await app.register(healthPlugin, {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'order', messaging: app.messaging })
-  await app.register(orderRoutes, { db: app.prisma, transactor: app.messaging })
+  metrics.register(app.metricsRegistry)
+  await app.register(orderRoutes, {
+    db: app.prisma,
+    transactor: app.messaging,
+    deadlineMs: config.ORDER_DEADLINE_MS,
+    onDeadline: (inMs) => app.deadlines.noteDeadline(inMs),
+    metrics,
+  })
   return app
 }

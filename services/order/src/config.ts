@@ -1,8 +1,20 @@
 import { parseEnv, serviceEnvSchema, type Environment } from '@saga/service-kit'
-import type { z } from 'zod'
+import { z } from 'zod'
+import { DEFAULT_ORDER_DEADLINE_MS } from './orders/create-order.js'
 
 /** The order service's environment: the fleet's shared variables (README) plus its own. */
-export const Env = serviceEnvSchema({ service: 'order', port: 3001 })
+export const Env = serviceEnvSchema({ service: 'order', port: 3001 }).extend({
+  /**
+   * How long an order may stay PENDING, in ms from its creation (database clock): then the deadline
+   * scheduler cancels it with reason `deadline_exceeded`. Default 10 minutes; at most 7 days.
+   */
+  ORDER_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(7 * 24 * 3_600_000)
+    .default(DEFAULT_ORDER_DEADLINE_MS),
+})
 
 /** The parsed configuration of the order service. */
 export type Config = z.output<typeof Env>

@@ -50,6 +50,10 @@ export const OrderEventView = z.object({
   source: z.string().meta({ example: 'payment' }),
   occurredAt: Instant,
   recordedAt: Instant,
+  note: z.string().nullable().meta({
+    description: 'Who cancelled the order (on order.cancelled), or that the fact came after the order ended',
+    example: 'cancelled by its deadline while waiting for shipment',
+  }),
 })
 
 /** An order as GET /orders lists it; money in minor units of `currency`. */
@@ -63,6 +67,11 @@ export const OrderSummary = z.object({
   failedStep: z.enum(['payment', 'stock', 'shipment']).nullable(),
   createdAt: Instant,
   updatedAt: Instant,
+  deadlineAt: Instant.nullable().meta({
+    description:
+      'When a still PENDING order is cancelled with reason deadline_exceeded (ORDER_DEADLINE_MS after ' +
+      'creation, by the database clock); null for orders placed before deadlines existed',
+  }),
 })
 
 /** An order with its lines, address and the events seen for it (oldest first). */

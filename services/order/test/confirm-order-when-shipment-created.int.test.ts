@@ -85,7 +85,7 @@ describe('confirm-order-when-shipment-created', () => {
     expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CONFIRMED')
   })
 
-  it('when the order was cancelled, then it is not confirmed and nothing is emitted', async () => {
+  it('when the order was cancelled, then the late ShipmentCreated does not confirm it, emits nothing and is recorded as late', async () => {
     const orderId = await pendingOrder(db)
     await db.prisma.order.update({
       where: { id: orderId },
@@ -97,12 +97,17 @@ describe('confirm-order-when-shipment-created', () => {
       },
     })
 
-    await deliver(db.pool, handler, shipmentCreated(orderId))
+    const late = shipmentCreated(orderId)
+    expect(await deliver(db.pool, handler, late)).toBe('handled')
 
     expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CANCELLED')
     expect((await outboxOf(db.pool, orderId)).map((row) => row.type)).toEqual(['order.created.v1'])
+    const recorded = await db.prisma.orderEvent.findUniqueOrThrow({ where: { messageId: late.id } })
+    expect(recorded.note).toBe('late: the order was already CANCELLED')
     expect(
-      logger.lines.some((line) => line.level === 'warn' && JSON.stringify(line.obj).includes(orderId)),
+      logger.lines.some(
+        (line) => line.msg === 'order not confirmed' && JSON.stringify(line.obj).includes(orderId),
+      ),
     ).toBe(true)
   })
 

@@ -38,6 +38,7 @@ describe('record-timeline (batch recorder)', () => {
         'payment.failed.v1',
         'payment.processed.v1',
         'payment.refunded.v1',
+        'shipment.cancelled.v1',
         'shipment.created.v1',
         'shipment.failed.v1',
         'stock.released.v1',

@@ -22,11 +22,15 @@ export interface ConfirmCommand {
   kind: 'confirm'
   shipmentId: string
 }
-/** A step failed: cancel the order keeping the step's reason. */
+/**
+ * Cancel the order keeping the reason: a step failed (its reason code and step), its deadline passed
+ * (`deadline_exceeded` and the step it was waiting for), or the customer asked (`customer_requested`,
+ * no step).
+ */
 export interface CancelCommand {
   kind: 'cancel'
   reason: string
-  failedStep: FailedStep
+  failedStep?: FailedStep | undefined
 }
 /** What the chain asks of an order. */
 export type OrderCommand = ConfirmCommand | CancelCommand
@@ -42,7 +46,13 @@ export type ConfirmTransition =
   | Unchanged<'already-confirmed' | 'cancelled-orders-are-never-confirmed'>
 /** What a cancel does: the order becomes CANCELLED at `at` keeping reason and step, or nothing. */
 export type CancelTransition =
-  | { kind: 'cancelled'; status: 'CANCELLED'; reason: string; failedStep: FailedStep; at: Date }
+  | {
+      kind: 'cancelled'
+      status: 'CANCELLED'
+      reason: string
+      failedStep: FailedStep | undefined
+      at: Date
+    }
   | Unchanged<'already-cancelled' | 'confirmed-orders-are-never-cancelled'>
 /** The outcome of a command: a change to make (and announce), or nothing, with why. */
 export type Transition = ConfirmTransition | CancelTransition
@@ -77,3 +87,42 @@ export function decide(status: OrderStatus, command: OrderCommand, now: Date): T
     why: status === 'CANCELLED' ? 'already-cancelled' : 'confirmed-orders-are-never-cancelled',
   }
 }
+
+/** Who ended an order CANCELLED: a failing step, its deadline, or its customer. */
+export type CancelCause = 'step' | 'deadline' | 'customer'
+
+/** The cause of a cancellation with `reason` (the two reasons of `CancelReason`, else a step's code). */
+export const cancelCause = (reason: string): CancelCause =>
+  reason === 'deadline_exceeded' ? 'deadline' : reason === 'customer_requested' ? 'customer' : 'step'
+
+/**
+ * The `cause` label of `order_cancellations_total`: the failed step for a step's failure, else the
+ * reason; bounded to five values whatever reason codes the steps invent.
+ */
+export const cancellationLabel = (reason: string, failedStep: FailedStep | undefined): string =>
+  cancelCause(reason) === 'step' ? (failedStep ?? 'payment') : reason
+
+/**
+ * The step a PENDING order still waits for, from the facts in its timeline (routing keys or types
+ * seen): no PaymentProcessed yet -> payment; no StockReserved yet -> stock; else shipment.
+ */
+export function waitingStep(seen: { paymentProcessed: boolean; stockReserved: boolean }): FailedStep {
+  if (!seen.paymentProcessed) return 'payment'
+  if (!seen.stockReserved) return 'stock'
+  return 'shipment'
+}
+
+/** The timeline note of an OrderCancelled: what caused it, in words (`GET /orders/:id`, the CLI). */
+export function cancelNote(reason: string, failedStep: FailedStep | undefined): string {
+  switch (cancelCause(reason)) {
+    case 'customer':
+      return 'cancelled by the customer'
+    case 'deadline':
+      return `cancelled by its deadline while waiting for ${failedStep ?? 'a step'}`
+    case 'step':
+      return `cancelled because ${failedStep ?? 'a step'} failed (${reason})`
+  }
+}
+
+/** The timeline note of a fact that reached an order already terminal: recorded, acted on never. */
+export const lateNote = (status: OrderStatus): string => `late: the order was already ${status}`

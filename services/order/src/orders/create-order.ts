@@ -16,6 +16,9 @@ export type CreateOrderResult =
   | { kind: 'replayed'; response: StoredResponse }
   | { kind: 'key-reused'; key: string }
 
+/** ORDER_DEADLINE_MS's default: 10 minutes, far above a healthy saga (tens of ms) and its retries. */
+export const DEFAULT_ORDER_DEADLINE_MS = 10 * 60_000
+
 /** Thrown inside the transaction to roll a duplicate back once a concurrent request won the key. */
 class KeyTaken extends Error {}
 
@@ -36,20 +39,32 @@ export const orderCreatedPayload = (orderId: string, body: CreateOrderBody, tota
  * Writes the order, its lines, the OrderCreated outbox row and the first timeline entry, and returns
  * the order as the API shows it, built from what was written (no read-back: a POST costs fewer round trips).
  */
-async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: Date): Promise<OrderView> {
+async function insertOrder(
+  tx: Tx,
+  orderId: string,
+  body: CreateOrderBody,
+  now: Date,
+  deadlineMs: number,
+): Promise<OrderView> {
   const total = orderTotal(body.items)
   const address = body.shippingAddress
-  // The order and its lines in one statement: the lines' foreign key is checked at its end.
-  await tx.query({
+  // The order and its lines in one statement: the lines' foreign key is checked at its end. The
+  // deadline is the database's clock plus ORDER_DEADLINE_MS, the clock the deadline scheduler
+  // judges it by (one clock, issue 14).
+  const { rows } = await tx.query<{ deadline_at: Date }>({
     name: 'order.insert-order',
     text: `WITH o AS (
         INSERT INTO orders (id, customer_id, currency, total_amount, payment_method, ship_name, ship_line1,
-                            ship_city, ship_postal_code, ship_country, created_at, updated_at)
-        VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
+                            ship_city, ship_postal_code, ship_country, created_at, updated_at, deadline_at)
+        VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11,
+                now() + $15::int * interval '1 millisecond')
+        RETURNING deadline_at
+      ), l AS (
+        INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price)
+        SELECT $1::uuid, l.n, l.sku, l.quantity, l.unit_price
+        FROM unnest($12::text[], $13::int[], $14::int[]) WITH ORDINALITY AS l(sku, quantity, unit_price, n)
       )
-      INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price)
-      SELECT $1::uuid, l.n, l.sku, l.quantity, l.unit_price
-      FROM unnest($12::text[], $13::int[], $14::int[]) WITH ORDINALITY AS l(sku, quantity, unit_price, n)`,
+      SELECT deadline_at FROM o`,
     values: [
       orderId,
       body.customerId,
@@ -65,8 +80,11 @@ async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: 
       body.items.map((item) => item.sku),
       body.items.map((item) => item.quantity),
       body.items.map((item) => item.unitPrice),
+      deadlineMs,
     ],
   })
+  const deadlineAt = rows[0]?.deadline_at
+  if (!deadlineAt) throw new Error(`order ${orderId} was inserted without a deadline`)
   const payload = orderCreatedPayload(orderId, body, total, now)
   const messageId = await enqueue(tx, {
     type: OrderCreated.type,
@@ -98,15 +116,21 @@ async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: 
     updatedAt: at,
     items: body.items,
     shippingAddress: body.shippingAddress,
+    deadlineAt: deadlineAt.toISOString(),
     confirmedAt: null,
     cancelledAt: null,
-    events: [{ id: messageId, type: OrderCreated.type, source: 'order', occurredAt: at, recordedAt: at }],
+    events: [
+      { id: messageId, type: OrderCreated.type, source: 'order', occurredAt: at, recordedAt: at, note: null },
+    ],
   }
 }
 
 /**
  * Creates a PENDING order, its lines, its OrderCreated outbox row and the first timeline entry in one
  * transaction, so the order exists if and only if its event will be published.
+ *
+ * The order's deadline (`deadline_at`) is set in the same transaction, `deadlineMs` after the database's
+ * `now()`; the deadline scheduler cancels the order if it is still PENDING then.
  *
  * With an idempotency key, the 201 response is stored under the key in that same transaction. A
  * retry after commit finds it up front. Two concurrent requests with one key may both build an
@@ -116,7 +140,12 @@ async function insertOrder(tx: Tx, orderId: string, body: CreateOrderBody, now: 
 export async function createOrder(
   deps: { db: Db; transactor: Transactor },
   body: CreateOrderBody,
-  options: { idempotencyKey?: string | undefined; now?: Date | undefined } = {},
+  options: {
+    idempotencyKey?: string | undefined
+    now?: Date | undefined
+    /** ORDER_DEADLINE_MS; default `DEFAULT_ORDER_DEADLINE_MS`. */
+    deadlineMs?: number | undefined
+  } = {},
 ): Promise<CreateOrderResult> {
   const key = options.idempotencyKey
   const hash = requestHash(body)
@@ -131,7 +160,7 @@ export async function createOrder(
   const now = options.now ?? new Date()
   try {
     const order = await deps.transactor.transaction(async (tx) => {
-      const view = await insertOrder(tx, orderId, body, now)
+      const view = await insertOrder(tx, orderId, body, now, options.deadlineMs ?? DEFAULT_ORDER_DEADLINE_MS)
       if (
         key !== undefined &&
         !(await claimKey(tx, key, orderId, { requestHash: hash, status: 201, body: view }))

@@ -21,6 +21,7 @@ const summary = (row: SummaryRow) => ({
   failedStep: row.failedStep as OrderView['failedStep'],
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
+  deadlineAt: iso(row.deadlineAt),
 })
 
 /** Maps a stored order with lines and events to the API shape. */
@@ -42,6 +43,7 @@ export const toOrderView = (row: DetailRow): OrderView => ({
     source: event.source,
     occurredAt: event.occurredAt.toISOString(),
     recordedAt: event.recordedAt.toISOString(),
+    note: event.note,
   })),
 })
 

@@ -16,6 +16,8 @@ export interface TimelineEntry {
   /** When this service learned of it; default the transaction's time. Own events pass their own clock. */
   recordedAt?: Date | undefined
   data: unknown
+  /** Why the entry matters beyond its type: who cancelled the order, or that a fact came late. */
+  note?: string | undefined
 }
 
 /**
@@ -26,8 +28,8 @@ export interface TimelineEntry {
 export async function recordTimeline(tx: Tx, entry: TimelineEntry): Promise<boolean> {
   const { rowCount } = await tx.query({
     name: 'order.record-timeline',
-    text: `INSERT INTO order_events (message_id, order_id, type, source, occurred_at, recorded_at, data)
-      SELECT $1::uuid, o.id, $3, $4, $5, COALESCE($6::timestamptz, now()), $7::jsonb
+    text: `INSERT INTO order_events (message_id, order_id, type, source, occurred_at, recorded_at, data, note)
+      SELECT $1::uuid, o.id, $3, $4, $5, COALESCE($6::timestamptz, now()), $7::jsonb, $8
       FROM orders o WHERE o.id = $2::uuid
       ON CONFLICT (message_id) DO NOTHING`,
     values: [
@@ -38,6 +40,7 @@ export async function recordTimeline(tx: Tx, entry: TimelineEntry): Promise<bool
       entry.occurredAt,
       entry.recordedAt ?? null,
       JSON.stringify(entry.data),
+      entry.note ?? null,
     ],
   })
   if (rowCount === 1) return true
@@ -88,5 +91,5 @@ export async function recordTimelineBatch(
 /** Timeline rows as the API shows them, oldest first. */
 export const timelineQuery = {
   orderBy: [{ occurredAt: 'asc' }, { recordedAt: 'asc' }],
-  select: { messageId: true, type: true, source: true, occurredAt: true, recordedAt: true },
+  select: { messageId: true, type: true, source: true, occurredAt: true, recordedAt: true, note: true },
 } satisfies Prisma.OrderEventFindManyArgs

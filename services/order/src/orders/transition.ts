@@ -44,20 +44,30 @@ export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | 
   }
 }
 
-/** Writes what `decide` returned for the order (nothing when it is unchanged). */
+/**
+ * Writes what `decide` returned for the order (nothing when it is unchanged). Each UPDATE is guarded
+ * by `status = 'PENDING'` as well as by the row lock the caller holds (`lockOrder`), so of a confirm
+ * and a cancel racing for one order exactly one changes it.
+ * @throws Error when a change was decided but the row was no longer PENDING (only possible when the
+ *   caller did not lock it first); the transaction then rolls back and is retried
+ */
 export async function saveTransition(tx: Tx, orderId: string, transition: Transition): Promise<void> {
+  let changed: number | null = 1
   if (transition.kind === 'confirmed') {
-    await tx.query({
+    ;({ rowCount: changed } = await tx.query({
       name: 'order.confirm',
-      text: 'UPDATE orders SET status = $2::"OrderStatus", confirmed_at = $3, updated_at = $3 WHERE id = $1::uuid',
+      text: `UPDATE orders SET status = $2::"OrderStatus", confirmed_at = $3, updated_at = $3
+        WHERE id = $1::uuid AND status = 'PENDING'`,
       values: [orderId, transition.status, transition.at],
-    })
+    }))
   } else if (transition.kind === 'cancelled') {
-    await tx.query({
+    ;({ rowCount: changed } = await tx.query({
       name: 'order.cancel',
       text: `UPDATE orders SET status = $2::"OrderStatus", cancellation_reason = $3, failed_step = $4,
-        cancelled_at = $5, updated_at = $5 WHERE id = $1::uuid`,
-      values: [orderId, transition.status, transition.reason, transition.failedStep, transition.at],
-    })
+        cancelled_at = $5, updated_at = $5 WHERE id = $1::uuid AND status = 'PENDING'`,
+      values: [orderId, transition.status, transition.reason, transition.failedStep ?? null, transition.at],
+    }))
   }
+  if (changed !== 1)
+    throw new Error(`order ${orderId} was not PENDING when it was to become ${transition.kind}`)
 }

@@ -1,24 +1,25 @@
-import { OrderCancelled, type FailedStep } from '@saga/contracts'
-import {
-  enqueue,
-  nextEvent,
-  type ConsumedMessage,
-  type HandlerDefinition,
-  type ReactionDeps,
-} from '@saga/messaging'
-import { decide } from '../domain/order.js'
+import type { FailedStep } from '@saga/contracts'
+import type { ConsumedMessage, HandlerDefinition, ReactionDeps } from '@saga/messaging'
+import { decide, lateNote } from '../domain/order.js'
+import { noMetrics, type OrderMetrics } from '../metrics.js'
+import { cancelAndAnnounce } from '../orders/cancel.js'
 import { recordTimeline } from '../orders/timeline.js'
-import { lockOrder, saveTransition } from '../orders/transition.js'
+import { lockOrder } from '../orders/transition.js'
 import type { Tx } from '../orders/types.js'
+
+/** What the order's reactions need: messaging's deps plus the service's counters (default none). */
+export type OrderReactionDeps = ReactionDeps & { metrics?: OrderMetrics | undefined }
 
 /**
  * Records the failure in the order's timeline, cancels a PENDING order keeping the reason, and
- * emits OrderCancelled. A CANCELLED order stays as it is (redelivery, or two failures for one
- * order); a CONFIRMED order is never cancelled: that is logged as an error, since it means the
- * chain let a failure follow a success.
+ * emits OrderCancelled. A failure that reaches an order already terminal is late: it is recorded
+ * with a `late: …` note and changes nothing. A CANCELLED order stays as it is (its deadline or its
+ * customer cancelled it while the step was in flight, or two failures for one order); a CONFIRMED
+ * order is never cancelled: that is logged as an error, since it means the chain let a failure
+ * follow a success.
  */
 export async function cancelOrder(
-  deps: ReactionDeps,
+  deps: OrderReactionDeps,
   message: ConsumedMessage<{ orderId: string; reason: string }>,
   failedStep: FailedStep,
   tx: Tx,
@@ -32,33 +33,23 @@ export async function cancelOrder(
     return
   }
   const transition = decide(order.status, { kind: 'cancel', reason, failedStep }, now)
-  await saveTransition(tx, orderId, transition)
   const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
-  await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
   if (transition.kind === 'unchanged') {
+    await recordTimeline(tx, {
+      ...seen,
+      occurredAt: message.time,
+      data: message.payload,
+      note: lateNote(order.status),
+    })
     const { why } = transition
     if (why === 'confirmed-orders-are-never-cancelled') {
       deps.logger.error({ ...log, why }, 'confirmed order not cancelled')
-    } else deps.logger.info({ ...log, why }, 'order already cancelled')
+    } else deps.logger.info({ ...log, why }, 'late failure for a cancelled order; nothing to do')
     return
   }
-  const payload = {
-    orderId,
-    customerId: order.customerId,
-    reason,
-    failedStep,
-    cancelledAt: now.toISOString(),
-  }
-  const next = nextEvent(message, OrderCancelled, orderId, payload, now)
-  const id = await enqueue(tx, next)
-  await recordTimeline(tx, {
-    messageId: id,
-    orderId,
-    type: next.type,
-    source: 'order',
-    occurredAt: now,
-    data: next.payload,
-  })
+  await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
+  await cancelAndAnnounce(tx, order, { reason, failedStep, at: now }, message)
+  ;(deps.metrics ?? noMetrics).cancelled(reason, failedStep)
   deps.logger.info(log, 'order cancelled')
 }
 
@@ -67,7 +58,7 @@ export const cancelOrderWhen = <P extends { orderId: string; reason: string }>(
   name: string,
   contract: HandlerDefinition<Tx, P>['message'],
   failedStep: FailedStep,
-  deps: ReactionDeps,
+  deps: OrderReactionDeps,
 ): HandlerDefinition<Tx, P> => ({
   name,
   message: contract,

@@ -1,14 +1,16 @@
 import { OrderConfirmed, ShipmentCreated } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
-import { decide } from '../domain/order.js'
+import { decide, lateNote } from '../domain/order.js'
 import { recordTimeline } from '../orders/timeline.js'
 import { lockOrder, saveTransition } from '../orders/transition.js'
 import type { Tx } from '../orders/types.js'
 
 /**
  * The last step succeeded: a PENDING order becomes CONFIRMED and OrderConfirmed is emitted, both
- * recorded in the order's timeline. A confirmed order stays as it is (redelivery); a cancelled one
- * is never confirmed (logged, since the chain should not allow it).
+ * recorded in the order's timeline. A confirmed order stays as it is (redelivery). A cancelled one
+ * is never confirmed: the ShipmentCreated is late (the deadline or the customer won the race
+ * against the chain), so it is recorded with a `late: …` note and emits nothing; the shipment
+ * service cancels that shipment when it sees the OrderCancelled.
  */
 export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefinition<Tx, ShipmentCreated> {
   return {
@@ -24,13 +26,15 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
         return
       }
       const transition = decide(order.status, { kind: 'confirm', shipmentId }, now)
-      await saveTransition(tx, orderId, transition)
       const seen = { messageId: message.id, orderId, type: message.type, source: message.source }
-      await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
       if (transition.kind === 'unchanged') {
-        deps.logger.warn({ ...log, why: transition.why }, 'order not confirmed')
+        const note = lateNote(order.status)
+        await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload, note })
+        deps.logger.info({ ...log, why: transition.why }, 'order not confirmed')
         return
       }
+      await saveTransition(tx, orderId, transition)
+      await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
       const payload = {
         orderId,
         customerId: order.customerId,

@@ -2,7 +2,7 @@ import { cancelOrderWhenPaymentFailed } from './cancel-order-when-payment-failed
 import { cancelOrderWhenShipmentFailed } from './cancel-order-when-shipment-failed.js'
 import { cancelOrderWhenStockReservationFailed } from './cancel-order-when-stock-reservation-failed.js'
 import { confirmOrderWhenShipmentCreated } from './confirm-order-when-shipment-created.js'
-import type { ReactionDeps } from '@saga/messaging'
+import type { OrderReactionDeps } from './cancel-order.js'
 
 export { timelineRecorder, TIMELINE_EVENTS } from './record-timeline-when.js'
 
@@ -12,7 +12,7 @@ export { timelineRecorder, TIMELINE_EVENTS } from './record-timeline-when.js'
  * and its own terminal events) go to the batch recorder `timelineRecorder` instead (one queue,
  * `record-timeline`; the saga map marks those entries `recorder: true`).
  */
-export const orderReactions = (deps: ReactionDeps) => [
+export const orderReactions = (deps: OrderReactionDeps) => [
   confirmOrderWhenShipmentCreated(deps),
   cancelOrderWhenPaymentFailed(deps),
   cancelOrderWhenStockReservationFailed(deps),

@@ -1,5 +1,7 @@
 import { errorResponses, HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
+import type { OrderMetrics } from '../metrics.js'
+import { cancelByCustomer } from '../orders/cancel.js'
 import { createOrder } from '../orders/create-order.js'
 import { decodeCursor, findOrderView, listOrders } from '../orders/order-view.js'
 import type { Db, Transactor } from '../orders/types.js'
@@ -17,13 +19,19 @@ import {
 export interface OrderRoutesOptions {
   db: Db
   transactor: Transactor
+  /** ORDER_DEADLINE_MS for new orders; default `DEFAULT_ORDER_DEADLINE_MS`. */
+  deadlineMs?: number | undefined
+  /** Told of each new order's deadline (ms from now), so the scheduler can wake earlier for it. */
+  onDeadline?: ((inMs: number) => void) | undefined
+  metrics?: OrderMetrics | undefined
 }
 
 /**
- * POST /orders, GET /orders/:id, GET /orders. Encapsulated (not fastify-plugin): the routes see the
+ * POST /orders, POST /orders/:id/cancel, GET /orders/:id, GET /orders. Encapsulated (not fastify-plugin): the routes see the
  * app's error handler and type provider but add nothing to it.
  */
-export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, { db, transactor }, done) => {
+export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, options, done) => {
+  const { db, transactor, deadlineMs, onDeadline, metrics } = options
   app.post(
     '/orders',
     {
@@ -42,9 +50,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, {
     },
     async (request, reply) => {
       const idempotencyKey = request.headers['idempotency-key']
-      const result = await createOrder({ db, transactor }, request.body, {
-        idempotencyKey,
-      })
+      const result = await createOrder({ db, transactor }, request.body, { idempotencyKey, deadlineMs })
       if (result.kind === 'key-reused') {
         throw new HttpError(409, 'This Idempotency-Key was already used with a different request body', [
           { path: 'headers.idempotency-key', issue: 'already used for a different request body' },
@@ -58,8 +64,44 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, {
           .header('location', `/orders/${original.id}`)
           .send(original)
       }
+      if (result.order.deadlineAt)
+        onDeadline?.(Date.parse(result.order.deadlineAt) - Date.parse(result.order.createdAt))
       request.log.info({ orderId: result.order.id, correlationId: result.order.id }, 'order created')
       return reply.code(201).header('location', `/orders/${result.order.id}`).send(result.order)
+    },
+  )
+
+  app.post(
+    '/orders/:id/cancel',
+    {
+      schema: {
+        summary: 'Cancel a PENDING order (the customer asked)',
+        description:
+          'Cancels a PENDING order with reason customer_requested and announces it (OrderCancelled), so the ' +
+          'steps already done are undone (refund, release, cancel the shipment). Idempotent: an order already ' +
+          'CANCELLED (for any reason) is answered 200 as it is, and nothing is announced again. A CONFIRMED ' +
+          'order is a 409 naming its status. No request body.',
+        tags: ['orders'],
+        params: OrderParams,
+        response: { 200: OrderView, ...errorResponses(400, 404, 409, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      const result = await cancelByCustomer(transactor, id, new Date())
+      if (result.kind === 'unknown') throw new HttpError(404, `Order ${id} not found`)
+      if (result.kind === 'confirmed') {
+        throw new HttpError(409, `Order ${id} is CONFIRMED and can no longer be cancelled`, [
+          { path: 'status', issue: 'is CONFIRMED' },
+        ])
+      }
+      if (result.kind === 'cancelled') {
+        metrics?.cancelled(result.event.reason, undefined)
+        request.log.info({ orderId: id, correlationId: id }, 'order cancelled by the customer')
+      }
+      const order = await findOrderView(db, id)
+      if (!order) throw new HttpError(404, `Order ${id} not found`)
+      return order
     },
   )
 

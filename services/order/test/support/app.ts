@@ -1,7 +1,7 @@
 import { pgDatabase } from '@saga/messaging'
 import { createServiceApp } from '@saga/service-kit'
 import { createOrder } from '../../src/orders/create-order.js'
-import { orderRoutes } from '../../src/routes/orders.js'
+import { orderRoutes, type OrderRoutesOptions } from '../../src/routes/orders.js'
 import type { ServiceTestDatabase } from './database.js'
 import { orderBody } from './orders.js'
 
@@ -9,16 +9,21 @@ import { orderBody } from './orders.js'
  * The order routes on the fleet's app defaults (error handler, zod, OpenAPI), writing through
  * messaging's Prisma transaction adapter, without a broker: route tests assert the outbox rows.
  */
-export async function buildRouteApp(db: ServiceTestDatabase) {
+export async function buildRouteApp(
+  db: ServiceTestDatabase,
+  options: Omit<OrderRoutesOptions, 'db' | 'transactor'> = {},
+) {
   const app = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(orderRoutes, { db: db.prisma, transactor: pgDatabase(db.pool) })
+  await app.register(orderRoutes, { ...options, db: db.prisma, transactor: pgDatabase(db.pool) })
   await app.ready()
   return app
 }
 
-/** A PENDING order created the way POST /orders creates it; returns its id. */
-export async function pendingOrder(db: ServiceTestDatabase): Promise<string> {
-  const result = await createOrder({ db: db.prisma, transactor: pgDatabase(db.pool) }, orderBody())
+/** A PENDING order created the way POST /orders creates it (deadline `deadlineMs` away); returns its id. */
+export async function pendingOrder(db: ServiceTestDatabase, deadlineMs?: number): Promise<string> {
+  const result = await createOrder({ db: db.prisma, transactor: pgDatabase(db.pool) }, orderBody(), {
+    deadlineMs,
+  })
   if (result.kind !== 'created') throw new Error('expected a new order')
   return result.order.id
 }
