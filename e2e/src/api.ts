@@ -103,6 +103,21 @@ export async function getOrder(orderUrl: string, id: string): Promise<OrderView>
   return res.body as OrderView
 }
 
+/**
+ * POST /orders/:id/cancel (the customer asks): `{ status, order }` with 200 and the order (cancelled,
+ * or already cancelled for any reason) or 409 (already CONFIRMED).
+ * Throws on any other answer, naming status and body.
+ */
+export async function cancelOrder(
+  orderUrl: string,
+  id: string,
+): Promise<{ status: 200 | 409; order?: OrderView }> {
+  const res = await call('POST', `${orderUrl}/orders/${id}/cancel`)
+  if (res.status === 200) return { status: 200, order: res.body as OrderView }
+  if (res.status === 409) return { status: 409 }
+  throw new Error(`POST /orders/${id}/cancel answered ${res.status}: ${JSON.stringify(res.body)}`)
+}
+
 /** PUT /stock/:sku with `{ available }` (inventory). */
 export async function setStock(inventoryUrl: string, sku: string, available: number): Promise<void> {
   const res = await call('PUT', `${inventoryUrl}/stock/${encodeURIComponent(sku)}`, { available })
