@@ -20,7 +20,8 @@ describe('scenario 10: customers cancel half of 200 orders while the chain runs'
     await setStock(s.fleet.one('inventory').url, 'E2E-CANCEL', 10_000)
     s.ledger.stock.set('E2E-CANCEL', 10_000)
     const orderUrls = s.fleet.of('order').map((p) => p.url)
-    const cancels: Promise<200 | 409>[] = []
+    // Settled values, not rejections: the cancels are awaited only after every order was placed.
+    const cancels: Promise<200 | 409 | Error>[] = []
 
     const orders = await inBatches(
       8,
@@ -33,13 +34,18 @@ describe('scenario 10: customers cancel half of 200 orders while the chain runs'
           cancels.push(
             delay(Math.random() * 1500)
               .then(() => cancelOrder(cancelUrl, order.id))
-              .then((r) => r.status),
+              .then(
+                (r) => r.status,
+                (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+              ),
           )
         }
         return order
       }),
     )
     const statuses = await Promise.all(cancels)
+    const failed = statuses.find((st) => st instanceof Error)
+    if (failed) throw failed
     await s.awaitTerminal(orders, 180_000)
     accepted = statuses.filter((st) => st === 200).length
     process.stdout.write(
