@@ -103,6 +103,35 @@ export async function getOrder(orderUrl: string, id: string): Promise<OrderView>
   return res.body as OrderView
 }
 
+/**
+ * POST /orders/:id/cancel as a careful client does it (the customer asks): the endpoint is
+ * idempotent, so a 5xx (503 while the service is busy) or no answer is retried, up to 6 attempts,
+ * 250 ms more apart each time, and recorded in `retriedPosts`. Resolves `{ status, order }`: 200 with
+ * the order (cancelled now, or already cancelled for any reason) or 409 (already CONFIRMED).
+ * Throws on any other answer, naming status and body.
+ */
+export async function cancelOrder(
+  orderUrl: string,
+  id: string,
+): Promise<{ status: 200 | 409; order?: OrderView }> {
+  for (let attempt = 1; ; attempt++) {
+    let failure: string
+    try {
+      const res = await call('POST', `${orderUrl}/orders/${id}/cancel`)
+      if (res.status === 200) return { status: 200, order: res.body as OrderView }
+      if (res.status === 409) return { status: 409 }
+      failure = `POST /orders/${id}/cancel answered ${res.status}: ${JSON.stringify(res.body)}`
+      if (res.status < 500) throw new ClientError(failure)
+    } catch (error) {
+      if (error instanceof ClientError) throw error
+      failure = `POST /orders/${id}/cancel got no answer: ${error instanceof Error ? error.message : String(error)}`
+    }
+    if (attempt >= 6) throw new Error(`${failure} (after ${attempt} attempts)`)
+    retriedPosts.push(failure)
+    await new Promise((resolve) => setTimeout(resolve, 250 * attempt))
+  }
+}
+
 /** PUT /stock/:sku with `{ available }` (inventory). */
 export async function setStock(inventoryUrl: string, sku: string, available: number): Promise<void> {
   const res = await call('PUT', `${inventoryUrl}/stock/${encodeURIComponent(sku)}`, { available })

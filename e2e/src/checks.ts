@@ -1,5 +1,5 @@
 import type { Ledger } from './ledger.js'
-import { incomplete, type Snapshot } from './snapshot.js'
+import { incomplete, UNDOING_SERVICES, type Snapshot } from './snapshot.js'
 
 /** What the checker found; `violations` must be empty. */
 export interface InvariantReport {
@@ -118,19 +118,39 @@ const reservations: Check = ({ s }) => {
   return v
 }
 
-/** One shipment per confirmed order, none otherwise, none for an unknown order. */
+/**
+ * One live (CREATED) shipment per confirmed order and no cancelled one; no live shipment for a
+ * cancelled order (a CANCELLED one is how a shipment booked before the cancel ends); none for an
+ * unknown order; at most one shipment per order in any status.
+ */
 const shipments: Check = ({ s }) => {
   const v: string[] = []
   const byId = new Set(s.orders.map((o) => o.id))
-  const perOrder = new Map(s.shipments.map((r) => [r.order_id, Number(r.n)]))
+  const count = (orderId: string, status?: string) =>
+    s.shipments
+      .filter((r) => r.order_id === orderId && (status === undefined || r.status === status))
+      .reduce((n, r) => n + Number(r.n), 0)
   for (const o of s.orders) {
-    const n = perOrder.get(o.id) ?? 0
-    if (o.status === 'CONFIRMED' && n !== 1) v.push(`confirmed order ${o.id}: ${n} shipments`)
-    if (o.status === 'CANCELLED' && n !== 0) v.push(`cancelled order ${o.id}: ${n} shipments`)
+    const live = count(o.id, 'CREATED')
+    const all = count(o.id)
+    if (o.status === 'CONFIRMED' && (live !== 1 || all !== 1))
+      v.push(`confirmed order ${o.id}: ${live} live shipments of ${all}`)
+    if (o.status === 'CANCELLED' && live !== 0) v.push(`cancelled order ${o.id}: ${live} live shipments`)
+    if (all > 1) v.push(`order ${o.id}: ${all} shipments`)
   }
-  for (const [orderId] of perOrder) if (!byId.has(orderId)) v.push(`shipment for unknown order ${orderId}`)
+  for (const r of s.shipments) if (!byId.has(r.order_id)) v.push(`shipment for unknown order ${r.order_id}`)
   return v
 }
+
+/** Every cancelled order's cancellation is recorded by payment, inventory and shipment (each undid its part). */
+const cancellationsRecorded: Check = ({ s }) =>
+  s.orders
+    .filter((o) => o.status === 'CANCELLED')
+    .flatMap((o) =>
+      UNDOING_SERVICES.filter((service) => !s.cancelledAt[service].has(o.id)).map(
+        (service) => `cancelled order ${o.id}: ${service} never handled its OrderCancelled`,
+      ),
+    )
 
 /** Each fact at most once per order in the outboxes, and every terminal order's saga complete. */
 const factsOnceAndComplete: Check = ({ s }) => {
@@ -184,6 +204,7 @@ export const checks: Record<string, Check> = {
   stockBooks,
   reservations,
   shipments,
+  cancellationsRecorded,
   factsOnceAndComplete,
   outboxesDrained,
   tapSawEachOnce,

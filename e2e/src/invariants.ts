@@ -24,7 +24,10 @@ export interface InvariantOptions {
  * - books: captured - refunded = total of confirmed orders; per order one capture at most, at most
  *   one refund and only for a cancelled order; reserved stock = quantities of confirmed orders per
  *   SKU and available + reserved = the stock the test set; one reservation per line of a confirmed
- *   order, none held by a cancelled one; one shipment per confirmed order and none otherwise;
+ *   order, none held by a cancelled one; one live shipment per confirmed order and no live one for a
+ *   cancelled order (CANCELLED shipments allowed); every cancelled order recorded as cancelled by
+ *   payment, inventory and shipment (each undid its own effect); an order cancelled by its deadline or
+ *   its customer is judged by these books, not by a fixed list of facts (chain.ts);
  * - every fact at most once per order in the outboxes;
  * - no pending or parked outbox row;
  * - every published row seen by the tap exactly once (or at least once with `allowRepublish`),

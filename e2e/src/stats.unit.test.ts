@@ -45,4 +45,13 @@ describe('expectedFacts', () => {
       'order.cancelled',
     ])
   })
+
+  it('when an order was cancelled by its deadline or its customer, then only the cancel is expected (the books judge the rest)', () => {
+    for (const [reason, step] of [
+      ['deadline_exceeded', 'shipment'],
+      ['customer_requested', null],
+    ] as const) {
+      expect(expectedFacts('CANCELLED', step, reason)).toEqual(['order.created', 'order.cancelled'])
+    }
+  })
 })

@@ -4,15 +4,53 @@
  * reactions read load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once
  * per connection.
  */
+import type { OrderLine as PricedLine } from '@saga/contracts'
 import { lockOrder, type OrderLine, type StockLevels } from './domain/stock.js'
 import type { Tx } from './plugins/db.js'
 
-/** Whether the order already has reservation rows (the record that its PaymentProcessed was handled). */
-export async function hasReservations(tx: Tx, orderId: string): Promise<boolean> {
-  const { rowCount } = await tx.query({
-    name: 'inventory.has-reservations',
-    text: 'SELECT 1 FROM reservation WHERE order_id = $1::uuid LIMIT 1',
+/**
+ * Serialises this service's transactions about one order (a transaction-scoped advisory lock on the
+ * order id, released at COMMIT or ROLLBACK). The reservation and the cancellation take it first, so
+ * of a PaymentProcessed and an OrderCancelled handled at the same moment one waits for the other and
+ * then sees its effect in its next statement (READ COMMITTED takes a fresh snapshot per statement):
+ * a reservation committed just before the cancel is released, a cancel committed just before the
+ * reservation stops it. It is taken before any row lock, in every transaction that takes it.
+ */
+export async function takeOrderLock(tx: Tx, orderId: string): Promise<void> {
+  await tx.query({
+    name: 'inventory.lock-order',
+    text: 'SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))',
     values: [orderId],
+  })
+}
+
+/**
+ * What this service already knows of the order: whether it has reservation rows (the record that its
+ * PaymentProcessed was handled) and whether it is cancelled (a `cancelled_order` row). One round trip.
+ */
+export async function orderState(
+  tx: Tx,
+  orderId: string,
+): Promise<{ reserved: boolean; cancelled: boolean }> {
+  const { rows } = await tx.query<{ reserved: boolean; cancelled: boolean }>({
+    name: 'inventory.order-state',
+    text: `SELECT EXISTS (SELECT 1 FROM reservation WHERE order_id = $1::uuid) AS reserved,
+      EXISTS (SELECT 1 FROM cancelled_order WHERE order_id = $1::uuid) AS cancelled`,
+    values: [orderId],
+  })
+  return rows[0] ?? { reserved: false, cancelled: false }
+}
+
+/** Records that the order is cancelled (`reason` as OrderCancelled gave it); false when already recorded. */
+export async function saveCancellation(
+  tx: Tx,
+  c: { orderId: string; reason: string; cancelledAt: Date },
+): Promise<boolean> {
+  const { rowCount } = await tx.query({
+    name: 'inventory.save-cancellation',
+    text: `INSERT INTO cancelled_order (order_id, reason, cancelled_at) VALUES ($1::uuid, $2, $3)
+      ON CONFLICT (order_id) DO NOTHING`,
+    values: [c.orderId, c.reason, c.cancelledAt],
   })
   return (rowCount ?? 0) > 0
 }
@@ -32,14 +70,14 @@ export async function lockStock(tx: Tx, lines: readonly OrderLine[]): Promise<St
 
 /**
  * Moves `take` (units per sku) from available to reserved and records the order's lines (line_no
- * from 0 in `lines`' order), in one statement: `lockStock` already holds every row it updates, so
+ * from 0 in `lines`' order, with their unit prices), in one statement: `lockStock` already holds every row it updates, so
  * updating them together cannot deadlock.
  */
 export async function saveReservation(
   tx: Tx,
   orderId: string,
   take: readonly OrderLine[],
-  lines: readonly OrderLine[],
+  lines: readonly PricedLine[],
   now: Date,
 ): Promise<void> {
   await tx.query({
@@ -48,9 +86,9 @@ export async function saveReservation(
         UPDATE stock s SET available = s.available - t.quantity, reserved = s.reserved + t.quantity, updated_at = $3
         FROM unnest($1::text[], $2::int[]) AS t(sku, quantity) WHERE s.sku = t.sku
       )
-      INSERT INTO reservation (order_id, line_no, sku, quantity, reserved_at)
-      SELECT $4::uuid, l.n - 1, l.sku, l.quantity, $3
-      FROM unnest($5::text[], $6::int[]) WITH ORDINALITY AS l(sku, quantity, n)`,
+      INSERT INTO reservation (order_id, line_no, sku, quantity, unit_price, reserved_at)
+      SELECT $4::uuid, l.n - 1, l.sku, l.quantity, l.unit_price, $3
+      FROM unnest($5::text[], $6::int[], $7::int[]) WITH ORDINALITY AS l(sku, quantity, unit_price, n)`,
     values: [
       take.map((t) => t.sku),
       take.map((t) => t.quantity),
@@ -58,22 +96,31 @@ export async function saveReservation(
       orderId,
       lines.map((l) => l.sku),
       lines.map((l) => l.quantity),
+      lines.map((l) => l.unitPrice),
     ],
   })
 }
 
-/** Locks the order's RESERVED rows `FOR UPDATE` and returns the units held per sku (empty: nothing held). */
-export async function lockHeldStock(tx: Tx, orderId: string): Promise<Map<string, number>> {
-  const { rows } = await tx.query<{ sku: string; quantity: number }>({
+/** The stock an order still holds: units per sku, and its lines as reserved (unit price 1 where unknown). */
+export interface HeldStock {
+  perSku: Map<string, number>
+  lines: PricedLine[]
+}
+
+/** Locks the order's RESERVED rows `FOR UPDATE` and returns what they hold (empty: nothing held). */
+export async function lockHeldStock(tx: Tx, orderId: string): Promise<HeldStock> {
+  const { rows } = await tx.query<{ sku: string; quantity: number; unit_price: number | null }>({
     name: 'inventory.lock-held-stock',
-    text: `SELECT sku, quantity FROM reservation
+    text: `SELECT sku, quantity, unit_price FROM reservation
       WHERE order_id = $1::uuid AND status = 'RESERVED'
       ORDER BY line_no FOR UPDATE`,
     values: [orderId],
   })
   const perSku = new Map<string, number>()
   for (const row of rows) perSku.set(row.sku, (perSku.get(row.sku) ?? 0) + row.quantity)
-  return perSku
+  // Rows reserved before the unit price was stored have none; the schema needs a positive one.
+  const lines = rows.map((r) => ({ sku: r.sku, quantity: r.quantity, unitPrice: r.unit_price ?? 1 }))
+  return { perSku, lines }
 }
 
 /** Gives `perSku` back to available stock and marks the order's reservation RELEASED. */

@@ -11,11 +11,15 @@ export const ShipmentsQuery = z.strictObject({ orderId: Id.describe('The order w
 export const ShipmentView = z.object({
   id: z.uuid(),
   orderId: z.uuid(),
-  status: z.enum(['CREATED']),
+  status: z
+    .enum(['CREATED', 'CANCELLED'])
+    .describe('CANCELLED: its order was cancelled before the parcel left'),
   carrier: z.string(),
   trackingNumber: z.string(),
   country: z.string().describe('ISO 3166-1 alpha-2 destination country'),
   createdAt: z.iso.datetime({ offset: true }),
+  cancelledAt: z.iso.datetime({ offset: true }).nullable().describe('Set when status is CANCELLED'),
+  cancelReason: z.string().nullable().describe("The order's cancellation reason, when status is CANCELLED"),
 })
 /** `GET /shipments` response. */
 export const ShipmentList = z.object({ items: z.array(ShipmentView) })

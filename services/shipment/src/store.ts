@@ -6,14 +6,67 @@
 import type { ShippingAddress } from '@saga/contracts'
 import type { Tx } from './plugins/db.js'
 
-/** Whether the order already has a shipment (one shipment per order). */
-export async function hasShipment(tx: Tx, orderId: string): Promise<boolean> {
-  const { rowCount } = await tx.query({
-    name: 'shipment.has-shipment',
-    text: 'SELECT 1 FROM shipment WHERE order_id = $1::uuid LIMIT 1',
+/**
+ * Serialises this service's transactions about one order (a transaction-scoped advisory lock on the
+ * order id, released at COMMIT or ROLLBACK). Booking and cancelling take it first, so of a
+ * StockReserved and an OrderCancelled handled at the same moment one waits for the other and then
+ * sees its effect in its next statement (READ COMMITTED takes a fresh snapshot per statement): a
+ * shipment committed just before the cancel is cancelled, a cancel committed just before the
+ * booking stops it.
+ */
+export async function takeOrderLock(tx: Tx, orderId: string): Promise<void> {
+  await tx.query({
+    name: 'shipment.lock-order',
+    text: 'SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))',
     values: [orderId],
   })
+}
+
+/**
+ * What this service already knows of the order: whether it has a shipment (one per order, in any
+ * status) and whether it is cancelled (a `cancelled_order` row). One round trip.
+ */
+export async function orderState(tx: Tx, orderId: string): Promise<{ shipped: boolean; cancelled: boolean }> {
+  const { rows } = await tx.query<{ shipped: boolean; cancelled: boolean }>({
+    name: 'shipment.order-state',
+    text: `SELECT EXISTS (SELECT 1 FROM shipment WHERE order_id = $1::uuid) AS shipped,
+      EXISTS (SELECT 1 FROM cancelled_order WHERE order_id = $1::uuid) AS cancelled`,
+    values: [orderId],
+  })
+  return rows[0] ?? { shipped: false, cancelled: false }
+}
+
+/** Records that the order is cancelled (`reason` as OrderCancelled gave it); false when already recorded. */
+export async function saveCancellation(
+  tx: Tx,
+  c: { orderId: string; reason: string; cancelledAt: Date },
+): Promise<boolean> {
+  const { rowCount } = await tx.query({
+    name: 'shipment.save-cancellation',
+    text: `INSERT INTO cancelled_order (order_id, reason, cancelled_at) VALUES ($1::uuid, $2, $3)
+      ON CONFLICT (order_id) DO NOTHING`,
+    values: [c.orderId, c.reason, c.cancelledAt],
+  })
   return (rowCount ?? 0) > 0
+}
+
+/**
+ * Cancels the order's CREATED shipment (status CANCELLED, `at`, `reason`) and returns its id;
+ * undefined when it has none or it is cancelled already, so a shipment is cancelled at most once.
+ */
+export async function cancelShipment(
+  tx: Tx,
+  orderId: string,
+  reason: string,
+  at: Date,
+): Promise<string | undefined> {
+  const { rows } = await tx.query<{ id: string }>({
+    name: 'shipment.cancel-shipment',
+    text: `UPDATE shipment SET status = 'CANCELLED', cancelled_at = $2, cancel_reason = $3
+      WHERE order_id = $1::uuid AND status = 'CREATED' RETURNING id::text`,
+    values: [orderId, at, reason],
+  })
+  return rows[0]?.id
 }
 
 /** A booked shipment as stored. */

@@ -46,7 +46,37 @@ describe('GET /shipments?orderId=', () => {
           trackingNumber: shipment.trackingNumber,
           country: 'DE',
           createdAt: shipment.createdAt.toISOString(),
+          cancelledAt: null,
+          cancelReason: null,
         },
+      ],
+    })
+  })
+
+  it('when the order was cancelled after its shipment was booked, then the shipment is listed CANCELLED with when and why', async () => {
+    const orderId = randomUUID()
+    const cancelledAt = new Date('2026-11-30T12:00:00.000Z')
+    await db.prisma.shipment.create({
+      data: {
+        id: randomUUID(),
+        orderId,
+        carrier: 'saga-parcel',
+        carrierAccount: 'demo-carrier',
+        trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
+        country: 'DE',
+        address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+        status: 'CANCELLED',
+        cancelledAt,
+        cancelReason: 'customer_requested',
+      },
+    })
+
+    const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
+
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({
+      items: [
+        { status: 'CANCELLED', cancelledAt: cancelledAt.toISOString(), cancelReason: 'customer_requested' },
       ],
     })
   })

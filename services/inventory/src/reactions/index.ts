@@ -1,4 +1,5 @@
 import type { ReactionDeps } from '@saga/messaging'
+import { releaseStockWhenOrderCancelled } from './release-stock-when-order-cancelled.js'
 import { releaseStockWhenShipmentFailed } from './release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from './reserve-stock-when-payment-processed.js'
 
@@ -6,4 +7,5 @@ import { reserveStockWhenPaymentProcessed } from './reserve-stock-when-payment-p
 export const inventoryReactions = (deps: ReactionDeps) => [
   reserveStockWhenPaymentProcessed(deps),
   releaseStockWhenShipmentFailed(deps),
+  releaseStockWhenOrderCancelled(deps),
 ]

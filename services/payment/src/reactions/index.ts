@@ -1,5 +1,6 @@
 import { processPaymentWhenOrderCreated } from './process-payment-when-order-created.js'
 import type { ReactionDeps } from '@saga/messaging'
+import { refundPaymentWhenOrderCancelled } from './refund-payment-when-order-cancelled.js'
 import { refundPaymentWhenShipmentFailed } from './refund-payment-when-shipment-failed.js'
 import { refundPaymentWhenStockReservationFailed } from './refund-payment-when-stock-reservation-failed.js'
 
@@ -8,4 +9,5 @@ export const paymentReactions = (deps: ReactionDeps) => [
   processPaymentWhenOrderCreated(deps),
   refundPaymentWhenStockReservationFailed(deps),
   refundPaymentWhenShipmentFailed(deps),
+  refundPaymentWhenOrderCancelled(deps),
 ]

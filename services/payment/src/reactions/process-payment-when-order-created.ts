@@ -3,14 +3,17 @@ import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { charge } from '../domain/provider.js'
 import type { Tx } from '../plugins/db.js'
-import { savePayment } from '../store.js'
+import { isCancelled, takeOrderLock, savePayment } from '../store.js'
 
 /**
  * Charges the order's total with its payment method at the simulated provider (rules in
  * domain/provider.ts) and stores the payment, CAPTURED or DECLINED, with PaymentProcessed (which
  * carries lines and address on to inventory and shipment) or PaymentFailed. One payment per order:
  * the unique order id makes a second OrderCreated for the same order (a re-sent event under a new
- * message id) a no-op instead of a second charge.
+ * message id) a no-op instead of a second charge. An order already cancelled here (its OrderCancelled
+ * came first, e.g. its deadline fired while this message waited) is not charged at all and nothing
+ * is emitted: no capture, so nothing to refund (`takeOrderLock` keeps a cancel handled at the same
+ * moment from slipping past).
  */
 export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefinition<Tx, OrderCreated> {
   return {
@@ -22,6 +25,11 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
       const paymentId = randomUUID()
       const now = deps.clock()
       const log = { orderId, paymentId, messageId: message.id, correlationId: message.correlationId }
+      await takeOrderLock(tx, orderId)
+      if (await isCancelled(tx, orderId)) {
+        deps.logger.info(log, 'order already cancelled; not charged')
+        return
+      }
       const outcome = charge({
         paymentMethod: order.paymentMethod,
         amount: order.totalAmount,

@@ -3,7 +3,7 @@ import { ShipmentCreated, ShipmentFailed, StockReserved } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { bookShipment } from '../domain/carrier.js'
 import type { Tx } from '../plugins/db.js'
-import { hasShipment, saveShipment } from '../store.js'
+import { orderState, saveShipment, takeOrderLock } from '../store.js'
 
 /**
  * Thrown while a setting the handler needs is missing. It is transient on purpose: the delivery is
@@ -23,7 +23,10 @@ export class MissingSettingError extends Error {
  * Step 4 of the saga: reserved stock is handed to the simulated carrier. Emits ShipmentCreated
  * (shipment id, carrier, tracking number) or, when the carrier refuses (unsupported country),
  * ShipmentFailed with the reason and the lines so inventory can release them. One shipment per
- * order: a second StockReserved for an order that already has one books nothing.
+ * order: a second StockReserved for an order that already has one books nothing. An order already
+ * cancelled here (its OrderCancelled came first, e.g. its deadline fired while this service was
+ * away) books nothing and emits nothing: no shipment, so nothing to cancel (`takeOrderLock` keeps a
+ * cancel handled at the same moment from slipping past).
  *
  * @param carrierAccount the carrier account (`CARRIER_ACCOUNT`); empty means missing
  * @throws MissingSettingError while `carrierAccount` is empty (retried by the consumer)
@@ -38,8 +41,16 @@ export function createShipmentWhenStockReserved(
     async handle(message, tx) {
       const { orderId, lines, shippingAddress } = message.payload
       const log = { orderId, messageId: message.id, correlationId: message.correlationId }
+      await takeOrderLock(tx, orderId)
+      const known = await orderState(tx, orderId)
+      // Before the setting check: a cancelled order needs no carrier, so it is settled even while
+      // CARRIER_ACCOUNT is missing.
+      if (known.cancelled) {
+        deps.logger.info(log, 'order already cancelled; no shipment booked')
+        return
+      }
       if (carrierAccount === '') throw new MissingSettingError('CARRIER_ACCOUNT')
-      if (await hasShipment(tx, orderId)) {
+      if (known.shipped) {
         deps.logger.warn(log, 'order already has a shipment; nothing to do')
         return
       }

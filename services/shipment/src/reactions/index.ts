@@ -1,4 +1,5 @@
 import type { ReactionDeps } from '@saga/messaging'
+import { cancelShipmentWhenOrderCancelled } from './cancel-shipment-when-order-cancelled.js'
 import { createShipmentWhenStockReserved } from './create-shipment-when-stock-reserved.js'
 
 /**
@@ -7,4 +8,5 @@ import { createShipmentWhenStockReserved } from './create-shipment-when-stock-re
  */
 export const shipmentReactions = (deps: ReactionDeps, carrierAccount: string) => [
   createShipmentWhenStockReserved(deps, carrierAccount),
+  cancelShipmentWhenOrderCancelled(deps),
 ]

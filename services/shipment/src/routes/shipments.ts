@@ -10,7 +10,7 @@ export interface ShipmentRoutesOptions {
 
 /**
  * `GET /shipments?orderId=<uuid>`: `{ items: [{ id, orderId, status, carrier, trackingNumber,
- * country, createdAt }] }`, empty when the order has none (refused, or not reached shipment yet).
+ * country, createdAt, cancelledAt, cancelReason }] }` (status CREATED or CANCELLED), empty when the order has none (refused, or not reached shipment yet).
  */
 export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (app, { db }, done) => {
   app.get(
@@ -34,9 +34,17 @@ export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (
           trackingNumber: true,
           country: true,
           createdAt: true,
+          cancelledAt: true,
+          cancelReason: true,
         },
       })
-      return { items: shipments.map((s) => ({ ...s, createdAt: s.createdAt.toISOString() })) }
+      return {
+        items: shipments.map((s) => ({
+          ...s,
+          createdAt: s.createdAt.toISOString(),
+          cancelledAt: s.cancelledAt?.toISOString() ?? null,
+        })),
+      }
     },
   )
   done()

@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto'
+import {
+  OrderCancelled,
+  PaymentProcessed,
+  ShipmentFailed,
+  StockReleased,
+  StockReserved,
+} from '@saga/contracts'
+import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { releaseStockWhenOrderCancelled } from '../src/reactions/release-stock-when-order-cancelled.js'
+import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
+import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+
+let db: ServiceTestDatabase
+const logger = memoryLogger()
+const deps = { logger, clock: () => new Date() }
+const reserve = reserveStockWhenPaymentProcessed(deps)
+const cancel = releaseStockWhenOrderCancelled(deps)
+const shipmentFailed = releaseStockWhenShipmentFailed(deps)
+const address = {
+  name: 'Ada',
+  line1: 'Main St 1',
+  city: 'Berlin',
+  postalCode: '10115',
+  country: 'DE' as const,
+}
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('inventory_cancel')
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+/** A fresh sku with `available` units, and an order of `quantity` of them (its PaymentProcessed, not yet delivered). */
+async function order(available: number, quantity: number) {
+  const sku = `CNL-${randomUUID().slice(0, 8)}`
+  await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [sku, available])
+  const orderId = randomUUID()
+  const lines = [{ sku, quantity, unitPrice: 375 }]
+  const paid = consumed(
+    PaymentProcessed,
+    {
+      orderId,
+      customerId: randomUUID(),
+      paymentId: randomUUID(),
+      amount: quantity * 375,
+      currency: 'EUR',
+      lines,
+      shippingAddress: address,
+      processedAt: new Date().toISOString(),
+    },
+    orderId,
+  )
+  const cancelled = (reason = 'customer_requested') =>
+    consumed(
+      OrderCancelled,
+      { orderId, customerId: randomUUID(), reason, cancelledAt: new Date().toISOString() },
+      { correlationId: orderId, source: 'order' },
+    )
+  const failed = consumed(
+    ShipmentFailed,
+    { orderId, reason: 'unsupported_country', country: 'AQ', lines, failedAt: new Date().toISOString() },
+    orderId,
+  )
+  return { sku, orderId, lines, paid, cancelled, failed }
+}
+
+const stockOf = async (sku: string) =>
+  (await db.pool.query('SELECT available, reserved FROM stock WHERE sku = $1', [sku])).rows[0] as unknown
+const emitted = async (orderId: string, type: string) =>
+  (await outboxOf(db.pool, orderId)).filter((row) => row.type === type)
+
+describe('release-stock-when-order-cancelled', () => {
+  it('when a reserved order is cancelled, then the stock goes back and one StockReleased with the reserved lines is emitted', async () => {
+    const o = await order(5, 3)
+    await deliver(db.pool, reserve, o.paid)
+    const message = o.cancelled('deadline_exceeded')
+
+    expect(await deliver(db.pool, cancel, message)).toBe('handled')
+
+    expect(await stockOf(o.sku)).toEqual({ available: 5, reserved: 0 })
+    const rows = await db.prisma.reservation.findMany({ where: { orderId: o.orderId } })
+    expect(rows.map((r) => [r.status, r.unitPrice])).toEqual([['RELEASED', 375]])
+    const facts = await emitted(o.orderId, StockReleased.type)
+    expect(facts).toHaveLength(1)
+    expect(StockReleased.schema.parse(facts[0]?.payload)).toMatchObject({
+      orderId: o.orderId,
+      lines: o.lines,
+      reason: 'deadline_exceeded',
+    })
+    expect(facts[0]?.headers).toMatchObject({ correlationId: o.orderId, causationId: message.id })
+    expect(await db.prisma.cancelledOrder.findUnique({ where: { orderId: o.orderId } })).toMatchObject({
+      reason: 'deadline_exceeded',
+    })
+  })
+
+  it('when OrderCancelled arrives before PaymentProcessed, then nothing is reserved and nothing is emitted', async () => {
+    const o = await order(5, 3)
+
+    expect(await deliver(db.pool, cancel, o.cancelled())).toBe('handled')
+    expect(await deliver(db.pool, reserve, o.paid)).toBe('handled')
+
+    expect(await stockOf(o.sku)).toEqual({ available: 5, reserved: 0 })
+    expect(await db.prisma.reservation.count({ where: { orderId: o.orderId } })).toBe(0)
+    expect(await outboxOf(db.pool, o.orderId)).toEqual([])
+  })
+
+  it('when an order whose reservation was refused is cancelled, then nothing changes and nothing is emitted', async () => {
+    const o = await order(1, 3)
+    await deliver(db.pool, reserve, o.paid)
+
+    expect(await deliver(db.pool, cancel, o.cancelled('out_of_stock'))).toBe('handled')
+
+    expect(await stockOf(o.sku)).toEqual({ available: 1, reserved: 0 })
+    expect(await emitted(o.orderId, StockReleased.type)).toEqual([])
+  })
+
+  it('when OrderCancelled is redelivered, or sent again under a new id, then nothing more is released', async () => {
+    const o = await order(4, 2)
+    await deliver(db.pool, reserve, o.paid)
+    const message = o.cancelled()
+
+    expect(await deliver(db.pool, cancel, message)).toBe('handled')
+    expect(await deliver(db.pool, cancel, message)).toBe('duplicate')
+    expect(await deliver(db.pool, cancel, o.cancelled())).toBe('handled')
+
+    expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
+    expect(await emitted(o.orderId, StockReleased.type)).toHaveLength(1)
+  })
+
+  it('when ShipmentFailed comes first and the cancel second, then the stock is released once, for the failure', async () => {
+    const o = await order(4, 2)
+    await deliver(db.pool, reserve, o.paid)
+
+    await deliver(db.pool, shipmentFailed, o.failed)
+    await deliver(db.pool, cancel, o.cancelled('unsupported_country'))
+
+    expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
+    const facts = await emitted(o.orderId, StockReleased.type)
+    expect(facts.map((f) => StockReleased.schema.parse(f.payload).reason)).toEqual(['unsupported_country'])
+  })
+
+  it('when the cancel comes first and ShipmentFailed second, then the stock is released once, for the cancel', async () => {
+    const o = await order(4, 2)
+    await deliver(db.pool, reserve, o.paid)
+
+    await deliver(db.pool, cancel, o.cancelled('customer_requested'))
+    await deliver(db.pool, shipmentFailed, o.failed)
+
+    expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
+    const facts = await emitted(o.orderId, StockReleased.type)
+    expect(facts.map((f) => StockReleased.schema.parse(f.payload).reason)).toEqual(['customer_requested'])
+  })
+
+  it('when ShipmentFailed and the cancel arrive at the same moment, then the stock is released exactly once', async () => {
+    const o = await order(4, 2)
+    await deliver(db.pool, reserve, o.paid)
+
+    await Promise.all([deliver(db.pool, shipmentFailed, o.failed), deliver(db.pool, cancel, o.cancelled())])
+
+    expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
+    expect(await emitted(o.orderId, StockReleased.type)).toHaveLength(1)
+  })
+
+  it('when PaymentProcessed and OrderCancelled are handled at the same moment, then no stock stays held (20 orders)', async () => {
+    const orders = await Promise.all(Array.from({ length: 20 }, () => order(3, 2)))
+    await Promise.all(
+      orders.flatMap((o) => [deliver(db.pool, reserve, o.paid), deliver(db.pool, cancel, o.cancelled())]),
+    )
+
+    for (const o of orders) {
+      expect(await stockOf(o.sku)).toEqual({ available: 3, reserved: 0 })
+      const reserved = await emitted(o.orderId, StockReserved.type)
+      const released = await emitted(o.orderId, StockReleased.type)
+      // Either the cancel came first (nothing reserved, nothing emitted) or the reservation was released.
+      expect(released.length).toBe(reserved.length)
+    }
+  })
+})
