@@ -2,8 +2,9 @@ import net from 'node:net'
 
 /**
  * Asks the OS for a free TCP port on 127.0.0.1 (listen on 0, read it, close). The port is free at
- * the moment of the call; the services bind it a little later, which is the usual small race that
- * the ephemeral range makes unlikely. Never one of the dev fleet's 3001-3004.
+ * the moment of the call only: another process may take it before the service binds it, which
+ * `ServiceProcess.waitReady` handles by choosing again on EADDRINUSE. Never one of the dev fleet's
+ * 3001-3004.
  */
 export async function freePort(): Promise<number> {
   for (;;) {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from './ports.js'
 import type { ServiceName } from './run.js'
 import { eventually } from './wait.js'
 
@@ -15,14 +16,24 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL')
 })
 
+/** How many times `waitReady` moves an instance to another port after EADDRINUSE. */
+const MAX_REBINDS = 5
+
 /**
  * One service instance as an OS process: `node services/<service>/dist/server.js` with its own env,
  * stdout and stderr appended to `logFile`. Can be killed with SIGKILL and started again with the
  * same (or changed) env.
+ *
+ * Its port is chosen free (`freePort`) before the process binds it, so another process may take it
+ * in between: `waitReady` then sees the instance exit with EADDRINUSE in its log, and starts it again
+ * on a newly chosen port (`port`, `url` and `env.PORT` follow).
  */
 export class ServiceProcess {
   private child: ChildProcess | undefined
   private exited: Promise<number | null> = Promise.resolve(null)
+  private currentPort: number
+  /** Where this start's output begins in `logFile` (bytes). */
+  private logOffset = 0
   /** How many times this instance was started. */
   starts = 0
 
@@ -30,10 +41,17 @@ export class ServiceProcess {
     readonly service: ServiceName,
     /** e.g. `order#1`. */
     readonly name: string,
-    readonly port: number,
+    port: number,
     public env: Record<string, string>,
     readonly logFile: string,
-  ) {}
+  ) {
+    this.currentPort = port
+  }
+
+  /** The HTTP port the instance listens on (changes only when `waitReady` moved it, see above). */
+  get port(): number {
+    return this.currentPort
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`
@@ -55,6 +73,7 @@ export class ServiceProcess {
     if (!fs.existsSync(entry))
       throw new Error(`${entry} is missing: build the services first (npx turbo run build)`)
     const log = fs.openSync(this.logFile, 'a')
+    this.logOffset = fs.fstatSync(log).size
     fs.writeSync(log, `\n----- ${new Date().toISOString()} start #${this.starts + 1} of ${this.name} -----\n`)
     const child = spawn(process.execPath, [entry], {
       cwd: path.join(repoRoot, 'services', this.service),
@@ -75,24 +94,52 @@ export class ServiceProcess {
 
   /**
    * Polls GET /health/ready until 200; rejects after `timeoutMs` or at once when the process
-   * exits, pointing at the log file.
+   * exits, pointing at the log file. An instance that exited because its port was taken
+   * (EADDRINUSE) is started again on another free port, up to MAX_REBINDS times.
    */
   async waitReady(timeoutMs = 90_000): Promise<void> {
+    for (let rebinds = 0; ; rebinds++) {
+      try {
+        await this.waitReadyOnce(timeoutMs)
+        return
+      } catch (error) {
+        if (this.running || rebinds >= MAX_REBINDS || !this.logSinceStart().includes('EADDRINUSE'))
+          throw error
+        this.currentPort = await freePort()
+        this.start({ PORT: String(this.currentPort) })
+      }
+    }
+  }
+
+  /** What the current start wrote to the log so far. */
+  private logSinceStart(): string {
+    try {
+      const log = fs.readFileSync(this.logFile)
+      return log.subarray(this.logOffset).toString('utf8')
+    } catch {
+      return ''
+    }
+  }
+
+  private async waitReadyOnce(timeoutMs: number): Promise<void> {
     let exited = false
     void this.exited.then(() => (exited = true))
-    await eventually(
+    const exitedError = () => new Error(`${this.name} exited before ready; see ${this.logFile}`)
+    // An exit ends the wait at once ('exited' stops the polling); a throw would only count as "not yet".
+    const outcome = await eventually(
       `${this.name} ready at ${this.url}/health/ready (log: ${this.logFile})`,
       async () => {
-        if (exited) throw new Error(`${this.name} exited before ready; see ${this.logFile}`)
+        if (exited) return 'exited'
         const res = await fetch(`${this.url}/health/ready`, { signal: AbortSignal.timeout(2_000) })
         await res.body?.cancel()
-        return res.status === 200
+        return res.status === 200 && 'ready'
       },
       { timeoutMs, intervalMs: 100 },
     ).catch((error: unknown) => {
-      if (exited) throw new Error(`${this.name} exited before ready; see ${this.logFile}`)
+      if (exited) throw exitedError()
       throw error
     })
+    if (outcome === 'exited') throw exitedError()
   }
 
   /** kill -9: no shutdown hooks, no flushing; resolves when the OS reaped it. */

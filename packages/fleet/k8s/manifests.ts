@@ -54,14 +54,44 @@ function serviceEnv(s: ServiceName) {
   ]
 }
 
-function container(s: ServiceName, command: string) {
+/**
+ * The pod template of the service's Deployment and of its migration Job: the labels, the pod and
+ * container security, the image running `services/<s>/dist/<command>.js` with `serviceEnv`, and the
+ * writable /tmp. The rest is what only one of them has: the container's ports, probes, resources
+ * and env (`container`, spread over the shared container), the Job's restart policy and the
+ * Deployment's grace period.
+ */
+function podTemplate(
+  s: ServiceName,
+  component: string,
+  command: string,
+  extra: {
+    container: Record<string, unknown>
+    restartPolicy?: string
+    terminationGracePeriodSeconds?: number
+  },
+) {
+  const { restartPolicy, terminationGracePeriodSeconds } = extra
   return {
-    name: s,
-    image: 'saga/service',
-    command: ['node', `services/${s}/dist/${command}.js`],
-    env: serviceEnv(s),
-    securityContext: containerSecurity,
-    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+    metadata: { labels: labels(s, component) },
+    spec: {
+      ...(restartPolicy === undefined ? {} : { restartPolicy }),
+      automountServiceAccountToken: false,
+      securityContext: podSecurity,
+      ...(terminationGracePeriodSeconds === undefined ? {} : { terminationGracePeriodSeconds }),
+      containers: [
+        {
+          name: s,
+          image: 'saga/service',
+          command: ['node', `services/${s}/dist/${command}.js`],
+          env: serviceEnv(s),
+          securityContext: containerSecurity,
+          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+          ...extra.container,
+        },
+      ],
+      volumes: [{ name: 'tmp', emptyDir: {} }],
+    },
   }
 }
 
@@ -73,7 +103,6 @@ function deployment(s: ServiceName, extraEnv: Array<{ name: string; value: strin
     timeoutSeconds: 3,
     failureThreshold,
   })
-  const base = container(s, 'server')
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -81,34 +110,25 @@ function deployment(s: ServiceName, extraEnv: Array<{ name: string; value: strin
     spec: {
       replicas: 2,
       selector: { matchLabels: { 'app.kubernetes.io/name': s, 'app.kubernetes.io/component': 'service' } },
-      template: {
-        metadata: { labels: labels(s, 'service') },
-        spec: {
-          automountServiceAccountToken: false,
-          securityContext: podSecurity,
-          // Above SHUTDOWN_TIMEOUT_MS (20 s): in-flight handlers drain before the kill.
-          terminationGracePeriodSeconds: 30,
-          containers: [
-            {
-              ...base,
-              ports: [{ name: 'http', containerPort: port }],
-              env: [
-                ...base.env,
-                { name: 'PORT', value: String(port) },
-                { name: 'HOST', value: '0.0.0.0' },
-                // The migration Job applies them before the rollout (docs/deploy.md).
-                { name: 'MIGRATE_ON_START', value: 'false' },
-                ...extraEnv,
-              ],
-              resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '384Mi' } },
-              startupProbe: probe('/health/live', 30),
-              livenessProbe: probe('/health/live', 3),
-              readinessProbe: probe('/health/ready', 2),
-            },
+      template: podTemplate(s, 'service', 'server', {
+        // Above SHUTDOWN_TIMEOUT_MS (20 s): in-flight handlers drain before the kill.
+        terminationGracePeriodSeconds: 30,
+        container: {
+          ports: [{ name: 'http', containerPort: port }],
+          env: [
+            ...serviceEnv(s),
+            { name: 'PORT', value: String(port) },
+            { name: 'HOST', value: '0.0.0.0' },
+            // The migration Job applies them before the rollout (docs/deploy.md).
+            { name: 'MIGRATE_ON_START', value: 'false' },
+            ...extraEnv,
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+          resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '384Mi' } },
+          startupProbe: probe('/health/live', 30),
+          livenessProbe: probe('/health/live', 3),
+          readinessProbe: probe('/health/ready', 2),
         },
-      },
+      }),
     },
   }
 }
@@ -121,21 +141,12 @@ function migrationJob(s: ServiceName): Manifest {
     spec: {
       backoffLimit: 3,
       ttlSecondsAfterFinished: 86_400,
-      template: {
-        metadata: { labels: labels(s, 'migrate') },
-        spec: {
-          restartPolicy: 'OnFailure',
-          automountServiceAccountToken: false,
-          securityContext: podSecurity,
-          containers: [
-            {
-              ...container(s, 'migrate'),
-              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
-            },
-          ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+      template: podTemplate(s, 'migrate', 'migrate', {
+        restartPolicy: 'OnFailure',
+        container: {
+          resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
         },
-      },
+      }),
     },
   }
 }

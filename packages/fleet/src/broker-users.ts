@@ -55,8 +55,9 @@ const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
  * - configure: its own queues and DLQs (`<prefix>.*`, declared at start) and the events exchange,
  *   which relay and consumer re-declare idempotently on every connect (a declare needs configure);
  * - write: the events exchange (the relay publishes), its own queues (binding them needs write on
- *   the queue) and `amq.default`, because the consumer dead-letters a copy into `<queue>.dlq`
- *   through the default exchange;
+ *   the queue) and `amq.default`: declaring a queue with `x-dead-letter-exchange: ''` needs write on
+ *   that exchange, and the consumer dead-letters a copy into `<queue>.dlq` through it. This also
+ *   lets the user send into any queue by name (docs/deploy.md, "Broker permissions");
  * - read: its own queues (consume) and the events exchange (binding needs read on the exchange).
  * No other service's queue matches, so it can neither consume, purge nor delete one.
  */

@@ -6,7 +6,7 @@ import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connectio
 import { createBatchRecorder, type BatchRecorder } from '../src/recorder/recorder.js'
 import type { RecorderDefinition } from '../src/recorder/types.js'
 import { createSignals } from '../src/signals.js'
-import { deadLetterQueueName } from '../src/topology.js'
+import { deadLetterQueueName, declareTopology } from '../src/topology.js'
 import {
   collect,
   createInboxFixture,
@@ -25,7 +25,7 @@ beforeAll(async () => {
     'CREATE TABLE recorded (message_id uuid PRIMARY KEY, n integer NOT NULL CHECK (n >= 0))',
   )
 })
-const RECORDERS = ['burst', 'twice', 'isolated', 'requeued', 'outage']
+const RECORDERS = ['burst', 'twice', 'isolated', 'requeued', 'outage', 'planned']
 afterAll(async () => {
   if (!fixture) return
   const queues = RECORDERS.map((name) => fixture.queue(name))
@@ -90,6 +90,25 @@ const recordedIds = async (ids: string[]): Promise<string[]> =>
   ).rows.map((row) => row.message_id)
 
 describe('batch recorder', () => {
+  it("when it starts, then its queue and DLQ are the topology plan's: declaring the plan again is accepted", async () => {
+    const definition = recordedDefinition('planned')
+    const { recorder, connection } = await startRecorder(definition)
+    const amqpConnection = await amqp.connect(AMQP_URL)
+    try {
+      const channel = await amqpConnection.createChannel()
+      // Any other arguments (dead-letter route, delivery limit, type) would be refused with 406.
+      const spec = { exchange: fixture.exchange, queuePrefix: fixture.prefix, handlers: [] }
+      await declareTopology(channel, { ...spec, recorders: [definition] })
+      expect((await channel.checkQueue(deadLetterQueueName(recorder.queue))).queue).toBe(
+        deadLetterQueueName(recorder.queue),
+      )
+    } finally {
+      await amqpConnection.close()
+      await recorder.stop()
+      await connection.close()
+    }
+  })
+
   it('when 60 messages wait in its queue, then each is recorded once, in fewer statements than messages, and all are acked', async () => {
     const definition = recordedDefinition('burst')
     // Start once to declare the queue, stop, then let 60 messages pile up so they arrive together.

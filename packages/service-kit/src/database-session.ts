@@ -19,7 +19,7 @@ export interface SessionLimits {
  * The fleet's defaults, also set on each service role by `npm run bootstrap` and
  * infra/postgres/create-service-databases.sh. Why these numbers: a request blocked by a lock (a
  * migration queued behind a long transaction) fails within 2 s and frees its connection, which is
- * under Prisma's 5 s wait for a connection (TRANSACTION_LIMITS); no service statement needs 5 s, and
+ * under Prisma's 5 s wait for a connection (`prismaDatabase`'s maxWaitMs); no service statement needs 5 s, and
  * Prisma gives up on a transaction after 10 s, so a server-side cut at 5 s keeps a slow statement
  * from outliving its request; 15 s idle inside a transaction is past Prisma's 10 s limit, so it only
  * catches a client that froze or lost track of its transaction.

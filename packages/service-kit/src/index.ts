@@ -51,7 +51,6 @@ export { loggerOptions } from './logger.js'
 export {
   messagingOptions,
   messagingSettings,
-  TRANSACTION_LIMITS,
   type MessagingSettings,
   type ServiceMessaging,
 } from './messaging-settings.js'

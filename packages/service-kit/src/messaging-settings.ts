@@ -8,13 +8,6 @@ import type {
 import type pg from 'pg'
 import type { BaseServiceConfig, ServiceName } from './env.js'
 
-/**
- * Transaction limits for `prismaDatabase(app.prisma, TRANSACTION_LIMITS)` (ms). Routes and handlers alike
- * wait at most 5 s for a connection (= the pool's connectionTimeoutMillis), then fail with P2028, which the
- * error handler answers 503 + Retry-After; a transaction that runs longer than 10 s is rolled back.
- */
-export const TRANSACTION_LIMITS = { maxWaitMs: 5_000, timeoutMs: 10_000 } as const
-
 /** The relay, consumer and readiness settings of `createMessaging`, from the service env. */
 export interface MessagingSettings {
   relay: {
@@ -65,7 +58,8 @@ export interface ServiceMessaging<Tx extends TransactionClient> {
    * How handlers and `messaging.transaction` open transactions. `pgDatabase(app.pool)` keeps Prisma off
    * the per-message path (BEGIN, inbox INSERT, the handler's statements, outbox INSERT, COMMIT straight
    * on a pooled pg client; the pool's session limits bound it, see `DEFAULT_SESSION_LIMITS`);
-   * `prismaDatabase(app.prisma, TRANSACTION_LIMITS)` where routes write through Prisma in it.
+   * `prismaDatabase(app.prisma)` (5 s wait for a connection, 10 s per transaction) where routes write
+   * through Prisma in it.
    */
   database: Database<Tx>
   /** The pg pool under Prisma (`app.pool`): relay claims, LISTEN, retention. */

@@ -18,4 +18,11 @@ export {
   type ServiceUnderTest,
 } from './service-under-test.js'
 export { describeServiceHealth } from './health-suite.js'
-export { AT, LATER, useShiftedTimeZones, type ShiftedTimeZones } from './time-zone.js'
+export {
+  AT,
+  LATER,
+  useShiftedTimeZones,
+  type MessagingModels,
+  type ShiftedTimeZones,
+  type ShiftedTimeZonesOptions,
+} from './time-zone.js'

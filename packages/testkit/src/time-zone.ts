@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from './database.js'
@@ -22,15 +23,54 @@ export interface ShiftedTimeZones<A> {
 }
 
 /**
+ * The messaging tables of a service's Prisma client (every service has the same two models, from
+ * packages/messaging/sql/messaging.sql), as far as `useShiftedTimeZones`' messaging check uses them.
+ */
+export interface MessagingModels {
+  inboxMessage: {
+    create(args: { data: { messageId: string; handler: string; receivedAt: Date } }): PromiseLike<unknown>
+    findFirstOrThrow(args: { where: { messageId: string } }): PromiseLike<{ receivedAt: Date }>
+  }
+  outboxMessage: {
+    create(args: {
+      data: {
+        id: string
+        type: string
+        routingKey: string
+        payload: Record<string, never>
+        occurredAt: Date
+        availableAt: Date
+        publishedAt: Date
+        failedAt: Date
+      }
+    }): PromiseLike<unknown>
+    findUniqueOrThrow(args: {
+      where: { id: string }
+    }): PromiseLike<{ occurredAt: Date; availableAt: Date; publishedAt: Date | null; failedAt: Date | null }>
+  }
+}
+
+/** Options of `useShiftedTimeZones`. */
+export interface ShiftedTimeZonesOptions<A> {
+  /**
+   * The service's Prisma client in the booted app: adds the check that every timestamp of the inbox
+   * and outbox tables, written and read through it, is the instant given.
+   */
+  messaging?: (app: A) => MessagingModels
+}
+
+/**
  * Issue 14.1's fixture, for a service's time-zone test: a fresh database whose default zone is
  * America/New_York, the process in Asia/Kolkata (+05:30), and the service's app booted on it by
  * `boot(url)`. Call it inside a `describe`: it registers the set-up and tear-down (restoring `TZ`,
  * closing the app, dropping the database) and the check that the service's migrations leave no
- * timestamp without time zone. Returns a getter for the fixture, valid inside the tests.
+ * timestamp without time zone (and, with `options.messaging`, the inbox and outbox check). Returns a
+ * getter for the fixture, valid inside the tests.
  */
 export function useShiftedTimeZones<A extends { close(): Promise<unknown> }>(
   prefix: string,
   boot: (url: string) => Promise<A>,
+  options: ShiftedTimeZonesOptions<A> = {},
 ): () => ShiftedTimeZones<A> {
   let fixture: ShiftedTimeZones<A> | undefined
   const processZone = process.env.TZ
@@ -74,6 +114,44 @@ export function useShiftedTimeZones<A extends { close(): Promise<unknown> }>(
     )
     expect(rows).toEqual([])
   })
+
+  const messaging = options.messaging
+  if (messaging !== undefined) {
+    it('when inbox and outbox rows are written through Prisma, then every timestamp is stored and read back as given', async () => {
+      const fixture = get()
+      const prisma = messaging(fixture.app)
+      const storedMs = (table: string, column: string, key: string, id: string) =>
+        fixture.storedMs(table, column, key, id)
+      const messageId = randomUUID()
+      await prisma.inboxMessage.create({ data: { messageId, handler: 'h', receivedAt: AT } })
+      await prisma.outboxMessage.create({
+        data: {
+          id: messageId,
+          type: 't',
+          routingKey: 'k',
+          payload: {},
+          occurredAt: AT,
+          availableAt: LATER,
+          publishedAt: LATER,
+          failedAt: AT,
+        },
+      })
+      const inbox = await prisma.inboxMessage.findFirstOrThrow({ where: { messageId } })
+      expect(inbox.receivedAt).toEqual(AT)
+      const outbox = await prisma.outboxMessage.findUniqueOrThrow({ where: { id: messageId } })
+      expect([outbox.occurredAt, outbox.availableAt, outbox.publishedAt, outbox.failedAt]).toEqual([
+        AT,
+        LATER,
+        LATER,
+        AT,
+      ])
+      expect(await storedMs('inbox_message', 'received_at', 'message_id', messageId)).toBe(AT.getTime())
+      expect(await storedMs('outbox_message', 'occurred_at', 'id', messageId)).toBe(AT.getTime())
+      expect(await storedMs('outbox_message', 'available_at', 'id', messageId)).toBe(LATER.getTime())
+      expect(await storedMs('outbox_message', 'published_at', 'id', messageId)).toBe(LATER.getTime())
+      expect(await storedMs('outbox_message', 'failed_at', 'id', messageId)).toBe(AT.getTime())
+    })
+  }
 
   return get
 }

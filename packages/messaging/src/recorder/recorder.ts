@@ -1,10 +1,10 @@
-import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib'
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { withTimeout } from '../amqp/timeout.js'
 import { createDeadLetterPublisher, DeadLetterError } from '../inbox/dead-letter.js'
 import type { RetryPolicy } from '../inbox/retry-policy.js'
 import type { Signals } from '../signals.js'
-import { DEAD_LETTER_QUEUE_ARGUMENTS, deadLetterQueueName, queueName } from '../topology.js'
+import { DEAD_LETTER_QUEUE_ARGUMENTS, deadLetterQueueName, declareTopology, queueName } from '../topology.js'
 import type { Logger } from '../types.js'
 import { flushBatch, type FlushControl, type FlushRuntime } from './flush.js'
 import type { Queryable, RecorderCounters, RecorderDefinition } from './types.js'
@@ -42,25 +42,6 @@ export interface BatchRecorder {
 }
 
 const CHANNEL_OP_TIMEOUT_MS = 5_000
-
-/** Declares the recorder's quorum queue (dead-lettering to its `.dlq`, as handler queues do) and bindings. */
-async function declare(channel: Channel, options: BatchRecorderOptions, queue: string): Promise<void> {
-  const dlq = deadLetterQueueName(queue)
-  await channel.assertExchange(options.exchange, 'topic', { durable: true })
-  await channel.assertQueue(dlq, { durable: true, arguments: DEAD_LETTER_QUEUE_ARGUMENTS })
-  await channel.assertQueue(queue, {
-    durable: true,
-    arguments: {
-      'x-queue-type': 'quorum',
-      'x-dead-letter-exchange': '',
-      'x-dead-letter-routing-key': dlq,
-      'x-delivery-limit': options.deliveryLimit ?? 20,
-    },
-  })
-  for (const contract of options.definition.messages) {
-    await channel.bindQueue(queue, options.exchange, contract.routingKey)
-  }
-}
 
 /**
  * Consumes a `RecorderDefinition`'s queue on its own confirm channel and records deliveries in
@@ -155,7 +136,14 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
     let opened: ConfirmChannel | undefined
     try {
       const setup = await connection.openChannel(false, CHANNEL_OP_TIMEOUT_MS)
-      await declare(setup, options, queue).finally(() => setup.close().catch(() => undefined))
+      // The topology plan declares a recorder's queue, DLQ and bindings exactly as a handler's.
+      await declareTopology(setup, {
+        exchange: options.exchange,
+        queuePrefix: options.queuePrefix,
+        handlers: [],
+        recorders: [definition],
+        deliveryLimit: options.deliveryLimit,
+      }).finally(() => setup.close().catch(() => undefined))
       const ch = await connection.openChannel(true, CHANNEL_OP_TIMEOUT_MS)
       opened = ch
       ch.on('close', () => {
