@@ -61,7 +61,10 @@ const commitTails = new WeakMap<object, string[]>()
  * Prisma transaction, a pg client the caller began itself): the caller then runs the statement now.
  * Only for writes nobody reads back inside the transaction (the outbox INSERT).
  */
-export function deferToCommit(tx: TransactionClient, build: (literal: (value: string) => string) => string): boolean {
+export function deferToCommit(
+  tx: TransactionClient,
+  build: (literal: (value: string) => string) => string,
+): boolean {
   const tail = commitTails.get(tx)
   if (!tail) return false
   tail.push(build(pg.escapeLiteral))

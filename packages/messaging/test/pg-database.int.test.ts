@@ -72,9 +72,9 @@ const event = (n: number, payload: unknown = { n }): OutgoingMessage => ({
 /** What the database holds: effects, inbox pairs and outbox rows (type and payload). */
 const stored = async (): Promise<{ effects: number[]; inbox: string[]; outbox: unknown[] }> => ({
   effects: (await db.pool.query<{ n: number }>('SELECT n FROM effect ORDER BY n')).rows.map((r) => r.n),
-  inbox: (await db.pool.query<{ h: string }>('SELECT message_id || handler AS h FROM inbox_message')).rows.map(
-    (r) => r.h,
-  ),
+  inbox: (
+    await db.pool.query<{ h: string }>('SELECT message_id || handler AS h FROM inbox_message')
+  ).rows.map((r) => r.h),
   outbox: (await db.pool.query('SELECT type, payload, aggregate_id FROM outbox_message ORDER BY id')).rows,
 })
 
@@ -111,7 +111,7 @@ describe('pgDatabase inbox transactions', () => {
     try {
       outcome = await database.inboxTransaction!({ messageId, handler: "it's-a-handler" }, async (tx) => {
         await tx.query('INSERT INTO effect (n) VALUES (1)')
-        await enqueue(tx, event(1, { n: 1, quote: "it's \\ \"quoted\"" }))
+        await enqueue(tx, event(1, { n: 1, quote: 'it\'s \\ "quoted"' }))
         return 'done'
       })
     } finally {
@@ -124,7 +124,9 @@ describe('pgDatabase inbox transactions', () => {
     expect(await stored()).toEqual({
       effects: [1],
       inbox: [`${messageId}it's-a-handler`],
-      outbox: [{ type: 'test.happened.v1', payload: { n: 1, quote: "it's \\ \"quoted\"" }, aggregate_id: 'agg-1' }],
+      outbox: [
+        { type: 'test.happened.v1', payload: { n: 1, quote: 'it\'s \\ "quoted"' }, aggregate_id: 'agg-1' },
+      ],
     })
   })
 

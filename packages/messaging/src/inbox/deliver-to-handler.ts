@@ -19,5 +19,4 @@ export async function deliverToHandler<Tx extends TransactionClient, P>(
     handler.handle(message, tx),
   )
   return outcome.fresh ? 'handled' : 'duplicate'
-
 }
