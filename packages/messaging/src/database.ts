@@ -1,5 +1,12 @@
-import type pg from 'pg'
-import type { Database, PgClientLike, PrismaTransactionLike, TransactionClient } from './types.js'
+import pg from 'pg'
+import type {
+  Database,
+  InboxEntry,
+  InboxOutcome,
+  PgClientLike,
+  PrismaTransactionLike,
+  TransactionClient,
+} from './types.js'
 
 /** Thrown when messaging is handed something that is not an open transaction. */
 export class NotInTransactionError extends Error {
@@ -39,37 +46,97 @@ export function prismaDatabase<Tx extends PrismaTransactionLike>(
 }
 
 /**
+ * Statements a `pgDatabase` transaction sends in the COMMIT's round trip, per checked-out client;
+ * only clients inside a `pgDatabase` transaction are keys (see `deferToCommit`).
+ */
+const commitTails = new WeakMap<object, string[]>()
+
+/**
+ * Defers a statement to the COMMIT of the `pgDatabase` transaction `tx` belongs to: it is sent in
+ * the same simple-query message as COMMIT (one round trip instead of two), still inside the
+ * transaction, so it commits with everything else or not at all (a failing statement aborts the rest
+ * of the message, COMMIT included, and the transaction rolls back). `build` gets pg's
+ * `escapeLiteral` and returns the SQL with its values inlined as literals (a simple query has no
+ * parameters). Returns false, deferring nothing, when `tx` is not in a `pgDatabase` transaction (a
+ * Prisma transaction, a pg client the caller began itself): the caller then runs the statement now.
+ * Only for writes nobody reads back inside the transaction (the outbox INSERT).
+ */
+export function deferToCommit(
+  tx: TransactionClient,
+  build: (literal: (value: string) => string) => string,
+): boolean {
+  const tail = commitTails.get(tx)
+  if (!tail) return false
+  tail.push(build(pg.escapeLiteral))
+  return true
+}
+
+const recordInboxSql = (entry: InboxEntry): string =>
+  `INSERT INTO inbox_message (message_id, handler) VALUES (${pg.escapeLiteral(entry.messageId)}::uuid, ${pg.escapeLiteral(entry.handler)}) ON CONFLICT DO NOTHING`
+
+/**
+ * One transaction on a pooled client: sends `begin` (BEGIN, or BEGIN and the inbox INSERT in one
+ * simple query), runs `fn` with the client and the begin's results, then COMMIT preceded by every
+ * statement `deferToCommit` collected, in one simple query. ROLLBACK when anything throws (the
+ * original error is rethrown); a client whose ROLLBACK failed, or whose connection died during the
+ * transaction, is destroyed, not reused.
+ */
+async function onPooledClient<T>(
+  pool: pg.Pool,
+  begin: string,
+  fn: (client: pg.PoolClient, begun: pg.QueryResult | pg.QueryResult[]) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect()
+  let broken: Error | undefined
+  // A checked-out client whose connection dies between two statements emits 'error', and pg-pool
+  // listens only while a client is idle: without this the process would get an uncaught exception
+  // (the next statement, or COMMIT, then fails and the transaction rolls back as usual).
+  const onError = (error: Error): void => {
+    broken = error
+  }
+  client.on('error', onError)
+  const tail: string[] = []
+  try {
+    const begun = (await client.query(begin)) as pg.QueryResult | pg.QueryResult[]
+    commitTails.set(client, tail)
+    const result = await fn(client, begun)
+    commitTails.delete(client)
+    tail.push('COMMIT')
+    await client.query(tail.join(';\n'))
+    return result
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      broken = rollbackError
+    })
+    throw error
+  } finally {
+    commitTails.delete(client)
+    client.off('error', onError)
+    client.release(broken)
+  }
+}
+
+/**
  * `Database` over a pg Pool: BEGIN on a pooled client, COMMIT when `fn` resolves, ROLLBACK when it
  * throws (the original error is rethrown). A client whose ROLLBACK failed, or whose connection died
  * during the transaction, is destroyed, not reused.
+ *
+ * Round trips: `enqueue`'s outbox INSERTs are sent with COMMIT, in one simple-query message
+ * (`deferToCommit`), and `inboxTransaction` sends BEGIN and the inbox INSERT as one, so a handler
+ * transaction costs two round trips besides the handler's own statements (it was four: BEGIN, inbox
+ * INSERT, outbox INSERT, COMMIT). Each round trip is a socket write and wake-up on both sides, the
+ * largest per-message cost in the services' profiles (docs/performance.md, lever 3).
  */
 export function pgDatabase(pool: pg.Pool): Database<pg.PoolClient> {
   return {
-    async transaction(fn) {
-      const client = await pool.connect()
-      let broken: Error | undefined
-      // A checked-out client whose connection dies between two statements emits 'error', and pg-pool
-      // listens only while a client is idle: without this the process would get an uncaught exception
-      // (the next statement, or COMMIT, then fails and the transaction rolls back as usual).
-      const onError = (error: Error): void => {
-        broken = error
-      }
-      client.on('error', onError)
-      try {
-        await client.query('BEGIN')
-        const result = await fn(client)
-        await client.query('COMMIT')
-        return result
-      } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken = rollbackError
-        })
-        throw error
-      } finally {
-        client.off('error', onError)
-        client.release(broken)
-      }
-    },
+    transaction: (fn) => onPooledClient(pool, 'BEGIN', (client) => fn(client)),
+    inboxTransaction: <T>(entry: InboxEntry, fn: (tx: pg.PoolClient) => Promise<T>) =>
+      onPooledClient<InboxOutcome<T>>(pool, `BEGIN;\n${recordInboxSql(entry)}`, async (client, begun) => {
+        // A two-statement simple query answers with one result per statement.
+        const inserted = Array.isArray(begun) ? begun[1] : undefined
+        if (inserted?.rowCount !== 1) return { fresh: false }
+        return { fresh: true, value: await fn(client) }
+      }),
   }
 }
 

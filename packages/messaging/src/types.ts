@@ -124,7 +124,24 @@ export type TransactionClient = PrismaTransactionLike | PgClientLike
  */
 export interface Database<Tx extends TransactionClient> {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+  /**
+   * Optional, a cheaper form of `transaction` for the inbox: opens the transaction with the inbox
+   * INSERT of `entry` (`INSERT INTO inbox_message ... ON CONFLICT DO NOTHING`, as `recordInbox`)
+   * and runs `fn` only when the pair is new, all in one transaction. `{ fresh: false }` when the
+   * pair was already recorded (`fn` not run, nothing written). Errors as `transaction`. Where it is
+   * absent the consumer runs `recordInbox` as the first statement of `transaction`.
+   */
+  inboxTransaction?<T>(entry: InboxEntry, fn: (tx: Tx) => Promise<T>): Promise<InboxOutcome<T>>
 }
+
+/** The pair the inbox records: this handler took this message (inbox_message's primary key). */
+export interface InboxEntry {
+  messageId: string
+  handler: string
+}
+
+/** What an inbox transaction did: ran the handler and committed (`fresh`), or found a duplicate. */
+export type InboxOutcome<T> = { fresh: true; value: T } | { fresh: false }
 
 /**
  * One reaction of a service to one message type. The queue is `<service>.<name>`; its

@@ -57,10 +57,11 @@ describe('inbox deduplication', () => {
     await fixture.publish(message)
     await fixture.publish(message)
     // One copy runs the handler (held open); the other's inbox INSERT must block on the primary key.
+    // pgDatabase sends it in one query string with BEGIN (`BEGIN;\nINSERT INTO inbox_message ...`).
     await eventually('an inbox insert waiting on the first transaction', async () => {
       const { rows } = await fixture.db.pool.query<{ waiting: number }>(
         `SELECT count(*)::int AS waiting FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO inbox_message%'`,
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO inbox_message%'`,
       )
       return rows[0]?.waiting === 1
     })

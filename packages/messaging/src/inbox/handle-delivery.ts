@@ -3,7 +3,7 @@ import type { Message } from 'amqplib'
 import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import { inConsumerSpan } from '../tracing.js'
-import { recordInbox } from './inbox-record.js'
+import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
 import type { Slots } from './slots.js'
@@ -98,9 +98,8 @@ async function attemptOnce<Tx extends TransactionClient>(
     attempt: message.attempt,
   }
   try {
-    const fresh = await inConsumerSpan(span, () =>
-      database.transaction(async (tx) => {
-        if (!(await recordInbox(tx, message.id, handler.name))) return false
+    const outcome = await inConsumerSpan(span, () =>
+      inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
         handlerRan = true
         try {
           await handler.handle(message, tx)
@@ -108,10 +107,9 @@ async function attemptOnce<Tx extends TransactionClient>(
           handlerError = { error }
           throw error
         }
-        return true
       }),
     )
-    return fresh ? { kind: 'handled' } : { kind: 'duplicate' }
+    return outcome.fresh ? { kind: 'handled' } : { kind: 'duplicate' }
   } catch (error) {
     if (!handlerRan) return { kind: 'unavailable', error }
     return { kind: 'handler-failed', error: handlerError ? handlerError.error : error }

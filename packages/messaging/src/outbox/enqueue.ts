@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid'
-import { assertInTransaction, execute } from '../database.js'
+import { assertInTransaction, deferToCommit, execute } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
 import type { OutgoingMessage, TransactionClient } from '../types.js'
 
@@ -59,6 +59,9 @@ function validTime(at: Date, type: string): string {
  * id, a UUIDv7 (RFC 9562: time-ordered, so rows claim roughly in commit order) made here and
  * nowhere else: it travels as AMQP `messageId` and CloudEvents `id`, and consumers dedupe on it.
  * The row is published by the relay after the transaction commits; a rollback leaves nothing.
+ * In a `pgDatabase` transaction the INSERT is sent with its COMMIT (`deferToCommit`), so the row is
+ * not visible inside the transaction and a failing INSERT fails the COMMIT (everything rolls back);
+ * in any other transaction it runs at once.
  * The row's `occurred_at` is the database's `now()`; `message.occurredAt` (the caller's clock)
  * is kept in `headers` and published as CloudEvents `time`, but never used to judge an age.
  * The trace context stored with the row is the active OpenTelemetry context when there is one
@@ -87,13 +90,15 @@ export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage
   const payload = serialise(message.payload, type)
   await assertInTransaction(tx, 'enqueue')
   const id = uuidv7()
-  await execute(tx, INSERT, [
-    id,
-    type,
-    routingKey,
-    payload,
-    JSON.stringify(headers),
-    message.aggregateId ?? null,
-  ])
+  const values = [id, type, routingKey, payload, JSON.stringify(headers), message.aggregateId ?? null]
+  // In a pgDatabase transaction the INSERT goes with COMMIT, one round trip fewer (database.ts).
+  const deferred = deferToCommit(
+    tx,
+    (literal) =>
+      `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id) VALUES (${values
+        .map((value) => (value === null ? 'NULL' : literal(value)))
+        .join(', ')})`,
+  )
+  if (!deferred) await execute(tx, INSERT, values)
   return id
 }

@@ -61,7 +61,7 @@ export function reserveStockWhenPaymentProcessed(
         reservedAt: now.toISOString(),
       }
       await enqueue(tx, nextEvent(message, StockReserved, orderId, payload, now))
-      deps.logger.info({ ...log, take: outcome.take }, 'stock reserved')
+      deps.logger.debug({ ...log, take: outcome.take }, 'stock reserved')
     },
   }
 }

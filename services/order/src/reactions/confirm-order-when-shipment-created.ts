@@ -53,7 +53,7 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
         occurredAt: now,
         data: next.payload,
       })
-      deps.logger.info(log, 'order confirmed')
+      deps.logger.debug(log, 'order confirmed')
     },
   }
 }

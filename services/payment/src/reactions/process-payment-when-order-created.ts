@@ -65,7 +65,7 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
           processedAt: now.toISOString(),
         }
         await enqueue(tx, nextEvent(message, PaymentProcessed, orderId, payload, now))
-        deps.logger.info({ ...log, amount: order.totalAmount, currency: order.currency }, 'payment captured')
+        deps.logger.debug({ ...log, amount: order.totalAmount, currency: order.currency }, 'payment captured')
         return
       }
       const payload = {

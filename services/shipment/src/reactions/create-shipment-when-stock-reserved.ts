@@ -76,7 +76,7 @@ export function createShipmentWhenStockReserved(
       })
       const payload = { orderId, shipmentId, carrier, trackingNumber, createdAt: now.toISOString() }
       await enqueue(tx, nextEvent(message, ShipmentCreated, orderId, payload, now))
-      deps.logger.info({ ...log, shipmentId, trackingNumber }, 'shipment created')
+      deps.logger.debug({ ...log, shipmentId, trackingNumber }, 'shipment created')
     },
   }
 }
