@@ -10,6 +10,7 @@ import {
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import type { Config } from './config.js'
+import { registerTimeToFinalState } from './orders/final-state-metrics.js'
 import { dbPlugin } from './plugins/db.js'
 import './plugins/messaging.js'
 import { orderReactions, timelineRecorder } from './reactions/index.js'
@@ -46,6 +47,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'order', messaging: app.messaging })
+  const stopTimeToFinal = registerTimeToFinalState(app.metricsRegistry)
+  app.addHook('onClose', (_app, done) => {
+    stopTimeToFinal()
+    done()
+  })
   await app.register(orderRoutes, { db: app.prisma, transactor: app.messaging })
   return app
 }
