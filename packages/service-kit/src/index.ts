@@ -47,7 +47,7 @@ export {
   type ReadinessBody,
   type ReadinessCheck,
 } from './health.js'
-export { loggerOptions } from './logger.js'
+export { chooseLogFormat, loggerOptions, type LogFormat, type LogFormatChoice } from './logger.js'
 export {
   messagingOptions,
   messagingSettings,

@@ -45,7 +45,9 @@ describe('database metrics', () => {
       await expect
         .poll(() => scrape('saga_db_oldest_transaction_age_seconds{saga_service="kit"}'), { timeout: 10_000 })
         .toBeGreaterThanOrEqual(1)
-      expect(await scrape('saga_db_oldest_xmin_age_transactions{saga_service="kit"}')).toBeGreaterThanOrEqual(5)
+      expect(await scrape('saga_db_oldest_xmin_age_transactions{saga_service="kit"}')).toBeGreaterThanOrEqual(
+        5,
+      )
       await holder.query('COMMIT')
       await expect
         .poll(() => scrape('saga_db_oldest_transaction_age_seconds{saga_service="kit"}'), { timeout: 10_000 })

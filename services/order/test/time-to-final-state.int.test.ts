@@ -28,17 +28,20 @@ afterEach(() => stop())
 async function observed(status: string): Promise<{ count: number; sum: number }> {
   const text = await registry.metrics()
   const value = (suffix: string) =>
-    Number(new RegExp(`^${TIME_TO_FINAL_STATE}_${suffix}\\{status="${status}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0)
+    Number(
+      new RegExp(`^${TIME_TO_FINAL_STATE}_${suffix}\\{status="${status}"\\} (\\S+)$`, 'm').exec(text)?.[1] ??
+        0,
+    )
   return { count: value('count'), sum: value('sum') }
 }
 
 /** A PENDING order created `ageSeconds` ago (created_at moved back on the database's clock). */
 async function orderCreatedAgo(ageSeconds: number): Promise<string> {
   const orderId = await pendingOrder(db)
-  await db.pool.query(`UPDATE orders SET created_at = now() - make_interval(secs => $2) WHERE id = $1::uuid`, [
-    orderId,
-    ageSeconds,
-  ])
+  await db.pool.query(
+    `UPDATE orders SET created_at = now() - make_interval(secs => $2) WHERE id = $1::uuid`,
+    [orderId, ageSeconds],
+  )
   return orderId
 }
 
