@@ -4,7 +4,7 @@ import type { ServiceName } from './run.js'
 /**
  * The sum of every sample of the metric `name` in `text` (the Prometheus exposition format), over
  * all label sets (e.g. the per-handler series `saga_messaging_consumer_duplicates_total{handler="…",
- * service="order"} 12`); 0 when absent.
+ * saga_service="order"} 12`); 0 when absent.
  */
 export function seriesValue(text: string, name: string): number {
   let sum = 0

@@ -14,6 +14,8 @@ export interface ReceivedSpan {
   attributes: Record<string, string | number | boolean>
   /** OTLP status code: 0 unset, 1 ok, 2 error. */
   status: number
+  /** The span contexts this span links to (a batch span links each message it processed). */
+  links: { traceId: string; spanId: string; attributes: Record<string, string | number | boolean> }[]
 }
 
 /** OTLP span kinds (opentelemetry-proto trace.proto). */
@@ -42,6 +44,7 @@ interface ExportRequest {
         kind?: number
         attributes?: KeyValue[]
         status?: { code?: number }
+        links?: { traceId: string; spanId: string; attributes?: KeyValue[] }[]
       }[]
     }[]
   }[]
@@ -68,6 +71,11 @@ function add(spans: ReceivedSpan[], request: ExportRequest): void {
           kind: span.kind ?? 0,
           attributes: attributesOf(span.attributes),
           status: span.status?.code ?? 0,
+          links: (span.links ?? []).map((link) => ({
+            traceId: link.traceId.toLowerCase(),
+            spanId: link.spanId.toLowerCase(),
+            attributes: attributesOf(link.attributes),
+          })),
         })
       }
     }

@@ -19,8 +19,8 @@ describe('seriesValue', () => {
   it('when a metric has several label sets, then their samples are summed', () => {
     const text = [
       '# HELP saga_messaging_consumer_duplicates_total @saga/messaging consumer_duplicates_total',
-      'saga_messaging_consumer_duplicates_total{service="order"} 12',
-      'saga_messaging_consumer_duplicates_total{service="payment"} 6',
+      'saga_messaging_consumer_duplicates_total{saga_service="order"} 12',
+      'saga_messaging_consumer_duplicates_total{saga_service="payment"} 6',
       'saga_messaging_consumer_duplicates_total_other 99',
     ].join('\n')
     expect(seriesValue(text, 'saga_messaging_consumer_duplicates_total')).toBe(18)

@@ -49,11 +49,13 @@ function descendsFrom(span: ReceivedSpan, ancestor: ReceivedSpan, spans: Receive
 
 /**
  * The handlers of the saga map that take `routingKey` and run a consumer span per message. A batch
- * recorder (`recorder: true`) writes many deliveries in one statement and emits nothing, so it makes
- * no span per message: the trace of the saga's decisions is whole without it.
+ * recorder (`recorder: true`) writes many deliveries in one statement: it makes one span per batch,
+ * in a trace of its own, linked to each message's producer span (`recordedReactions`).
  */
 const tracedReactions = (routingKey: string) =>
   sagaMap.filter((r) => r.reactsTo.routingKey === routingKey && r.recorder !== true)
+const recordedReactions = (routingKey: string) =>
+  sagaMap.filter((r) => r.reactsTo.routingKey === routingKey && r.recorder === true)
 
 describe('scenario: one order is one trace', () => {
   const s = useScenario('scenario (tracing)', { env })
@@ -99,7 +101,25 @@ describe('scenario: one order is one trace', () => {
             consumers.set(`${m.messageId!} ${reaction.handler}`, consumer)
           }
         }
-        return { producers, consumers }
+        // A recorder's batch span links the producer span of each message it recorded.
+        const batches = new Map<string, ReceivedSpan>()
+        for (const m of messages) {
+          for (const reaction of recordedReactions(m.routingKey)) {
+            const producer = producers.get(m.messageId!)!
+            const batch = receiver.spans.find(
+              (x) =>
+                x.kind === SpanKind.consumer &&
+                x.status !== 2 &&
+                x.service === reaction.service &&
+                x.name === `process ${reaction.handler}` &&
+                x.links.some((link) => link.spanId === producer.spanId),
+            )
+            if (!batch)
+              throw new Error(`no batch span of ${reaction.handler} links ${m.messageId}; ${summary()}`)
+            batches.set(`${m.messageId!} ${reaction.handler}`, batch)
+          }
+        }
+        return { producers, consumers, batches }
       },
       { timeoutMs: 30_000, intervalMs: 200 },
     )
@@ -111,7 +131,7 @@ describe('scenario: one order is one trace', () => {
     }
     const messages = s.fleet.tap!.chain(orderId)
     expect(messages.map((m) => m.routingKey).sort()).toEqual([...chain].sort())
-    const { producers, consumers } = await spansOf(messages)
+    const { producers, consumers, batches } = await spansOf(messages)
     const spans = receiver.trace(traceId)
 
     // POST /orders continued the caller's trace: the order service's server span is its child.
@@ -138,7 +158,22 @@ describe('scenario: one order is one trace', () => {
           producer.spanId,
         )
       }
+      for (const reaction of recordedReactions(m.routingKey)) {
+        const batch = batches.get(`${m.messageId!} ${reaction.handler}`)!
+        // Its own trace (a batch has many parents), linked to this message's trace and producer span.
+        expect(batch.parentSpanId, reaction.handler).toBe('')
+        expect(batch.links, `${reaction.handler} links publish ${m.routingKey}`).toContainEqual({
+          traceId,
+          spanId: producer.spanId,
+          attributes: { 'messaging.message.id': m.messageId },
+        })
+        expect(batch.attributes['messaging.batch.message_count']).toBeGreaterThanOrEqual(1)
+      }
     }
+    expect(
+      messages.filter((m) => recordedReactions(m.routingKey).length > 0).length,
+      'the order recorder records some of these facts',
+    ).toBeGreaterThan(0)
     return { spans, consumers }
   }
 

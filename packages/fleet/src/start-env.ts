@@ -43,15 +43,18 @@ export function portOf(service: ServiceName, env: Env): number {
 /**
  * The environment one service runs with under `npm start`: the caller's environment (so LOG_LEVEL,
  * OUTBOX_* and friends pass through), its own PORT and DATABASE_URL, and SEED_CATALOGUE=true for
- * inventory so a fresh fleet has stock to sell.
+ * inventory so a fresh fleet has stock to sell. When `npm start`'s own stdout is a terminal
+ * (`terminal`), LOG_FORMAT=pretty unless the caller set LOG_FORMAT: the services write to
+ * concurrently's pipe, so they cannot see the terminal themselves.
  */
-export function serviceEnv(db: ServiceDatabase, env: Env, amqpUrl: string): Env {
+export function serviceEnv(db: ServiceDatabase, env: Env, amqpUrl: string, terminal = false): Env {
   const own: Env = {
     PORT: String(portOf(db.service, env)),
     DATABASE_URL: db.url,
     AMQP_URL: amqpUrl,
   }
   if (db.service === 'inventory') own.SEED_CATALOGUE = env.SEED_CATALOGUE ?? 'true'
+  if (terminal && !env.LOG_FORMAT) own.LOG_FORMAT = 'pretty'
   const { PORT: _port, DATABASE_URL: _url, ...inherited } = env
   return { ...inherited, ...own }
 }

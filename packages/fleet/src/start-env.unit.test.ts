@@ -23,6 +23,13 @@ describe('the environment npm start gives each service', () => {
     expect(serviceEnv(inventory!, { SEED_CATALOGUE: 'false' }, 'amqp://a').SEED_CATALOGUE).toBe('false')
   })
 
+  it('when npm start writes to a terminal, then the services log pretty unless LOG_FORMAT says otherwise', () => {
+    expect(serviceEnv(order!, {}, 'amqp://a', true).LOG_FORMAT).toBe('pretty')
+    expect(serviceEnv(order!, { LOG_FORMAT: 'json' }, 'amqp://a', true).LOG_FORMAT).toBe('json')
+    expect(serviceEnv(order!, {}, 'amqp://a', false).LOG_FORMAT).toBeUndefined()
+    expect(serviceEnv(order!, {}, 'amqp://a').LOG_FORMAT).toBeUndefined()
+  })
+
   it('when ports and passwords are overridden, then they are used, and a bad port is named', () => {
     expect(portOf('payment', { PAYMENT_PORT: '4002' })).toBe(4002)
     expect(passwordsFromEnv({ ORDER_DB_PASSWORD: 's3cret' })).toEqual({ order: 's3cret' })

@@ -60,7 +60,7 @@ const { result } = concurrently(
     // The OpenTelemetry SDK loads before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set, else nothing.
     command: `node --import @saga/service-kit/telemetry ${JSON.stringify(servers[i])}`,
     cwd: join(root, 'services', db.service),
-    env: serviceEnv(db, process.env, amqpUrls.get(db.service) ?? amqpUrl),
+    env: serviceEnv(db, process.env, amqpUrls.get(db.service) ?? amqpUrl, process.stdout.isTTY),
     prefixColor: colours[db.service],
   })),
   // One service failing to start (bad config, failed migration) stops the rest: a partial fleet

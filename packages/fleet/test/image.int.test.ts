@@ -34,6 +34,8 @@ const DEV_TOOLING = [
   'vitest',
   'turbo',
   'tsx',
+  // Pretty logs are for a terminal (service-kit's chooseLogFormat): the image logs JSON.
+  'pino-pretty',
 ]
 
 const id = randomBytes(3).toString('hex')

@@ -53,14 +53,14 @@ describe('load statistics', () => {
     const text = [
       '# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.',
       '# TYPE process_cpu_seconds_total counter',
-      'process_cpu_seconds_total{service="order"} 12.5',
-      'process_cpu_user_seconds_total{service="order"} 10',
-      'saga_messaging_relay_pending{service="order"} 3',
-      'saga_messaging_consumer_handled_total{service="order",handler="a"} 4',
-      'saga_messaging_consumer_handled_total{service="order",handler="b"} 6',
+      'process_cpu_seconds_total{saga_service="order"} 12.5',
+      'process_cpu_user_seconds_total{saga_service="order"} 10',
+      'saga_messaging_relay_pending{saga_service="order"} 3',
+      'saga_messaging_consumer_handled_total{saga_service="order",handler="a"} 4',
+      'saga_messaging_consumer_handled_total{saga_service="order",handler="b"} 6',
     ].join('\n')
     expect(
-      parseMetrics(`${text}\nsaga_messaging_recorder_batches_total{service="order",handler="r"} 2`),
+      parseMetrics(`${text}\nsaga_messaging_recorder_batches_total{saga_service="order",handler="r"} 2`),
     ).toEqual({
       cpuSeconds: 12.5,
       outboxPending: 3,

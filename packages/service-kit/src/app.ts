@@ -8,7 +8,7 @@ import Fastify, {
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { clientError, errorHandlerPlugin } from './errors.js'
 import { registerJsonBodyParser } from './json-body.js'
-import { loggerOptions } from './logger.js'
+import { chooseLogFormat, loggerOptions, prettyTarget, type LogFormat } from './logger.js'
 import { REQUEST_ID_HEADER, genReqId } from './request-id.js'
 import { swaggerPlugin } from './swagger.js'
 
@@ -18,6 +18,11 @@ export interface ServiceAppOptions {
   service: string
   /** pino level (`info`, `debug`, `silent`, ...). */
   logLevel: string
+  /**
+   * LOG_FORMAT: `json` or `pretty`; unset: pretty when stdout is a terminal and pino-pretty is
+   * installed, else JSON (`chooseLogFormat`).
+   */
+  logFormat?: LogFormat | undefined
   /** Largest accepted request body in bytes (default 1 MiB); larger ones get 413. */
   bodyLimit?: number | undefined
   /** Extra fastify options (tests may pass `logger: false`). */
@@ -56,9 +61,10 @@ function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: Fa
  */
 export async function createServiceApp(opts: ServiceAppOptions) {
   const { logger, ...fastifyOptions } = opts.fastify ?? {}
+  const logFormat = chooseLogFormat(opts.logFormat, process.stdout.isTTY, prettyTarget() !== undefined)
   const app = Fastify({
     ...fastifyOptions,
-    logger: logger === false ? false : loggerOptions(opts.service, opts.logLevel),
+    logger: logger === false ? false : loggerOptions(opts.service, opts.logLevel, logFormat.format),
     bodyLimit: opts.bodyLimit ?? 1_048_576,
     genReqId,
     maxParamLength: MAX_PARAM_LENGTH,
@@ -88,6 +94,7 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     void reply.header(REQUEST_ID_HEADER, request.id)
     done(null, payload)
   })
+  if (logFormat.warning) app.log.warn(logFormat.warning)
   registerJsonBodyParser(app)
   await app.register(errorHandlerPlugin)
   await app.register(swaggerPlugin, { title: `${opts.service} service` })

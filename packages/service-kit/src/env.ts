@@ -21,7 +21,7 @@ export const localDatabaseUrl = (service: ServiceName): string =>
 
 /**
  * The zod schema of the environment every service shares (names and defaults in the README):
- * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, MIGRATE_ON_START,
+ * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, LOG_FORMAT, MIGRATE_ON_START,
  * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, SHUTDOWN_TIMEOUT_MS.
  * Extend it with `.extend({...})` for service-specific variables.
  */
@@ -46,6 +46,8 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     AMQP_EXCHANGE: z.string().min(1).default('saga.events'),
     AMQP_QUEUE_PREFIX: z.string().min(1).default(service),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    // Unset: pretty on a terminal where pino-pretty is installed, else JSON (chooseLogFormat).
+    LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
     MIGRATE_ON_START: z.stringbool().default(true),
     OUTBOX_POLL_INTERVAL_MS: positiveInt(1_000),
     OUTBOX_BATCH_SIZE: positiveInt(100),

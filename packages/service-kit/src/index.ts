@@ -47,7 +47,7 @@ export {
   type ReadinessBody,
   type ReadinessCheck,
 } from './health.js'
-export { loggerOptions } from './logger.js'
+export { chooseLogFormat, loggerOptions, type LogFormat, type LogFormatChoice } from './logger.js'
 export {
   messagingOptions,
   messagingSettings,
@@ -57,6 +57,8 @@ export {
 export type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
 export { helpOf, messagingSamples, type MessagingSample } from './messaging-series.js'
 export { metricsPlugin, type MetricsOptions } from './metrics.js'
+/** prom-client's Histogram and Registry, for a service's own series on `app.metricsRegistry` (one prom-client copy). */
+export { Histogram, Registry } from 'prom-client'
 export {
   MIGRATION_LOCK_KEY,
   MigrationError,

@@ -9,7 +9,11 @@ import type { MessagingStatusSource } from './messaging-status.js'
 
 /** Options of `metricsPlugin`. */
 export interface MetricsOptions {
-  /** Added as the `service` label to every series. */
+  /**
+   * Added as the `saga_service` label to every series. Not `service`: Prometheus Operator's
+   * ServiceMonitor targets carry a `service` label (the Kubernetes Service) and would rename ours to
+   * `exported_service`.
+   */
   service: string
   /**
    * When given, its `metrics()` snapshot is exported under `saga_messaging_*` at every scrape (see
@@ -53,12 +57,12 @@ function messagingCollector(registry: Registry, messaging: MessagingStatusSource
  * `GET /metrics` in Prometheus text format: prom-client's default process metrics, an
  * `http_request_duration_seconds` histogram by method/route/status, the messaging snapshot, and the
  * database's oldest transaction and dead messaging rows (`registerDatabaseMetrics`); every
- * series carries the `service` label. No blank lines between families (prom-client puts one after each).
+ * series carries the `saga_service` label. No blank lines between families (prom-client puts one after each).
  */
 export const metricsPlugin = fp(
   (app: FastifyInstance, opts: MetricsOptions) => {
     const registry = new Registry()
-    registry.setDefaultLabels({ service: opts.service })
+    registry.setDefaultLabels({ saga_service: opts.service })
     collectDefaultMetrics({ register: registry })
     const duration = new Histogram({
       name: 'http_request_duration_seconds',

@@ -279,21 +279,23 @@ describe('metrics and documentation', () => {
     const res = await app.inject({ method: 'GET', url: '/metrics' })
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toContain('text/plain')
-    expect(res.body).toContain('process_cpu_user_seconds_total{service="kit-test"}')
+    expect(res.body).toContain('process_cpu_user_seconds_total{saga_service="kit-test"}')
     expect(res.body).toMatch(
-      /http_request_duration_seconds_count\{service="kit-test",method="GET",route="\/health\/live",status_code="200"\} \d+/,
+      /http_request_duration_seconds_count\{saga_service="kit-test",method="GET",route="\/health\/live",status_code="200"\} \d+/,
     )
-    expect(res.body).toContain('saga_messaging_relay_published_total{service="kit-test"} 9')
-    expect(res.body).toContain('saga_messaging_relay_oldest_pending_age_seconds{service="kit-test"} 2.5')
-    expect(res.body).toContain('saga_messaging_consuming{service="kit-test"} 1')
+    expect(res.body).toContain('saga_messaging_relay_published_total{saga_service="kit-test"} 9')
+    expect(res.body).toContain('saga_messaging_relay_oldest_pending_age_seconds{saga_service="kit-test"} 2.5')
+    expect(res.body).toContain('saga_messaging_consuming{saga_service="kit-test"} 1')
+    // Prometheus Operator's targets carry `service`; a scraped `service` would become `exported_service`.
+    expect(res.body).not.toMatch(/[{,]service="/)
     expect(res.body).toMatch(
       /# HELP saga_messaging_relay_oldest_pending_age_seconds .*aggregate with max by \(job\), never sum/,
     )
     expect(res.body).toContain(
-      'saga_messaging_consumer_duplicates_total{handler="reserve-stock",service="kit-test"} 2',
+      'saga_messaging_consumer_duplicates_total{handler="reserve-stock",saga_service="kit-test"} 2',
     )
     expect(res.body).toContain(
-      'saga_messaging_consumer_duplicates_total{handler="release-stock",service="kit-test"} 3',
+      'saga_messaging_consumer_duplicates_total{handler="release-stock",saga_service="kit-test"} 3',
     )
   })
 

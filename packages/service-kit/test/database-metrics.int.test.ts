@@ -43,12 +43,14 @@ describe('database metrics', () => {
       // Transactions committed after the snapshot make its xmin age grow.
       for (let i = 0; i < 5; i += 1) await pool.query('INSERT INTO inbox_message VALUES ($1)', [i])
       await expect
-        .poll(() => scrape('saga_db_oldest_transaction_age_seconds{service="kit"}'), { timeout: 10_000 })
+        .poll(() => scrape('saga_db_oldest_transaction_age_seconds{saga_service="kit"}'), { timeout: 10_000 })
         .toBeGreaterThanOrEqual(1)
-      expect(await scrape('saga_db_oldest_xmin_age_transactions{service="kit"}')).toBeGreaterThanOrEqual(5)
+      expect(await scrape('saga_db_oldest_xmin_age_transactions{saga_service="kit"}')).toBeGreaterThanOrEqual(
+        5,
+      )
       await holder.query('COMMIT')
       await expect
-        .poll(() => scrape('saga_db_oldest_transaction_age_seconds{service="kit"}'), { timeout: 10_000 })
+        .poll(() => scrape('saga_db_oldest_transaction_age_seconds{saga_service="kit"}'), { timeout: 10_000 })
         .toBeLessThan(1)
     } finally {
       await holder.end()
@@ -59,8 +61,8 @@ describe('database metrics', () => {
     await pool.query('INSERT INTO outbox_message SELECT generate_series(1, 40)')
     await pool.query('DELETE FROM outbox_message')
     await expect
-      .poll(() => scrape('saga_db_dead_rows{table="outbox_message",service="kit"}'), { timeout: 10_000 })
+      .poll(() => scrape('saga_db_dead_rows{table="outbox_message",saga_service="kit"}'), { timeout: 10_000 })
       .toBeGreaterThanOrEqual(40)
-    expect(await scrape('saga_db_dead_rows{table="inbox_message",service="kit"}')).toBe(0)
+    expect(await scrape('saga_db_dead_rows{table="inbox_message",saga_service="kit"}')).toBe(0)
   })
 })

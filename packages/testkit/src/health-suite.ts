@@ -5,7 +5,7 @@ import { startServiceUnderTest, type InjectableApp, type ServiceUnderTest } from
  * The health suite every service runs (a vitest `describe` of its own): booted by
  * `startServiceUnderTest` on a fresh database and broker names, the service migrates itself and
  * answers ready with database, broker and outbox up; it serves its OpenAPI document and `/metrics`
- * with `saga_messaging_broker_up{service}` 1. `more` adds the service's own cases on the same
+ * with `saga_messaging_broker_up{saga_service}` 1. `more` adds the service's own cases on the same
  * running service (`get()` returns it once booted).
  * @param service the service name (database and queue prefix, the metric's label)
  * @param start boots the app from the environment, as `startServiceUnderTest` takes it
@@ -47,7 +47,7 @@ export function describeServiceHealth<A extends InjectableApp>(
       expect(doc.statusCode).toBe(200)
       expect(doc.json<{ openapi: string }>().openapi).toMatch(/^3\./)
       const metrics = await get().app.inject({ method: 'GET', url: '/metrics' })
-      expect(metrics.body).toContain(`saga_messaging_broker_up{service="${service}"} 1`)
+      expect(metrics.body).toContain(`saga_messaging_broker_up{saga_service="${service}"} 1`)
     })
 
     more?.(get)

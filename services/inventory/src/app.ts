@@ -29,6 +29,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   const app = await createServiceApp({
     service: 'inventory',
     logLevel: config.LOG_LEVEL,
+    logFormat: config.LOG_FORMAT,
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })

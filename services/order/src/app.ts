@@ -11,6 +11,7 @@ import {
 } from '@saga/service-kit'
 import type { Config } from './config.js'
 import { createOrderMetrics } from './metrics.js'
+import { registerTimeToFinalState } from './orders/final-state-metrics.js'
 import { dbPlugin } from './plugins/db.js'
 import { deadlinesPlugin } from './plugins/deadlines.js'
 import './plugins/messaging.js'
@@ -32,6 +33,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   const app = await createServiceApp({
     service: 'order',
     logLevel: config.LOG_LEVEL,
+    logFormat: config.LOG_FORMAT,
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
@@ -53,6 +55,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   })
   await app.register(metricsPlugin, { service: 'order', messaging: app.messaging })
   metrics.register(app.metricsRegistry)
+  const stopTimeToFinal = registerTimeToFinalState(app.metricsRegistry)
+  app.addHook('onClose', (_app, done) => {
+    stopTimeToFinal()
+    done()
+  })
   await app.register(orderRoutes, {
     db: app.prisma,
     transactor: app.messaging,

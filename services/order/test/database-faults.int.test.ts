@@ -91,8 +91,8 @@ const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 describe('the order service when its database fails', () => {
   it('when /metrics is scraped, then the database series an alert needs are there', async () => {
     const res = await s.app.inject({ method: 'GET', url: '/metrics' })
-    expect(res.body).toMatch(/^saga_db_oldest_transaction_age_seconds\{service="order"\} \d/m)
-    expect(res.body).toMatch(/^saga_db_dead_rows\{table="outbox_message",service="order"\} \d/m)
+    expect(res.body).toMatch(/^saga_db_oldest_transaction_age_seconds\{saga_service="order"\} \d/m)
+    expect(res.body).toMatch(/^saga_db_dead_rows\{table="outbox_message",saga_service="order"\} \d/m)
   })
 
   it('when the link to PostgreSQL is cut for 1.5 s under load, then every answer is 201 or 503 with Retry-After, and it recovers', async () => {

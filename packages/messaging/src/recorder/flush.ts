@@ -3,6 +3,7 @@ import type { ConsumeMessage } from 'amqplib'
 import { parseDelivery } from '../inbox/parse-delivery.js'
 import { retryDelayMs, type RetryPolicy } from '../inbox/retry-policy.js'
 import type { Signals } from '../signals.js'
+import { inBatchConsumerSpan } from '../tracing.js'
 import type { ConsumedMessage, Logger, MessageContract } from '../types.js'
 import type { Queryable, RecorderCounters, RecorderDefinition } from './types.js'
 
@@ -80,7 +81,10 @@ async function recordWithRetry(
 ): Promise<{ kind: 'ok' } | { kind: 'refused'; error: unknown } | { kind: 'stopped' }> {
   for (let outage = 1; ; outage += 1) {
     try {
-      await runtime.definition.record(messages, runtime.db)
+      // One span per statement, linked to each message's trace (tracing.ts).
+      await inBatchConsumerSpan(runtime.definition.name, messages, () =>
+        runtime.definition.record(messages, runtime.db),
+      )
       runtime.counters.batchesTotal += 1
       runtime.counters.recordedTotal += messages.length
       return { kind: 'ok' }

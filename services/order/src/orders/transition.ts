@@ -1,4 +1,5 @@
 import { Currency } from '@saga/contracts'
+import type pg from 'pg'
 import type { OrderStatus, Transition } from '../domain/order.js'
 import type { Tx } from './types.js'
 
@@ -52,22 +53,47 @@ export async function lockOrder(tx: Tx, orderId: string): Promise<LockedOrder | 
  *   caller did not lock it first); the transaction then rolls back and is retried
  */
 export async function saveTransition(tx: Tx, orderId: string, transition: Transition): Promise<void> {
-  let changed: number | null = 1
+  let saved: pg.QueryResult<{ age_seconds: number }> | undefined
   if (transition.kind === 'confirmed') {
-    ;({ rowCount: changed } = await tx.query({
+    saved = await tx.query({
       name: 'order.confirm',
       text: `UPDATE orders SET status = $2::"OrderStatus", confirmed_at = $3, updated_at = $3
-        WHERE id = $1::uuid AND status = 'PENDING'`,
+        WHERE id = $1::uuid AND status = 'PENDING' RETURNING ${AGE_SECONDS}`,
       values: [orderId, transition.status, transition.at],
-    }))
+    })
   } else if (transition.kind === 'cancelled') {
-    ;({ rowCount: changed } = await tx.query({
+    saved = await tx.query({
       name: 'order.cancel',
       text: `UPDATE orders SET status = $2::"OrderStatus", cancellation_reason = $3, failed_step = $4,
-        cancelled_at = $5, updated_at = $5 WHERE id = $1::uuid AND status = 'PENDING'`,
+        cancelled_at = $5, updated_at = $5 WHERE id = $1::uuid AND status = 'PENDING' RETURNING ${AGE_SECONDS}`,
       values: [orderId, transition.status, transition.reason, transition.failedStep ?? null, transition.at],
-    }))
+    })
   }
-  if (changed !== 1)
+  if (transition.kind === 'unchanged' || saved === undefined) return
+  const seconds = saved.rows[0]?.age_seconds
+  if (seconds === undefined)
     throw new Error(`order ${orderId} was not PENDING when it was to become ${transition.kind}`)
+  for (const listener of finalStateListeners) listener({ status: transition.status, seconds })
+}
+
+/** An order that reached a final state: its status and its age then (seconds, database clock). */
+export interface FinalState {
+  status: 'CONFIRMED' | 'CANCELLED'
+  /** From the order's created_at to the statement that made it final, both the database's clock. */
+  seconds: number
+}
+
+// Both ends on the database's clock, so a skewed service clock cannot bend the figure.
+const AGE_SECONDS = 'EXTRACT(EPOCH FROM clock_timestamp() - created_at)::float8 AS age_seconds'
+const finalStateListeners = new Set<(state: FinalState) => void>()
+
+/**
+ * Calls `listener` whenever `saveTransition` makes an order CONFIRMED or CANCELLED: every final
+ * transition goes through it, whichever reaction or route decided it. Called inside the transaction
+ * that makes the change, so one rolled back after it (its enqueue or COMMIT failed, rare) is reported
+ * again when retried. Returns the function that removes the listener.
+ */
+export function onFinalState(listener: (state: FinalState) => void): () => void {
+  finalStateListeners.add(listener)
+  return () => finalStateListeners.delete(listener)
 }

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest'
+import { chooseLogFormat, loggerOptions, prettyTarget } from './logger.js'
+
+describe('the log format', () => {
+  it('when LOG_FORMAT is unset, then a terminal gets pretty lines and anything else JSON', () => {
+    expect(chooseLogFormat(undefined, true, true)).toEqual({ format: 'pretty' })
+    expect(chooseLogFormat(undefined, false, true)).toEqual({ format: 'json' })
+  })
+
+  it('when LOG_FORMAT is set, then it wins over the terminal', () => {
+    expect(chooseLogFormat('json', true, true)).toEqual({ format: 'json' })
+    expect(chooseLogFormat('pretty', false, true)).toEqual({ format: 'pretty' })
+  })
+
+  it('when pino-pretty is not installed (the runtime image), then JSON, with a warning only if pretty was asked for', () => {
+    expect(chooseLogFormat(undefined, true, false)).toEqual({ format: 'json', warning: undefined })
+    expect(chooseLogFormat('pretty', false, false)).toEqual({
+      format: 'json',
+      warning: expect.stringContaining('pino-pretty is not installed') as string,
+    })
+  })
+
+  it('when pretty, then pino writes through the installed pino-pretty transport; JSON has no transport', () => {
+    expect(prettyTarget()).toMatch(/pino-pretty/)
+    expect(loggerOptions('kit', 'info', 'pretty').transport).toMatchObject({ target: prettyTarget() })
+    expect(loggerOptions('kit', 'info').transport).toBeUndefined()
+  })
+})

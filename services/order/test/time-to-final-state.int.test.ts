@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto'
+import { PaymentFailed, ShipmentCreated } from '@saga/contracts'
+import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
+import { Registry } from '@saga/service-kit'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { registerTimeToFinalState, TIME_TO_FINAL_STATE } from '../src/orders/final-state-metrics.js'
+import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
+import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
+import { pendingOrder } from './support/app.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+
+let db: ServiceTestDatabase
+let registry: Registry
+let stop: () => void
+const deps = { logger: memoryLogger(), clock: () => new Date() }
+const confirm = confirmOrderWhenShipmentCreated(deps)
+const cancel = cancelOrderWhenPaymentFailed(deps)
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('order_final')
+})
+afterAll(async () => {
+  await db?.drop()
+})
+afterEach(() => stop())
+
+/** count and sum of the histogram for `status`, from the exposition text. */
+async function observed(status: string): Promise<{ count: number; sum: number }> {
+  const text = await registry.metrics()
+  const value = (suffix: string) =>
+    Number(
+      new RegExp(`^${TIME_TO_FINAL_STATE}_${suffix}\\{status="${status}"\\} (\\S+)$`, 'm').exec(text)?.[1] ??
+        0,
+    )
+  return { count: value('count'), sum: value('sum') }
+}
+
+/** A PENDING order created `ageSeconds` ago (created_at moved back on the database's clock). */
+async function orderCreatedAgo(ageSeconds: number): Promise<string> {
+  const orderId = await pendingOrder(db)
+  await db.pool.query(
+    `UPDATE orders SET created_at = now() - make_interval(secs => $2) WHERE id = $1::uuid`,
+    [orderId, ageSeconds],
+  )
+  return orderId
+}
+
+const shipmentCreated = (orderId: string) =>
+  consumed(
+    ShipmentCreated,
+    {
+      orderId,
+      shipmentId: randomUUID(),
+      carrier: 'demo-carrier',
+      trackingNumber: 'DC1',
+      createdAt: new Date().toISOString(),
+    },
+    { correlationId: orderId, source: 'shipment' },
+  )
+const paymentFailed = (orderId: string) =>
+  consumed(
+    PaymentFailed,
+    {
+      orderId,
+      customerId: randomUUID(),
+      paymentId: randomUUID(),
+      amount: 4499,
+      currency: 'EUR',
+      reason: 'card_declined',
+      failedAt: new Date().toISOString(),
+    },
+    { correlationId: orderId, source: 'payment' },
+  )
+
+describe('saga_order_time_to_final_state_seconds', () => {
+  it('when an order 7 s old is confirmed, then one CONFIRMED observation of about 7 s is made, and none on redelivery', async () => {
+    registry = new Registry()
+    stop = registerTimeToFinalState(registry)
+    const orderId = await orderCreatedAgo(7)
+    const message = shipmentCreated(orderId)
+
+    expect(await deliver(db.pool, confirm, message)).toBe('handled')
+    const first = await observed('CONFIRMED')
+    expect(first.count).toBe(1)
+    expect(first.sum).toBeGreaterThanOrEqual(7)
+    expect(first.sum).toBeLessThan(60)
+
+    expect(await deliver(db.pool, confirm, message)).toBe('duplicate')
+    expect(await deliver(db.pool, confirm, shipmentCreated(orderId))).toBe('handled')
+    expect(await observed('CONFIRMED')).toEqual(first)
+    expect((await observed('CANCELLED')).count).toBe(0)
+  })
+
+  it('when an order 3 s old is cancelled, then one CANCELLED observation is made, and none when a cancelled order is not confirmed', async () => {
+    registry = new Registry()
+    stop = registerTimeToFinalState(registry)
+    const orderId = await orderCreatedAgo(3)
+
+    expect(await deliver(db.pool, cancel, paymentFailed(orderId))).toBe('handled')
+    const cancelled = await observed('CANCELLED')
+    expect(cancelled.count).toBe(1)
+    expect(cancelled.sum).toBeGreaterThanOrEqual(3)
+    expect(cancelled.sum).toBeLessThan(60)
+
+    expect(await deliver(db.pool, confirm, shipmentCreated(orderId))).toBe('handled')
+    expect((await observed('CONFIRMED')).count).toBe(0)
+    expect(await observed('CANCELLED')).toEqual(cancelled)
+  })
+})
