@@ -18,14 +18,14 @@ export interface OrderMetrics {
 export const noMetrics: OrderMetrics = { cancelled() {}, deadlinesFired() {} }
 
 /**
- * Makes `order_cancellations_total{cause}` (cause one of payment, stock, shipment,
+ * Makes `saga_order_cancellations_total{cause}` (cause one of payment, stock, shipment,
  * deadline_exceeded, customer_requested: bounded whatever reason codes the steps use) and
- * `order_deadlines_fired_total`. They count from the start; `register` adds them to the app's
+ * `saga_order_deadlines_fired_total`. They count from the start; `register` adds them to the app's
  * registry once the metrics plugin made it (the reactions are built before it).
  */
 export function createOrderMetrics(): OrderMetrics & { register(registry: Registry): void } {
   const cancellations = new Counter({
-    name: 'order_cancellations_total',
+    name: 'saga_order_cancellations_total',
     help:
       'Orders this process turned CANCELLED, by cause: the failed step (payment, stock, shipment), ' +
       'deadline_exceeded or customer_requested.',
@@ -36,7 +36,7 @@ export function createOrderMetrics(): OrderMetrics & { register(registry: Regist
     cancellations.inc({ cause }, 0)
   }
   const fired = new Counter({
-    name: 'order_deadlines_fired_total',
+    name: 'saga_order_deadlines_fired_total',
     help: 'Deadlines this process fired: PENDING orders past their deadline it cancelled (deadline_exceeded).',
     registers: [],
   })

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { OrderConfirmed, OrderCreated, ShipmentCreated } from '@saga/contracts'
+import { OrderCancelled, OrderConfirmed, OrderCreated, ShipmentCreated } from '@saga/contracts'
 import {
   AMQP_URL,
   createTestDatabase,
@@ -34,7 +34,8 @@ beforeAll(async () => {
     AMQP_QUEUE_PREFIX: queuePrefix,
     LOG_LEVEL: 'silent',
   })
-  app = await buildApp(config, { fastify: { logger: false } })
+  // A short sleep cap, so a deadline moved into the past behind the scheduler's back fires soon.
+  app = await buildApp(config, { fastify: { logger: false }, deadlines: { maxSleepMs: 500 } })
   await app.ready()
   upstream = await startUpstream(exchange, 'order_upstream')
 })
@@ -83,5 +84,43 @@ describe('the order app', () => {
       'upstream:shipment.created.v1',
       'order:order.confirmed.v1',
     ])
+  })
+
+  it('when a PENDING order passes its deadline and another is cancelled by its customer, then both OrderCancelled go out and /metrics counts them by cause', async () => {
+    const place = async () =>
+      (await app.inject({ method: 'POST', url: '/orders', payload: orderBody() })).json<{ id: string }>().id
+    const expired = await place()
+    const asked = await place()
+    await db.pool.query(`UPDATE orders SET deadline_at = now() WHERE id = $1`, [expired])
+
+    expect((await app.inject({ method: 'POST', url: `/orders/${asked}/cancel` })).statusCode).toBe(200)
+
+    const cancelledOf = (orderId: string) =>
+      tap.waitFor(
+        (m) => m.routingKey === OrderCancelled.routingKey && m.properties.correlationId === orderId,
+        15_000,
+        `order.cancelled of ${orderId}`,
+      )
+    expect(
+      OrderCancelled.schema.parse(((await cancelledOf(expired)).body as { data: unknown }).data),
+    ).toMatchObject({
+      reason: 'deadline_exceeded',
+      failedStep: 'payment',
+    })
+    expect(
+      OrderCancelled.schema.parse(((await cancelledOf(asked)).body as { data: unknown }).data),
+    ).toMatchObject({
+      reason: 'customer_requested',
+    })
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    expect(metrics).toMatch(
+      /^saga_order_cancellations_total\{cause="deadline_exceeded",service="order"\} 1$/m,
+    )
+    expect(metrics).toMatch(
+      /^saga_order_cancellations_total\{cause="customer_requested",service="order"\} 1$/m,
+    )
+    expect(metrics).toMatch(/^saga_order_cancellations_total\{cause="payment",service="order"\} 0$/m)
+    expect(metrics).toMatch(/^saga_order_deadlines_fired_total\{service="order"\} 1$/m)
+    expect(metrics).toContain('# HELP saga_order_cancellations_total ')
   })
 })

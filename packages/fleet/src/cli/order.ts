@@ -18,7 +18,9 @@ const USAGE = `usage: npm run order -- <command>
         [--country DE] [--payment tok_visa|tok_chargeDeclined] [--follow] [--timeout <ms>]
         (a value starting with '-' is written --qty=-1)
   follow <orderId> [--timeout <ms>]     print the order's event chain, live, until it is final
-  where <orderId>                       status, facts, what it waits for, dead letters
+  where <orderId>                       status, deadline and time left or the cancel's cause, facts,
+                                        what it waits for, dead letters
+  cancel <orderId>                      cancel a PENDING order (POST /orders/:id/cancel)
   dlq list                              dead-lettered messages of every handler
   dlq requeue <messageId> | --all       move dead-lettered messages back to their handler's queue
   dlq discard <messageId>               print that dead-lettered message, then remove it from its DLQ
@@ -97,6 +99,23 @@ async function getOrder(settings: CliSettings, orderId: string) {
   return (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
 }
 
+/** POST /orders/:id/cancel and print the outcome; exit code 0 when the order is CANCELLED afterwards. */
+async function cancel(settings: CliSettings, orderId: string): Promise<number> {
+  const res = await fetch(`${settings.orderUrl}/orders/${orderId}/cancel`, {
+    method: 'POST',
+    signal: AbortSignal.timeout(10_000),
+  }).catch((error: unknown) => {
+    throw unreachable(settings, error)
+  })
+  const body = (await res.json()) as { status?: string; cancellationReason?: string; message?: string }
+  if (res.status === 200) {
+    out(`order ${orderId}: ${body.status ?? '?'} (${body.cancellationReason ?? '?'})`)
+    return 0
+  }
+  out(`POST /orders/${orderId}/cancel answered ${res.status}: ${body.message ?? JSON.stringify(body)}`)
+  return 1
+}
+
 async function finish(
   settings: CliSettings,
   watcher: ChainWatcher,
@@ -145,6 +164,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'where':
       return where(settings, uuidArg(sub, 'where <orderId>'))
+    case 'cancel':
+      return cancel(settings, uuidArg(sub, 'cancel <orderId>'))
     case 'dlq':
       if (sub === 'list') {
         const dead = await withBroker(settings, (c) => listDeadLetters(settings, c))

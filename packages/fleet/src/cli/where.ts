@@ -4,8 +4,63 @@ import { outboxRowsOfOrder } from './outbox.js'
 import { listDeadLetters } from './queues.js'
 import type { CliSettings } from './settings.js'
 
+/** What `where` reads of GET /orders/:id. */
+export interface OrderSeen {
+  status?: string
+  cancellationReason?: string | null
+  reason?: string
+  failedStep?: string | null
+  deadlineAt?: string | null
+  events?: Array<{ type: string; note?: string | null }>
+}
+
+/** `1h 2m 3s` for a duration in ms (whole seconds, largest units first). */
+export function formatDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000))
+  const h = Math.floor(total / 3600)
+  const m = Math.floor((total % 3600) / 60)
+  const s = total % 60
+  return [h ? `${h}h` : '', h || m ? `${m}m` : '', `${s}s`].filter(Boolean).join(' ')
+}
+
 /**
- * Prints where one order stands: its status from the order service, the facts in the four outbox
+ * The lines about the order's fate under its status line: for a PENDING order its deadline and the
+ * time left at `now` (or how long ago it passed); for a CANCELLED one who cancelled it (the customer,
+ * the deadline and the step it was waiting for, or the failing step); and every fact the order
+ * service recorded as late (it arrived after the order ended and was not acted on).
+ */
+export function fateLines(order: OrderSeen, now: Date): string[] {
+  const lines: string[] = []
+  if (order.status === 'PENDING') {
+    if (!order.deadlineAt) lines.push('deadline: none (placed before deadlines existed)')
+    else {
+      const left = Date.parse(order.deadlineAt) - now.getTime()
+      lines.push(
+        left >= 0
+          ? `deadline: ${order.deadlineAt} (${formatDuration(left)} left; then it is cancelled as deadline_exceeded)`
+          : `deadline: ${order.deadlineAt} (passed ${formatDuration(-left)} ago; the deadline scheduler cancels it at its next wake-up)`,
+      )
+    }
+  } else if (order.status === 'CANCELLED') {
+    const reason = order.cancellationReason ?? order.reason
+    const step = order.failedStep ?? undefined
+    lines.push(
+      reason === 'customer_requested'
+        ? 'cause: the customer cancelled it'
+        : reason === 'deadline_exceeded'
+          ? `cause: its deadline${order.deadlineAt ? ` (${order.deadlineAt})` : ''} passed while it waited for ${step ?? '?'}`
+          : `cause: the ${step ?? '?'} step failed (${reason ?? '?'})`,
+    )
+  }
+  for (const event of order.events ?? []) {
+    if (event.note?.startsWith('late:')) lines.push(`late fact: ${event.type} (${event.note})`)
+  }
+  return lines
+}
+
+/**
+ * Prints where one order stands: its status from the order service (with its deadline and time left
+ * when PENDING, its cause when CANCELLED, see `fateLines`), the facts in the four outbox
  * tables (published, pending or parked), what it waits for next and from which service, and its
  * dead-lettered messages. An order the order service does not know (404) is reported as unknown and
  * no wait is guessed; its outbox rows and dead letters are still shown, since a poison message may
@@ -18,15 +73,21 @@ export async function where(
   write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Promise<number> {
   let unknown = false
+  // Cancelled by its deadline or its customer: the steps' undo facts come only if there was
+  // something to undo, so the saga map's walk says nothing about what is still to come.
+  let cancelledByOrder = false
   try {
     const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, { signal: AbortSignal.timeout(5_000) })
     unknown = res.status === 404
-    const body = (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
+    const body = (await res.json()) as OrderSeen
     if (unknown) {
       write(`order ${orderId}: unknown, the order service at ${settings.orderUrl} has no such order`)
     } else if (res.status === 200) {
       const reason = body.cancellationReason ?? body.reason
       write(`order ${orderId}: ${body.status ?? '?'}${reason ? ` (${reason})` : ''}`)
+      for (const line of fateLines(body, new Date())) write(line)
+      cancelledByOrder =
+        body.status === 'CANCELLED' && (reason === 'customer_requested' || reason === 'deadline_exceeded')
     } else write(`order ${orderId}: the order service answered ${res.status}`)
   } catch (error) {
     write(
@@ -49,8 +110,10 @@ export async function where(
   const published = rows.filter((r) => r.state === 'published').map((r) => r.routingKey)
   const stuck = rows.filter((r) => r.state !== 'published')
   // An unknown order waits for nothing: guessing `order.created from order` would mislead.
-  const waits = unknown ? [] : waitingFor(rows.map((r) => r.routingKey))
-  if (waits.length === 0 && !unknown) write('waiting for: nothing, the saga is complete')
+  const waits = unknown || cancelledByOrder ? [] : waitingFor(rows.map((r) => r.routingKey))
+  if (cancelledByOrder) {
+    write('waiting for: nothing the chain requires; each step undoes what it did for the order, if anything')
+  } else if (waits.length === 0 && !unknown) write('waiting for: nothing, the saga is complete')
   for (const w of waits) write(`waiting for: ${w.oneOf.join(' or ')} from ${w.service}`)
   for (const r of stuck) {
     write(

@@ -96,7 +96,7 @@ export const cancelCause = (reason: string): CancelCause =>
   reason === 'deadline_exceeded' ? 'deadline' : reason === 'customer_requested' ? 'customer' : 'step'
 
 /**
- * The `cause` label of `order_cancellations_total`: the failed step for a step's failure, else the
+ * The `cause` label of `saga_order_cancellations_total`: the failed step for a step's failure, else the
  * reason; bounded to five values whatever reason codes the steps invent.
  */
 export const cancellationLabel = (reason: string, failedStep: FailedStep | undefined): string =>

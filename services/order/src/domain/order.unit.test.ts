@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decide, orderTotal, type OrderStatus } from './order.js'
+import { cancellationLabel, cancelNote, decide, orderTotal, waitingStep, type OrderStatus } from './order.js'
 
 const now = new Date('2026-01-31T12:00:00.000Z')
 const cancel = { kind: 'cancel', reason: 'card_declined', failedStep: 'payment' } as const
@@ -51,5 +51,38 @@ describe('decide', () => {
         command.kind === 'confirm' ? decide(status, command, now) : decide(status, command, now)
       expect(transition).toEqual({ kind: 'unchanged', why })
     }
+  })
+})
+
+describe('cancellations by the order itself', () => {
+  it('when the customer cancels a PENDING order, then it is CANCELLED with no failed step', () => {
+    expect(decide('PENDING', { kind: 'cancel', reason: 'customer_requested' }, now)).toEqual({
+      kind: 'cancelled',
+      status: 'CANCELLED',
+      reason: 'customer_requested',
+      failedStep: undefined,
+      at: now,
+    })
+  })
+
+  it('when the timeline shows how far the chain got, then the deadline names the step it was waiting for', () => {
+    expect(waitingStep({ paymentProcessed: false, stockReserved: false })).toBe('payment')
+    expect(waitingStep({ paymentProcessed: true, stockReserved: false })).toBe('stock')
+    expect(waitingStep({ paymentProcessed: true, stockReserved: true })).toBe('shipment')
+  })
+
+  it('when a cancellation is counted, then its label is the failed step or the order’s own reason, never a step’s reason code', () => {
+    expect(cancellationLabel('card_declined', 'payment')).toBe('payment')
+    expect(cancellationLabel('unsupported_country', 'shipment')).toBe('shipment')
+    expect(cancellationLabel('deadline_exceeded', 'stock')).toBe('deadline_exceeded')
+    expect(cancellationLabel('customer_requested', undefined)).toBe('customer_requested')
+  })
+
+  it('when the timeline notes a cancellation, then it says who did it', () => {
+    expect(cancelNote('customer_requested', undefined)).toBe('cancelled by the customer')
+    expect(cancelNote('deadline_exceeded', 'shipment')).toBe(
+      'cancelled by its deadline while waiting for shipment',
+    )
+    expect(cancelNote('out_of_stock', 'stock')).toBe('cancelled because stock failed (out_of_stock)')
   })
 })

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest'
+import { fateLines, formatDuration } from './where.js'
+
+const now = new Date('2026-11-30T12:00:00.000Z')
+
+describe('fateLines', () => {
+  it('when the order is PENDING, then it shows the deadline and the time left', () => {
+    expect(fateLines({ status: 'PENDING', deadlineAt: '2026-11-30T12:04:05.000Z' }, now)).toEqual([
+      'deadline: 2026-11-30T12:04:05.000Z (4m 5s left; then it is cancelled as deadline_exceeded)',
+    ])
+  })
+
+  it('when a PENDING order is past its deadline, then it says how long ago it passed', () => {
+    expect(fateLines({ status: 'PENDING', deadlineAt: '2026-11-30T11:59:58.000Z' }, now)[0]).toContain(
+      'passed 2s ago',
+    )
+  })
+
+  it('when the order was cancelled, then the cause names the customer, the deadline with its step, or the failed step', () => {
+    expect(fateLines({ status: 'CANCELLED', cancellationReason: 'customer_requested' }, now)).toEqual([
+      'cause: the customer cancelled it',
+    ])
+    expect(
+      fateLines(
+        {
+          status: 'CANCELLED',
+          cancellationReason: 'deadline_exceeded',
+          failedStep: 'shipment',
+          deadlineAt: '2026-11-30T11:50:00.000Z',
+        },
+        now,
+      ),
+    ).toEqual(['cause: its deadline (2026-11-30T11:50:00.000Z) passed while it waited for shipment'])
+    expect(
+      fateLines({ status: 'CANCELLED', cancellationReason: 'card_declined', failedStep: 'payment' }, now),
+    ).toEqual(['cause: the payment step failed (card_declined)'])
+  })
+
+  it('when the order service recorded a fact as late, then it is listed', () => {
+    const events = [
+      { type: 'order.created.v1', note: null },
+      { type: 'shipment.created.v1', note: 'late: the order was already CANCELLED' },
+    ]
+    expect(fateLines({ status: 'CANCELLED', cancellationReason: 'customer_requested', events }, now)).toEqual(
+      [
+        'cause: the customer cancelled it',
+        'late fact: shipment.created.v1 (late: the order was already CANCELLED)',
+      ],
+    )
+  })
+})
+
+describe('formatDuration', () => {
+  it('when given ms, then whole seconds with the largest units first', () => {
+    expect(formatDuration(3_723_400)).toBe('1h 2m 3s')
+    expect(formatDuration(59_000)).toBe('59s')
+    expect(formatDuration(60_000)).toBe('1m 0s')
+  })
+})
