@@ -136,4 +136,25 @@ describe('Idempotency-Key on POST /orders', () => {
       expect(await ordersOf(body.customerId)).toBe(0)
     },
   )
+
+  it('when the stored response predates deadlines (no deadlineAt, no event notes), then the replay is still 201 with them null', async () => {
+    const key = randomUUID()
+    const body = orderBody()
+    const first = await post(body, key)
+    expect(first.statusCode).toBe(201)
+    await db.pool.query(
+      `UPDATE idempotency_keys SET response_body = (response_body - 'deadlineAt')
+         || jsonb_build_object('events', (SELECT jsonb_agg(e - 'note') FROM jsonb_array_elements(response_body->'events') e))
+       WHERE key = $1`,
+      [key],
+    )
+
+    const replay = await post(body, key)
+
+    expect(replay.statusCode).toBe(201)
+    const view = replay.json<{ id: string; deadlineAt: string | null; events: { note: string | null }[] }>()
+    expect(view.id).toBe(first.json<{ id: string }>().id)
+    expect(view.deadlineAt).toBeNull()
+    expect(view.events.map((e) => e.note)).toEqual([null])
+  })
 })

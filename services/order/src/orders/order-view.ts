@@ -47,6 +47,19 @@ export const toOrderView = (row: DetailRow): OrderView => ({
   })),
 })
 
+/**
+ * A 201 body stored under an idempotency key, as the API shows it now: a body stored before
+ * deadlines existed lacks `deadlineAt` and the events' `note`, which the response schema requires.
+ */
+export function storedOrderView(body: unknown): OrderView {
+  const stored = body as OrderView
+  return {
+    ...stored,
+    deadlineAt: stored.deadlineAt ?? null,
+    events: stored.events.map((event) => ({ ...event, note: event.note ?? null })),
+  }
+}
+
 /** The order with its lines and timeline, or undefined. */
 export async function findOrderView(db: Db, id: string): Promise<OrderView | undefined> {
   const row = await db.order.findUnique({ where: { id }, ...detail })

@@ -2,8 +2,8 @@ import { errorResponses, HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import type { OrderMetrics } from '../metrics.js'
 import { cancelByCustomer } from '../orders/cancel.js'
-import { createOrder } from '../orders/create-order.js'
-import { decodeCursor, findOrderView, listOrders } from '../orders/order-view.js'
+import { createOrder, DEFAULT_ORDER_DEADLINE_MS } from '../orders/create-order.js'
+import { decodeCursor, findOrderView, listOrders, storedOrderView } from '../orders/order-view.js'
 import type { Db, Transactor } from '../orders/types.js'
 import {
   CREATE_ORDER_BODY_LIMIT,
@@ -57,15 +57,14 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
         ])
       }
       if (result.kind === 'replayed') {
-        const original = result.response.body as OrderView
+        const original = storedOrderView(result.response.body)
         return reply
           .code(201)
           .header('idempotent-replayed', 'true')
           .header('location', `/orders/${original.id}`)
           .send(original)
       }
-      if (result.order.deadlineAt)
-        onDeadline?.(Date.parse(result.order.deadlineAt) - Date.parse(result.order.createdAt))
+      onDeadline?.(deadlineMs ?? DEFAULT_ORDER_DEADLINE_MS)
       request.log.info({ orderId: result.order.id, correlationId: result.order.id }, 'order created')
       return reply.code(201).header('location', `/orders/${result.order.id}`).send(result.order)
     },
