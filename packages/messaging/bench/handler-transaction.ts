@@ -3,7 +3,7 @@
  * broker: the inbox INSERT, one business INSERT and one `enqueue`, committed. Compares
  * - `separate`: BEGIN, inbox INSERT, business INSERT, outbox INSERT, COMMIT, five round trips
  *   (what pgDatabase did before `inboxTransaction` and `deferToCommit`), and
- * - `combined`: `pgDatabase(pool).inboxTransaction`, three round trips (BEGIN with the inbox INSERT,
+ * - `combined`: `inInbox(pgDatabase(pool), ...)` (the consumer's path), three round trips (BEGIN with the inbox INSERT,
  *   the business INSERT, the outbox INSERT with COMMIT).
  * Rounds alternate the two (interleaved, so both see the same machine) and print, per transaction:
  * wall time, this process's CPU (process.cpuUsage) and the PostgreSQL backends' CPU (/proc, where
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { createTestDatabase } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
-import { recordInbox } from '../src/inbox/inbox-record.js'
+import { inInbox, recordInbox } from '../src/inbox/inbox-record.js'
 import { enqueue } from '../src/outbox/enqueue.js'
 import type { OutgoingMessage } from '../src/types.js'
 
@@ -73,7 +73,7 @@ async function separate(n: number): Promise<void> {
 
 const database = pgDatabase(pool)
 async function combined(n: number): Promise<void> {
-  await database.inboxTransaction({ messageId: randomUUID(), handler: 'bench-handler' }, async (tx) => {
+  await inInbox(database, { messageId: randomUUID(), handler: 'bench-handler' }, async (tx) => {
     await business(tx, n)
     await enqueue(tx, event(n))
   })
