@@ -35,7 +35,7 @@ export interface OverloadOptions {
  * queueing. Measured in docs/performance.md ("Overload").
  */
 export const OVERLOAD_DEFAULTS = {
-  maxEventLoopDelayMs: 50,
+  maxEventLoopDelayMs: 0,
   maxPoolWaiting: 10,
   sampleIntervalMs: 100,
   retryAfterS: 2,
