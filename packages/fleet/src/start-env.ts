@@ -42,10 +42,11 @@ export function portOf(service: ServiceName, env: Env): number {
 
 /**
  * The environment one service runs with under `npm start`: the caller's environment (so LOG_LEVEL,
- * OUTBOX_* and friends pass through), its own PORT and DATABASE_URL, and SEED_CATALOGUE=true for
- * inventory so a fresh fleet has stock to sell. When `npm start`'s own stdout is a terminal
- * (`terminal`), LOG_FORMAT=pretty unless the caller set LOG_FORMAT: the services write to
- * concurrently's pipe, so they cannot see the terminal themselves.
+ * OUTBOX_* and friends pass through), its own PORT and DATABASE_URL, INSTANCES from
+ * `<SERVICE>_INSTANCES` when set (e.g. ORDER_INSTANCES=2), and SEED_CATALOGUE=true for inventory so a
+ * fresh fleet has stock to sell. When `npm start`'s own stdout is a terminal (`terminal`),
+ * LOG_FORMAT=pretty unless the caller set LOG_FORMAT: the services write to concurrently's pipe, so
+ * they cannot see the terminal themselves.
  */
 export function serviceEnv(db: ServiceDatabase, env: Env, amqpUrl: string, terminal = false): Env {
   const own: Env = {
@@ -55,6 +56,9 @@ export function serviceEnv(db: ServiceDatabase, env: Env, amqpUrl: string, termi
   }
   if (db.service === 'inventory') own.SEED_CATALOGUE = env.SEED_CATALOGUE ?? 'true'
   if (terminal && !env.LOG_FORMAT) own.LOG_FORMAT = 'pretty'
+  // ORDER_INSTANCES=2 runs two order processes on one port (service-kit's runServer, node:cluster).
+  const instances = env[`${db.service.toUpperCase()}_INSTANCES`]
+  if (instances !== undefined && instances !== '') own.INSTANCES = instances
   const { PORT: _port, DATABASE_URL: _url, ...inherited } = env
   return { ...inherited, ...own }
 }

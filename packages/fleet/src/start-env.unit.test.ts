@@ -35,4 +35,12 @@ describe('the environment npm start gives each service', () => {
     expect(passwordsFromEnv({ ORDER_DB_PASSWORD: 's3cret' })).toEqual({ order: 's3cret' })
     expect(() => portOf('order', { ORDER_PORT: 'http' })).toThrow(/ORDER_PORT/)
   })
+
+  it('when <SERVICE>_INSTANCES is set, then only that service gets INSTANCES, and a global INSTANCES passes through', () => {
+    expect(serviceEnv(order!, { ORDER_INSTANCES: '2' }, 'amqp://a').INSTANCES).toBe('2')
+    expect(serviceEnv(inventory!, { ORDER_INSTANCES: '2' }, 'amqp://a').INSTANCES).toBeUndefined()
+    expect(serviceEnv(inventory!, { INSTANCES: '3', INVENTORY_INSTANCES: '' }, 'amqp://a').INSTANCES).toBe(
+      '3',
+    )
+  })
 })

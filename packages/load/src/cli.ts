@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { createHttpClient } from './http.js'
-import { describeRun, machineLine, runsTable } from './report.js'
+import { describeOverload, describeRun, machineLine, overloadFailures, runsTable } from './report.js'
 import { runOnce, type RunResult } from './run.js'
 import { loadSettings, type LoadSettings } from './settings.js'
 import { findHighestRate } from './step.js'
@@ -75,6 +75,10 @@ try {
   else if (settings.mode === 'step') {
     const step = await findHighestRate(http, settings)
     console.log(`highest rate that held for ${settings.step.seconds} s: ${step.highest ?? 'none'} orders/s`)
+  } else if (settings.mode === 'overload') {
+    const run = await runOnce(http, settings, settings.rate, settings.seconds)
+    console.log(describeOverload(run, settings.acceptP99Ms))
+    if (overloadFailures(run, settings.acceptP99Ms).length > 0) process.exitCode = 1
   } else console.log(describeRun(await runOnce(http, settings, settings.rate, settings.seconds)))
 } catch (error) {
   console.error(`load: ${(error as Error).message}`)

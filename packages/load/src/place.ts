@@ -10,6 +10,8 @@ export interface Placement {
   acceptMs: number[]
   /** Answers by status (`0` = no answer: refused, reset, timed out), e.g. `{ 201: 1200, 503: 4 }`. */
   statuses: Record<string, number>
+  /** Time from sending a POST to a 503 answer, ms: shedding must be quick, never a hang. */
+  shedMs: number[]
   /** 503 answers that carried no Retry-After (a defect: the contract says shedding carries one). */
   unavailableWithoutRetryAfter: number
   /**
@@ -47,6 +49,7 @@ export async function placeOrders(options: PlaceOptions): Promise<Placement> {
   const placement: Placement = {
     ids: new Set(),
     acceptMs: [],
+    shedMs: [],
     statuses: {},
     unavailableWithoutRetryAfter: 0,
     late: 0,
@@ -61,8 +64,9 @@ export async function placeOrders(options: PlaceOptions): Promise<Placement> {
       if (result.status === 201) {
         placement.ids.add((result.body as { id: string }).id)
         placement.acceptMs.push(result.ms)
-      } else if (result.status === 503 && result.retryAfter === undefined) {
-        placement.unavailableWithoutRetryAfter += 1
+      } else if (result.status === 503) {
+        placement.shedMs.push(result.ms)
+        if (result.retryAfter === undefined) placement.unavailableWithoutRetryAfter += 1
       }
     })
     pending.add(running)

@@ -44,6 +44,41 @@ export function describeRun(r: RunResult): string {
   return lines.join('\n')
 }
 
+/**
+ * The verdict of an overload run (issue 10, target 5): every POST answered 201 within `acceptP99Ms`
+ * at p99 or shed with 503 + Retry-After, no 5xx other than 503, no request without an answer, and
+ * every accepted order terminal after the drain (none lost). Returns the reasons it failed (empty =
+ * passed).
+ */
+export function overloadFailures(r: RunResult, acceptP99Ms: number): string[] {
+  const failures: string[] = []
+  if (!(r.acceptMs.p99 <= acceptP99Ms)) failures.push(`accept p99 ${ms(r.acceptMs.p99)} > ${acceptP99Ms} ms`)
+  const others = Object.entries(r.statuses).filter(([s]) => s !== '201' && s !== '503')
+  if (others.length > 0)
+    failures.push(`answers other than 201/503: ${others.map(([s, n]) => `${s}: ${n}`).join(', ')}`)
+  if (r.unavailableWithoutRetryAfter > 0)
+    failures.push(`${r.unavailableWithoutRetryAfter} 503 without Retry-After`)
+  if (r.stillPending - r.notFound > 0)
+    failures.push(`${r.stillPending - r.notFound} accepted orders not terminal after the drain`)
+  if (r.notFound > 0) failures.push(`${r.notFound} accepted orders not found`)
+  return failures
+}
+
+/** An overload run as the lines printed at its end: `describeRun` plus the shedding and the verdict. */
+export function describeOverload(r: RunResult, acceptP99Ms: number): string {
+  const shed = r.statuses['503'] ?? 0
+  const failures = overloadFailures(r, acceptP99Ms)
+  return [
+    describeRun(r),
+    `  overload                   offered ${fmt(r.rate)}/s (twice the given rate) for ${fmt(r.seconds)} s: accepted ${fmt(r.accepted)}, shed ${fmt(shed)} (503)`,
+    `  shed answer (POST -> 503)  p50 ${ms(r.shedMs.p50)}  p99 ${ms(r.shedMs.p99)}  max ${ms(r.shedMs.max)}`,
+    `  drain                      ${ms(r.drainMs)} from the last answer until no accepted order was PENDING; not terminal or not found ${fmt(r.stillPending)}`,
+    failures.length === 0
+      ? `  verdict                    held: accept p99 <= ${acceptP99Ms} ms or shed with 503 + Retry-After, no other error, nothing lost`
+      : `  verdict                    FAILED: ${failures.join('; ')}`,
+  ].join('\n')
+}
+
 /** Markdown table of runs, one row each. */
 export function runsTable(runs: readonly RunResult[]): string {
   const header = [

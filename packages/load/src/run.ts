@@ -20,11 +20,15 @@ export interface RunResult {
   accepted: number
   acceptedPerSecond: number
   acceptMs: { p50: number; p99: number }
+  /** POST -> 503 answer time, ms (NaN when nothing was shed). */
+  shedMs: { p50: number; p99: number; max: number }
+  /** Accepted orders (answered 201) the final read of GET /orders did not find at all: must be 0. */
+  notFound: number
   /** POST -> CONFIRMED or CANCELLED, from the orders' own createdAt and updatedAt. */
   terminalMs: { p50: number; p90: number; p99: number; max: number }
   completed: number
   completedPerSecond: number
-  /** Accepted orders still PENDING when the harness stopped waiting. */
+  /** Accepted orders not terminal when the harness stopped waiting (still PENDING, or not found at all). */
   stillPending: number
   largestBacklog: number
   /** Most outbox rows pending over all services in the once-a-second samples while placing. */
@@ -131,6 +135,7 @@ export async function runOnce(
     const done = sagas.filter((s) => s.terminalAt !== undefined)
     const terminal = sorted(done.map((s) => s.terminalAt! - s.createdAt))
     const accept = sorted(placement.acceptMs)
+    const shed = sorted(placement.shedMs)
     const cpu = cpuDelta(metricsBefore, metricsAfter, serversBefore, serversAfter)
     const perSaga: Record<string, number> = {}
     for (const [name, value] of Object.entries(cpu))
@@ -147,6 +152,8 @@ export async function runOnce(
       accepted: placement.ids.size,
       acceptedPerSecond: placement.ids.size / placingSeconds,
       acceptMs: { p50: percentile(accept, 50), p99: percentile(accept, 99) },
+      shedMs: { p50: percentile(shed, 50), p99: percentile(shed, 99), max: shed.at(-1) ?? Number.NaN },
+      notFound: placement.ids.size - sagas.length,
       terminalMs: {
         p50: percentile(terminal, 50),
         p90: percentile(terminal, 90),

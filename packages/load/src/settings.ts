@@ -5,11 +5,13 @@ const SERVICES = { order: 3001, payment: 3002, inventory: 3003, shipment: 3004 }
 
 /** What a load run needs to know; see `loadSettings` for where each value comes from. */
 export interface LoadSettings {
-  mode: 'steady' | 'step' | 'docs'
-  /** Orders per second (steady mode). */
+  mode: 'steady' | 'step' | 'docs' | 'overload'
+  /** Orders per second (steady mode); in overload mode twice the `--rate` given (the sustainable one). */
   rate: number
   /** Seconds of placing (steady mode). */
   seconds: number
+  /** Overload mode: the accept p99 (POST -> 201) the service must keep while it sheds the rest, ms. */
+  acceptP99Ms: number
   /** Step mode: first rate, increment, seconds per step, and the p99 POST -> terminal a step must keep, ms. */
   step: { from: number; by: number; seconds: number; maxP99Ms: number }
   /** Base URL per service, e.g. `{ order: 'http://127.0.0.1:3001', ... }`. */
@@ -32,6 +34,10 @@ const USAGE = `npm run load -- [options]
   --step-from N       first rate of the step mode (default 20)
   --step-by N         increment per step (default 10)
   --step-max-p99 MS   a step holds while POST -> terminal p99 stays under this (default 1000)
+  --overload          offer twice --rate (give the sustainable rate) for --seconds (default 60), then
+                      report accepted, shed (503), errors by status, accept p50/p99, the drain time,
+                      and whether every accepted order ended terminal (nothing lost)
+  --accept-p99 MS     overload mode: the p99 an accepted POST must keep (default 50, issue 10)
   --docs              run the documented set (20/s and 50/s steady, then the step mode) and
                       rewrite the results section of docs/performance.md
   --drain-timeout S   seconds to wait for the run's orders to finish after the last POST (default 120)
@@ -65,6 +71,8 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): LoadSettin
         'step-seconds': { type: 'string' },
         'step-max-p99': { type: 'string' },
         docs: { type: 'boolean' },
+        overload: { type: 'boolean' },
+        'accept-p99': { type: 'string' },
         'drain-timeout': { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -83,9 +91,10 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): LoadSettin
     ]),
   ) as LoadSettings['services']
   return {
-    mode: values.docs ? 'docs' : values.step ? 'step' : 'steady',
-    rate: positive('--rate', str('rate'), 20),
-    seconds: positive('--seconds', str('seconds'), 20),
+    mode: values.docs ? 'docs' : values.step ? 'step' : values.overload ? 'overload' : 'steady',
+    rate: positive('--rate', str('rate'), 20) * (values.overload ? 2 : 1),
+    seconds: positive('--seconds', str('seconds'), values.overload ? 60 : 20),
+    acceptP99Ms: positive('--accept-p99', str('accept-p99'), 50),
     step: {
       from: positive('--step-from', str('step-from'), 20),
       by: positive('--step-by', str('step-by'), 10),

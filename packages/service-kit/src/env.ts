@@ -1,6 +1,7 @@
 import type { ServiceName } from '@saga/contracts'
 import { z } from 'zod'
 import { DEFAULT_SESSION_LIMITS } from './database-session.js'
+import { OVERLOAD_DEFAULTS } from './overload.js'
 
 // The services of the fleet are the saga map's (@saga/contracts).
 export type { ServiceName }
@@ -22,7 +23,8 @@ export const localDatabaseUrl = (service: ServiceName): string =>
 /**
  * The zod schema of the environment every service shares (names and defaults in the README):
  * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, LOG_FORMAT, MIGRATE_ON_START,
- * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, SHUTDOWN_TIMEOUT_MS.
+ * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, OVERLOAD_* (ms, counts, s), INSTANCES,
+ * SHUTDOWN_TIMEOUT_MS.
  * Extend it with `.extend({...})` for service-specific variables.
  */
 export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
@@ -61,6 +63,13 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     CONSUMER_CONCURRENCY: z.coerce.number().int().positive().optional(),
     CONSUMER_MAX_ATTEMPTS: positiveInt(10),
     READY_MAX_OUTBOX_AGE_MS: positiveInt(60_000),
+    // Load shedding (overloadPlugin): writes get 503 + Retry-After while either limit is passed; 0 = off.
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: nonNegativeInt(OVERLOAD_DEFAULTS.maxEventLoopDelayMs),
+    OVERLOAD_MAX_POOL_WAITING: nonNegativeInt(OVERLOAD_DEFAULTS.maxPoolWaiting),
+    OVERLOAD_SAMPLE_INTERVAL_MS: positiveInt(OVERLOAD_DEFAULTS.sampleIntervalMs),
+    OVERLOAD_RETRY_AFTER_S: positiveInt(OVERLOAD_DEFAULTS.retryAfterS),
+    // Processes of this service (runServer forks them with node:cluster; they share PORT).
+    INSTANCES: positiveInt(1),
     // Above messaging's drain timeout (15 s), so in-flight handlers finish before a forced exit.
     SHUTDOWN_TIMEOUT_MS: positiveInt(20_000),
   })

@@ -67,9 +67,19 @@ export {
   type MigrationFile,
   type RunMigrationsOptions,
 } from './migrate.js'
+export {
+  OVERLOAD_DEFAULTS,
+  overloadOptions,
+  overloadPlugin,
+  type OverloadConfig,
+  type OverloadOptions,
+  type OverloadReason,
+  type PoolLike,
+} from './overload.js'
 export { genReqId, REQUEST_ID_HEADER } from './request-id.js'
 export { runMigrate, type RunMigrateOptions } from './run-migrate.js'
-export { runServer, type RunServerOptions } from './run-server.js'
+export { runPrimary, SHUTDOWN_MESSAGE, type PrimaryOptions } from './cluster.js'
+export { runServer, type RunServerOptions, type ServerConfig } from './run-server.js'
 export { swaggerPlugin, type SwaggerOptions } from './swagger.js'
 export { shutdownTelemetry } from './telemetry/state.js'
 export { serviceNameOf, telemetryDefaults, telemetryEnabled } from './telemetry/settings.js'

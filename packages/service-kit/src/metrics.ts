@@ -56,7 +56,8 @@ function messagingCollector(registry: Registry, messaging: MessagingStatusSource
 /**
  * `GET /metrics` in Prometheus text format: prom-client's default process metrics, an
  * `http_request_duration_seconds` histogram by method/route/status, the messaging snapshot, and the
- * database's oldest transaction and dead messaging rows (`registerDatabaseMetrics`); every
+ * database's oldest transaction and dead messaging rows (`registerDatabaseMetrics`), load shedding
+ * (`saga_http_overloaded`, `saga_http_requests_shed_total`) when `overloadPlugin` was registered before; every
  * series carries the `saga_service` label. No blank lines between families (prom-client puts one after each).
  */
 export const metricsPlugin = fp(
@@ -88,6 +89,27 @@ export const metricsPlugin = fp(
       app.addHook('onClose', (_app, done) => {
         stop()
         done()
+      })
+    }
+    const overload = (app as FastifyInstance & { overload?: FastifyInstance['overload'] }).overload
+    if (overload) {
+      new Gauge({
+        name: 'saga_http_overloaded',
+        help: 'Whether the service sheds writes at the moment (1) or accepts them (0); see overloadPlugin.',
+        registers: [registry],
+        collect() {
+          this.set(overload.reason() === undefined ? 0 : 1)
+        },
+      })
+      let reported = 0
+      new Counter({
+        name: 'saga_http_requests_shed_total',
+        help: 'Write requests answered 503 + Retry-After because the service was overloaded (overloadPlugin).',
+        registers: [registry],
+        collect() {
+          this.inc(overload.shed - reported)
+          reported = overload.shed
+        },
       })
     }
     app.decorate('metricsRegistry', registry)

@@ -1,10 +1,21 @@
+import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
+import { runPrimary, SHUTDOWN_MESSAGE } from './cluster.js'
 import { loadConfigOrExit } from './env.js'
 import { shutdownTelemetry } from './telemetry/state.js'
 
+/** What `runServer` reads from a service's config. */
+export interface ServerConfig {
+  HOST: string
+  PORT: number
+  SHUTDOWN_TIMEOUT_MS: number
+  /** Processes to run (node:cluster, one shared port); 1 or absent = this process alone. */
+  INSTANCES?: number | undefined
+}
+
 /** Options of `runServer`. */
-export interface RunServerOptions<C extends { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number }> {
+export interface RunServerOptions<C extends ServerConfig> {
   /** Used in the messages printed before a logger exists. */
   service: string
   /** Parses the environment; an `EnvError` is printed and the process exits with code 1. */
@@ -17,12 +28,19 @@ export interface RunServerOptions<C extends { HOST: string; PORT: number; SHUTDO
  * Hosts a service: parse config (exit 1 naming each bad variable), build the app, install
  * close-with-grace (SIGTERM/SIGINT close the app: stop consuming, drain, close pools; forced exit
  * after SHUTDOWN_TIMEOUT_MS; buffered spans are flushed after the app closed), listen on HOST:PORT. A failing start (e.g. a migration error) is logged
- * and exits with code 1.
+ * and exits with code 1. With `INSTANCES` > 1 this process becomes a node:cluster primary that runs
+ * that many copies of the service sharing HOST:PORT (`runPrimary`) and resolves to undefined once
+ * they have all exited; each copy is a worker that runs the steps above.
  */
-export async function runServer<C extends { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number }>(
+export async function runServer<C extends ServerConfig>(
   opts: RunServerOptions<C>,
-): Promise<FastifyInstance> {
+): Promise<FastifyInstance | undefined> {
   const config = loadConfigOrExit(opts.service, opts.loadConfig)
+  const instances = config.INSTANCES ?? 1
+  if (instances > 1 && cluster.isPrimary) {
+    await runPrimary({ service: opts.service, instances, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS })
+    return undefined
+  }
 
   let app: FastifyInstance
   try {
@@ -36,13 +54,31 @@ export async function runServer<C extends { HOST: string; PORT: number; SHUTDOWN
     process.exit(1)
   }
 
-  closeWithGrace({ delay: config.SHUTDOWN_TIMEOUT_MS, logger: false }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'closing after an unexpected error')
-    else app.log.info({ signal }, 'closing')
-    await app.close()
-    await shutdownTelemetry()
-    app.log.info('closed')
-  })
+  // A worker closes when its primary asks (below), not on the signals: they reach it too (Ctrl-C
+  // goes to the whole process group) and close-with-grace exits at once on a second one.
+  const skip: ('SIGINT' | 'SIGTERM')[] = cluster.isWorker ? ['SIGINT', 'SIGTERM'] : []
+  const grace = closeWithGrace(
+    { delay: config.SHUTDOWN_TIMEOUT_MS, logger: false, skip },
+    async ({ signal, err, manual }) => {
+      if (err) app.log.error({ err }, 'closing after an unexpected error')
+      else app.log.info({ signal: signal ?? (manual ? 'primary' : undefined) }, 'closing')
+      await app.close()
+      await shutdownTelemetry()
+      app.log.info('closed')
+    },
+  )
+  if (cluster.isWorker) {
+    const ignore = () => undefined
+    process.on('SIGINT', ignore)
+    process.on('SIGTERM', ignore)
+    process.on('message', (message) => {
+      if (message === SHUTDOWN_MESSAGE) grace.close()
+    })
+    // The primary is gone (killed): nobody hands this worker connections any more.
+    process.on('disconnect', () => {
+      grace.close()
+    })
+  }
 
   try {
     await app.listen({ host: config.HOST, port: config.PORT })

@@ -7,6 +7,8 @@ import {
   messagingChecks,
   messagingOptions,
   metricsPlugin,
+  overloadOptions,
+  overloadPlugin,
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import { seedCatalogue } from './catalogue.js'
@@ -33,6 +35,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
+  // Before the routes: an overloaded instance sheds writes with 503 + Retry-After (README, "Overload").
+  await app.register(overloadPlugin, overloadOptions(config, app.pool))
   if (config.SEED_CATALOGUE) {
     const inserted = await seedCatalogue(app.prisma)
     app.log.info({ inserted }, 'demo catalogue seeded (existing skus kept)')

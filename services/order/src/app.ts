@@ -7,6 +7,8 @@ import {
   messagingChecks,
   messagingOptions,
   metricsPlugin,
+  overloadOptions,
+  overloadPlugin,
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import type { Config } from './config.js'
@@ -37,6 +39,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
+  // Before the routes: an overloaded instance sheds writes with 503 + Retry-After (README, "Overload").
+  await app.register(overloadPlugin, overloadOptions(config, app.pool))
   const metrics = createOrderMetrics()
   const deps = { logger: app.log, clock: () => new Date(), metrics }
   await app.register(

@@ -7,6 +7,8 @@ import {
   messagingChecks,
   messagingOptions,
   metricsPlugin,
+  overloadOptions,
+  overloadPlugin,
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import type { Config } from './config.js'
@@ -32,6 +34,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     fastify: options.fastify,
   })
   await app.register(dbPlugin, { config })
+  // Before the routes: an overloaded instance sheds writes with 503 + Retry-After (README, "Overload").
+  await app.register(overloadPlugin, overloadOptions(config, app.pool))
   const deps = { logger: app.log, clock: () => new Date() }
   await app.register(
     messagingPlugin,

@@ -1,0 +1,144 @@
+import underPressure from '@fastify/under-pressure'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ServerErrorBody } from './errors.js'
+
+/** The part of a pg Pool the overload check reads: requests queued for a connection. */
+export interface PoolLike {
+  readonly waitingCount: number
+}
+
+/** Options of `overloadPlugin`; every limit 0 = that check is off. */
+export interface OverloadOptions {
+  /**
+   * Shed writes while the event loop's mean delay over the last sample passes this, ms. A process
+   * whose CPU is saturated (its own consumers, the relay, requests) answers every request late.
+   */
+  maxEventLoopDelayMs: number
+  /**
+   * Shed writes while more than this many queries wait for a connection of `pool` (checked every
+   * `sampleIntervalMs`): a request arriving then would wait behind them for the database.
+   */
+  maxPoolWaiting: number
+  /** The service's pg pool (required for `maxPoolWaiting`). */
+  pool?: PoolLike | undefined
+  /** How often both are sampled, ms. */
+  sampleIntervalMs: number
+  /** Seconds sent in `Retry-After` with each shed request. */
+  retryAfterS: number
+}
+
+/**
+ * Defaults of the OVERLOAD_* variables. An event-loop delay of 50 ms mean over a 100 ms sample
+ * already puts every request of that moment past `POST /orders`' p99 target (50 ms, issue 10);
+ * 10 queries waiting for a pool of 10 (the default DATABASE_POOL_MAX) is a second pool's worth of
+ * queueing. Measured in docs/performance.md ("Overload").
+ */
+export const OVERLOAD_DEFAULTS = {
+  maxEventLoopDelayMs: 0,
+  maxPoolWaiting: 10,
+  sampleIntervalMs: 100,
+  retryAfterS: 2,
+} as const
+
+/** The OVERLOAD_* variables of a service's parsed config. */
+export interface OverloadConfig {
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: number
+  OVERLOAD_MAX_POOL_WAITING: number
+  OVERLOAD_SAMPLE_INTERVAL_MS: number
+  OVERLOAD_RETRY_AFTER_S: number
+}
+
+/** `overloadPlugin`'s options from the service's config and its pool. */
+export const overloadOptions = (config: OverloadConfig, pool: PoolLike): OverloadOptions => ({
+  maxEventLoopDelayMs: config.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+  maxPoolWaiting: config.OVERLOAD_MAX_POOL_WAITING,
+  pool,
+  sampleIntervalMs: config.OVERLOAD_SAMPLE_INTERVAL_MS,
+  retryAfterS: config.OVERLOAD_RETRY_AFTER_S,
+})
+
+/** Why the service sheds at the moment; `undefined` while it accepts. */
+export type OverloadReason = 'event-loop-delay' | 'pool-waiting' | undefined
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Overload state (`overloadPlugin`): requests shed so far and the reason in force. */
+    overload: { shed: number; reason: () => OverloadReason }
+  }
+}
+
+/** Methods never shed: reads stay answered, so a client can follow what it placed and probes tell the truth. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * Load shedding on @fastify/under-pressure: while the event loop's mean delay passes
+ * `maxEventLoopDelayMs` or more than `maxPoolWaiting` queries wait for a database connection (both
+ * sampled every `sampleIntervalMs`), every write (`POST`, `PUT`, `PATCH`, `DELETE`) is answered at
+ * once with 503, `Retry-After: retryAfterS` and the fleet's 5xx error shape
+ * (`{ error, message, requestId }`), before its body is parsed or the database touched. Reads (GET,
+ * probes, /metrics) are never shed. Shedding starts and stops are logged once each (warn/info), not per
+ * request; `app.overload.shed` counts shed requests (exported on /metrics as
+ * `saga_http_requests_shed_total` when the metrics plugin is registered after this one).
+ * Without any limit set it registers nothing but the counter.
+ */
+export const overloadPlugin = fp(
+  async (app: FastifyInstance, opts: OverloadOptions) => {
+    const state = { shed: 0, reason: (): OverloadReason => undefined }
+    app.decorate('overload', state)
+    const poolCheck = opts.maxPoolWaiting > 0 && opts.pool !== undefined
+    if (opts.maxEventLoopDelayMs <= 0 && !poolCheck) return
+
+    let poolBusy = false
+    let shedding: OverloadReason
+    const pool = opts.pool
+    const sampleIntervalMs = Math.max(10, opts.sampleIntervalMs)
+
+    const respond = (request: FastifyRequest, reply: FastifyReply, reason: OverloadReason) => {
+      if (READS.has(request.method)) return // under-pressure goes on with the request
+      state.shed += 1
+      if (shedding !== reason) {
+        shedding = reason
+        request.log.warn({ reason }, 'overloaded: shedding writes with 503 + Retry-After')
+      }
+      const body: ServerErrorBody = {
+        error: 'Service Unavailable',
+        message: `The service is overloaded; retry in ${opts.retryAfterS} s`,
+        requestId: request.id,
+      }
+      // Sent here, as under-pressure's README does; the route's hooks and handler then never run.
+      void reply.code(503).header('retry-after', String(opts.retryAfterS)).send(body)
+    }
+
+    await app.register(underPressure, {
+      sampleInterval: sampleIntervalMs,
+      maxEventLoopDelay: opts.maxEventLoopDelayMs,
+      ...(poolCheck && pool
+        ? {
+            // A number in memory, so sampling it often costs nothing; false = under pressure.
+            healthCheck: () => {
+              poolBusy = pool.waitingCount > opts.maxPoolWaiting
+              return Promise.resolve(!poolBusy)
+            },
+            healthCheckInterval: sampleIntervalMs,
+          }
+        : {}),
+      pressureHandler: (request, reply, type) =>
+        respond(request, reply, type === 'healthCheck' ? 'pool-waiting' : 'event-loop-delay'),
+    })
+
+    state.reason = () => {
+      if (!app.isUnderPressure()) return undefined
+      return poolBusy ? 'pool-waiting' : 'event-loop-delay'
+    }
+    // Logs the end of a shedding spell once, when the next request finds the pressure gone.
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (shedding !== undefined && !app.isUnderPressure()) {
+        request.log.info({ shed: state.shed }, 'no longer overloaded: accepting writes again')
+        shedding = undefined
+      }
+      done()
+    })
+  },
+  { name: 'overload', fastify: '5.x' },
+)
