@@ -83,7 +83,12 @@ function podTemplate(
         {
           name: s,
           image: 'saga/service',
-          command: ['node', `services/${s}/dist/${command}.js`],
+          // The server starts with the telemetry import, as in compose: without OTEL_EXPORTER_OTLP_ENDPOINT
+          // it loads nothing (README, "Traces"). The migration Job needs no traces.
+          command:
+            command === 'server'
+              ? ['node', '--import', '@saga/service-kit/telemetry', `services/${s}/dist/server.js`]
+              : ['node', `services/${s}/dist/${command}.js`],
           env: serviceEnv(s),
           securityContext: containerSecurity,
           volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],

@@ -134,7 +134,12 @@ describe('infra/k8s', () => {
           byKind(overlay, kind).find((o) => o.metadata.name === name)
         const pod = (named('Deployment') as unknown as Deployment).spec!.template.spec!
         const container = pod.containers[0]!
-        expect(container.command).toEqual(['node', `services/${s}/dist/server.js`])
+        expect(container.command).toEqual([
+          'node',
+          '--import',
+          '@saga/service-kit/telemetry',
+          `services/${s}/dist/server.js`,
+        ])
         expect(container.image).toMatch(overlay === 'local' ? /:local$/ : /:\d+\.\d+\.\d+$/)
         expect(container.readinessProbe?.httpGet?.path).toBe('/health/ready')
         expect(container.livenessProbe?.httpGet?.path).toBe('/health/live')
