@@ -114,13 +114,13 @@ describe('the order app', () => {
     })
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
     expect(metrics).toMatch(
-      /^saga_order_cancellations_total\{cause="deadline_exceeded",service="order"\} 1$/m,
+      /^saga_order_cancellations_total\{cause="deadline_exceeded",saga_service="order"\} 1$/m,
     )
     expect(metrics).toMatch(
-      /^saga_order_cancellations_total\{cause="customer_requested",service="order"\} 1$/m,
+      /^saga_order_cancellations_total\{cause="customer_requested",saga_service="order"\} 1$/m,
     )
-    expect(metrics).toMatch(/^saga_order_cancellations_total\{cause="payment",service="order"\} 0$/m)
-    expect(metrics).toMatch(/^saga_order_deadlines_fired_total\{service="order"\} 1$/m)
+    expect(metrics).toMatch(/^saga_order_cancellations_total\{cause="payment",saga_service="order"\} 0$/m)
+    expect(metrics).toMatch(/^saga_order_deadlines_fired_total\{saga_service="order"\} 1$/m)
     expect(metrics).toContain('# HELP saga_order_cancellations_total ')
   })
 })
