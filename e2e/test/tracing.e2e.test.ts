@@ -18,6 +18,9 @@ const tracing = (endpoint: string): Record<string, string> => ({
   OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
   // Export within 100 ms of a span's end instead of 5 s, so the test waits less.
   OTEL_BSP_SCHEDULE_DELAY: '100',
+  // The handlers' success lines are at debug (performance.md, lever 4); the log-correlation check
+  // below reads payment's line about the order.
+  LOG_LEVEL: 'debug',
 })
 
 const env = Object.fromEntries(SERVICES.map((s) => [s, tracing(receiver.endpoint)])) as Record<
