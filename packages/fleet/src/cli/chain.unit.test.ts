@@ -23,6 +23,18 @@ describe('waitingFor', () => {
     expect(waitingFor(seen).map((w) => w.oneOf[0])).toEqual(['payment.refunded', 'stock.released'])
   })
 
+  it('when the deadline or the customer cancelled the order, then it waits for nothing, even after a late step fact', () => {
+    expect(waitingFor(['order.created', 'payment.processed', 'order.cancelled'])).toEqual([])
+    const late = [
+      'order.created',
+      'payment.processed',
+      'stock.reserved',
+      'order.cancelled',
+      'shipment.created',
+    ]
+    expect(waitingFor(late)).toEqual([])
+  })
+
   it('when the order was confirmed, then it waits for nothing', () => {
     const seen = [
       'order.created',
