@@ -61,6 +61,16 @@ export function databasePlugin<Client extends DisconnectableClient>(
       })
       // An idle client dies when PostgreSQL restarts; the pool replaces it. Unhandled, it would crash us.
       pool.on('error', (err) => app.log.warn({ err }, 'idle database connection lost'))
+      // pg emits 'error' on a client whose session ends between two of its statements (57P01 from
+      // pg_terminate_backend, a restart) and throws when nobody listens. pg-pool listens only while a
+      // client is idle, and each caller only while it holds one, so a gap anywhere (a library's
+      // checkout, a release racing the server's message) was an uncaught exception that killed the
+      // process: seen about one run in three of database-faults.int.test.ts. Every client the pool
+      // makes gets a listener for its whole life; the client is then unusable, its next query fails
+      // and its holder releases it as broken, which is the path every caller already has.
+      pool.on('connect', (client) =>
+        client.on('error', (err) => app.log.debug({ err }, 'database connection lost')),
+      )
       try {
         if (config.MIGRATE_ON_START) {
           await runMigrations({ pool, migrationsDir: opts.migrationsDir, logger: app.log })
