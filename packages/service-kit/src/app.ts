@@ -67,7 +67,8 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     logger: logger === false ? false : loggerOptions(opts.service, opts.logLevel, logFormat.format),
     bodyLimit: opts.bodyLimit ?? 1_048_576,
     genReqId,
-    maxParamLength: MAX_PARAM_LENGTH,
+    // Under routerOptions: the top-level option is deprecated in fastify 5 (FSTDEP022, a warning at every start).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     logController: new LogController({
       requestIdLogLabel: 'requestId',
