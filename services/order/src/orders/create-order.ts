@@ -4,7 +4,6 @@ import { enqueue } from '@saga/messaging'
 import { orderTotal } from '../domain/order.js'
 import type { CreateOrderBody, OrderView } from '../schemas.js'
 import { claimKey, findStoredResponse, requestHash, type StoredResponse } from './idempotency.js'
-import { recordTimeline } from './timeline.js'
 import type { Db, Transactor, Tx } from './types.js'
 
 /**
@@ -48,9 +47,21 @@ async function insertOrder(
 ): Promise<OrderView> {
   const total = orderTotal(body.items)
   const address = body.shippingAddress
-  // The order and its lines in one statement: the lines' foreign key is checked at its end. The
-  // deadline is the database's clock plus ORDER_DEADLINE_MS, the clock the deadline scheduler
-  // judges it by (one clock, issue 14).
+  const payload = orderCreatedPayload(orderId, body, total, now)
+  // Enqueued first, for its message id: in a pgDatabase transaction the outbox INSERT itself is
+  // sent with the COMMIT (deferToCommit), so this costs no round trip.
+  const messageId = await enqueue(tx, {
+    type: OrderCreated.type,
+    routingKey: OrderCreated.routingKey,
+    payload,
+    aggregateId: orderId,
+    correlationId: orderId,
+    occurredAt: now,
+  })
+  // The order, its lines and its first timeline entry in one statement (one round trip): the
+  // foreign keys of the lines and of the timeline row are checked at the statement's end, when the
+  // order row exists. The deadline is the database's clock plus ORDER_DEADLINE_MS, the clock the
+  // deadline scheduler judges it by (one clock, issue 14).
   const { rows } = await tx.query<{ deadline_at: Date }>({
     name: 'order.insert-order',
     text: `WITH o AS (
@@ -63,6 +74,9 @@ async function insertOrder(
         INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price)
         SELECT $1::uuid, l.n, l.sku, l.quantity, l.unit_price
         FROM unnest($12::text[], $13::int[], $14::int[]) WITH ORDINALITY AS l(sku, quantity, unit_price, n)
+      ), e AS (
+        INSERT INTO order_events (message_id, order_id, type, source, occurred_at, recorded_at, data)
+        VALUES ($16::uuid, $1::uuid, $17, 'order', $11, $11, $18::jsonb)
       )
       SELECT deadline_at FROM o`,
     values: [
@@ -81,28 +95,13 @@ async function insertOrder(
       body.items.map((item) => item.quantity),
       body.items.map((item) => item.unitPrice),
       deadlineMs,
+      messageId,
+      OrderCreated.type,
+      JSON.stringify(payload),
     ],
   })
   const deadlineAt = rows[0]?.deadline_at
   if (!deadlineAt) throw new Error(`order ${orderId} was inserted without a deadline`)
-  const payload = orderCreatedPayload(orderId, body, total, now)
-  const messageId = await enqueue(tx, {
-    type: OrderCreated.type,
-    routingKey: OrderCreated.routingKey,
-    payload,
-    aggregateId: orderId,
-    correlationId: orderId,
-    occurredAt: now,
-  })
-  await recordTimeline(tx, {
-    messageId,
-    orderId,
-    type: OrderCreated.type,
-    source: 'order',
-    occurredAt: now,
-    recordedAt: now,
-    data: payload,
-  })
   const at = now.toISOString()
   return {
     id: orderId,
