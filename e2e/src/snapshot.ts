@@ -1,3 +1,4 @@
+import { CANCELLED_ORDER_TABLE } from '@saga/service-kit'
 import { expectedFacts } from './chain.js'
 import type { Fleet } from './fleet.js'
 import { payments } from './payments.js'
@@ -35,11 +36,6 @@ export interface Snapshot {
 /** The services that react to OrderCancelled by undoing their own effect. */
 export const UNDOING_SERVICES = ['payment', 'inventory', 'shipment'] as const
 export type UndoingService = (typeof UNDOING_SERVICES)[number]
-const CANCELLED_TABLE: Record<UndoingService, string> = {
-  payment: 'cancelled_orders',
-  inventory: 'cancelled_order',
-  shipment: 'cancelled_order',
-}
 
 export async function snapshot(fleet: Fleet): Promise<Snapshot> {
   const dbs = fleet.dbs
@@ -75,7 +71,7 @@ export async function snapshot(fleet: Fleet): Promise<Snapshot> {
         UNDOING_SERVICES.map(async (service) => {
           const rows = await dbs.query<{ order_id: string }>(
             service,
-            `SELECT order_id FROM ${CANCELLED_TABLE[service]}`,
+            `SELECT order_id FROM ${CANCELLED_ORDER_TABLE}`,
           )
           return [service, new Set(rows.map((r) => r.order_id))] as const
         }),

@@ -94,6 +94,23 @@ export function endProducerSpan(span: Span, error?: string): void {
   span.end()
 }
 
+/**
+ * Runs `fn` in the context `parentContext` with `span` active, and ends `span` when `fn` settles:
+ * ERROR with the exception recorded when it throws (rethrown unchanged). Adds nothing of its own
+ * to the no-SDK path: `span` is then the API's no-op and every call on it does nothing.
+ */
+async function runInSpan<T>(parentContext: Context, span: Span, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await context.with(trace.setSpan(parentContext, span), fn)
+  } catch (error) {
+    span.recordException(error as Error)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message })
+    throw error
+  } finally {
+    span.end()
+  }
+}
+
 /** What the consumer span needs to know about the message and the handler. */
 export interface ConsumerSpanTarget {
   handler: string
@@ -110,7 +127,7 @@ export interface ConsumerSpanTarget {
  * with the exception when it throws. Everything `fn` does, its queries and its enqueues, runs in
  * the span's context, so follow-up events continue the trace.
  */
-export async function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<T>): Promise<T> {
+export function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<T>): Promise<T> {
   const parent = extracted({ traceparent: target.traceparent })
   const span = tracer().startSpan(`process ${target.handler}`, { kind: SpanKind.CONSUMER }, parent)
   if (span.isRecording()) {
@@ -122,15 +139,7 @@ export async function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Pr
       'messaging.rabbitmq.delivery_attempt': target.attempt,
     })
   }
-  try {
-    return await context.with(trace.setSpan(parent, span), fn)
-  } catch (error) {
-    span.recordException(error as Error)
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message })
-    throw error
-  } finally {
-    span.end()
-  }
+  return runInSpan(parent, span, fn)
 }
 
 /** One message of a batch, as the batch span links to it. */
@@ -147,7 +156,7 @@ export interface BatchMember {
  * Without an SDK no propagator is registered, the links are never built, and the span is the
  * API's no-op: nothing is allocated per message.
  */
-export async function inBatchConsumerSpan<T>(
+export function inBatchConsumerSpan<T>(
   recorder: string,
   messages: readonly BatchMember[],
   fn: () => Promise<T>,
@@ -170,13 +179,5 @@ export async function inBatchConsumerSpan<T>(
       'messaging.batch.message_count': messages.length,
     })
   }
-  try {
-    return await context.with(trace.setSpan(ROOT_CONTEXT, span), fn)
-  } catch (error) {
-    span.recordException(error as Error)
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message })
-    throw error
-  } finally {
-    span.end()
-  }
+  return runInSpan(ROOT_CONTEXT, span, fn)
 }

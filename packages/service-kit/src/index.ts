@@ -1,4 +1,12 @@
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
+export {
+  CANCELLED_ORDER_TABLE,
+  cancellationRegister,
+  ORDER_IS_CANCELLED_SQL,
+  undoWhenOrderCancelled,
+  type Cancellation,
+  type CancellationRegister,
+} from './cancellations.js'
 export { isDatabaseUnavailable } from './database-errors.js'
 export { registerDatabaseMetrics, WATCHED_TABLES } from './database-metrics.js'
 export {

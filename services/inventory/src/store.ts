@@ -5,24 +5,18 @@
  * per connection.
  */
 import type { OrderLine as PricedLine } from '@saga/contracts'
+import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/service-kit'
 import { lockOrder, type OrderLine, type StockLevels } from './domain/stock.js'
 import type { Tx } from './plugins/db.js'
 
 /**
- * Serialises this service's transactions about one order (a transaction-scoped advisory lock on the
- * order id, released at COMMIT or ROLLBACK). The reservation and the cancellation take it first, so
- * of a PaymentProcessed and an OrderCancelled handled at the same moment one waits for the other and
- * then sees its effect in its next statement (READ COMMITTED takes a fresh snapshot per statement):
- * a reservation committed just before the cancel is released, a cancel committed just before the
- * reservation stops it. It is taken before any row lock, in every transaction that takes it.
+ * This service's cancellation register (service-kit's `cancellationRegister`, table `cancelled_order`):
+ * the reservation and the cancellation take the order's lock first, so of a PaymentProcessed and an
+ * OrderCancelled handled at the same moment one waits for the other: a reservation committed just
+ * before the cancel is released, a cancel committed just before the reservation stops it. The lock
+ * is taken before any row lock, in every transaction that takes it.
  */
-export async function takeOrderLock(tx: Tx, orderId: string): Promise<void> {
-  await tx.query({
-    name: 'inventory.lock-order',
-    text: 'SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))',
-    values: [orderId],
-  })
-}
+export const cancellations = cancellationRegister('inventory')
 
 /**
  * What this service already knows of the order: whether it has reservation rows (the record that its
@@ -35,24 +29,10 @@ export async function orderState(
   const { rows } = await tx.query<{ reserved: boolean; cancelled: boolean }>({
     name: 'inventory.order-state',
     text: `SELECT EXISTS (SELECT 1 FROM reservation WHERE order_id = $1::uuid) AS reserved,
-      EXISTS (SELECT 1 FROM cancelled_order WHERE order_id = $1::uuid) AS cancelled`,
+      ${ORDER_IS_CANCELLED_SQL} AS cancelled`,
     values: [orderId],
   })
   return rows[0] ?? { reserved: false, cancelled: false }
-}
-
-/** Records that the order is cancelled (`reason` as OrderCancelled gave it); false when already recorded. */
-export async function saveCancellation(
-  tx: Tx,
-  c: { orderId: string; reason: string; cancelledAt: Date },
-): Promise<boolean> {
-  const { rowCount } = await tx.query({
-    name: 'inventory.save-cancellation',
-    text: `INSERT INTO cancelled_order (order_id, reason, cancelled_at) VALUES ($1::uuid, $2, $3)
-      ON CONFLICT (order_id) DO NOTHING`,
-    values: [c.orderId, c.reason, c.cancelledAt],
-  })
-  return (rowCount ?? 0) > 0
 }
 
 /**

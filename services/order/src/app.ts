@@ -13,7 +13,6 @@ import {
 } from '@saga/service-kit'
 import type { Config } from './config.js'
 import { createOrderMetrics } from './metrics.js'
-import { registerTimeToFinalState } from './orders/final-state-metrics.js'
 import { dbPlugin } from './plugins/db.js'
 import { deadlinesPlugin } from './plugins/deadlines.js'
 import './plugins/messaging.js'
@@ -58,10 +57,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
   await app.register(metricsPlugin, { service: 'order', messaging: app.messaging })
-  metrics.register(app.metricsRegistry)
-  const stopTimeToFinal = registerTimeToFinalState(app.metricsRegistry)
+  const stopObserving = metrics.register(app.metricsRegistry)
   app.addHook('onClose', (_app, done) => {
-    stopTimeToFinal()
+    stopObserving()
     done()
   })
   await app.register(orderRoutes, {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCancelled, PaymentFailed, ShipmentCreated } from '@saga/contracts'
-import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
+import { OrderCancelled } from '@saga/contracts'
+import { deliver, memoryLogger } from '@saga/messaging/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { buildRouteApp, pendingOrder } from './support/app.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { orderBody } from './support/orders.js'
+import { emitted, orderBody, paymentFailed, shipmentCreated } from './support/orders.js'
 
 let db: ServiceTestDatabase
 let app: Awaited<ReturnType<typeof buildRouteApp>>
@@ -39,21 +39,7 @@ interface ErrorBody {
 }
 
 const cancel = (id: string) => app.inject({ method: 'POST', url: `/orders/${id}/cancel` })
-const cancelledRows = async (orderId: string) =>
-  (await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderCancelled.type)
-
-const shipmentCreated = (orderId: string) =>
-  consumed(
-    ShipmentCreated,
-    {
-      orderId,
-      shipmentId: randomUUID(),
-      carrier: 'demo-carrier',
-      trackingNumber: 'DC1',
-      createdAt: new Date().toISOString(),
-    },
-    { correlationId: orderId, source: 'shipment' },
-  )
+const cancelledRows = (orderId: string) => emitted(db, orderId, OrderCancelled)
 
 describe('POST /orders deadline', () => {
   it('when an order is placed, then its deadline is ORDER_DEADLINE_MS after the database clock at creation', async () => {
@@ -108,20 +94,7 @@ describe('POST /orders/:id/cancel', () => {
 
   it('when a step already cancelled the order, then 200 keeps the step reason and nothing is emitted again', async () => {
     const orderId = await pendingOrder(db)
-    const failure = consumed(
-      PaymentFailed,
-      {
-        orderId,
-        customerId: randomUUID(),
-        paymentId: randomUUID(),
-        amount: 4499,
-        currency: 'EUR',
-        reason: 'card_declined',
-        failedAt: new Date().toISOString(),
-      },
-      { correlationId: orderId, source: 'payment' },
-    )
-    await deliver(db.pool, cancelOrderWhenPaymentFailed(deps), failure)
+    await deliver(db.pool, cancelOrderWhenPaymentFailed(deps), paymentFailed(orderId))
 
     const response = await cancel(orderId)
 

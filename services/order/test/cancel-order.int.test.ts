@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCancelled, PaymentFailed, ShipmentFailed, StockReservationFailed } from '@saga/contracts'
+import { OrderCancelled, ShipmentFailed, StockReservationFailed } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Tx } from '../src/orders/types.js'
@@ -8,7 +8,8 @@ import { cancelOrderWhenShipmentFailed } from '../src/reactions/cancel-order-whe
 import { cancelOrderWhenStockReservationFailed } from '../src/reactions/cancel-order-when-stock-reservation-failed.js'
 import { pendingOrder } from './support/app.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
+import { emitted, paymentFailed } from './support/orders.js'
+import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
@@ -38,20 +39,7 @@ const cases: Case[] = [
     handler: cancelOrderWhenPaymentFailed(deps),
     failedStep: 'payment',
     reason: 'card_declined',
-    message: (orderId) =>
-      consumed(
-        PaymentFailed,
-        {
-          orderId,
-          customerId: randomUUID(),
-          paymentId: randomUUID(),
-          amount: 4499,
-          currency: 'EUR',
-          reason: 'card_declined',
-          failedAt: at,
-        },
-        { correlationId: orderId, source: 'payment' },
-      ),
+    message: (orderId) => paymentFailed(orderId, now),
   },
   {
     name: 'cancel-order-when-stock-reservation-failed',
@@ -85,8 +73,7 @@ const cases: Case[] = [
   },
 ]
 
-const cancelledEvents = async (orderId: string) =>
-  (await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderCancelled.type)
+const cancelledEvents = (orderId: string) => emitted(db, orderId, OrderCancelled)
 
 describe.each(cases)('$name', ({ handler, failedStep, reason, message }) => {
   it('when the failure arrives for a PENDING order, then it is CANCELLED with the reason and one OrderCancelled is emitted', async () => {

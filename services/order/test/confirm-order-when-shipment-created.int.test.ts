@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { OrderConfirmed, ShipmentCreated } from '@saga/contracts'
+import { OrderConfirmed } from '@saga/contracts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
+import { emitted, shipmentCreated } from './support/orders.js'
+import { deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
@@ -18,23 +19,10 @@ afterAll(async () => {
   await db?.drop()
 })
 
-const shipmentCreated = (orderId: string) =>
-  consumed(
-    ShipmentCreated,
-    {
-      orderId,
-      shipmentId: randomUUID(),
-      carrier: 'demo-carrier',
-      trackingNumber: 'DC123',
-      createdAt: now.toISOString(),
-    },
-    { correlationId: orderId, source: 'shipment' },
-  )
-
 describe('confirm-order-when-shipment-created', () => {
   it('when the shipment is created, then the order is CONFIRMED and exactly one OrderConfirmed follows OrderCreated', async () => {
     const orderId = await pendingOrder(db)
-    const message = shipmentCreated(orderId)
+    const message = shipmentCreated(orderId, now)
 
     expect(await deliver(db.pool, handler, message)).toBe('handled')
 
@@ -62,26 +50,22 @@ describe('confirm-order-when-shipment-created', () => {
 
   it('when the same ShipmentCreated is delivered twice, then the order is confirmed once', async () => {
     const orderId = await pendingOrder(db)
-    const message = shipmentCreated(orderId)
+    const message = shipmentCreated(orderId, now)
 
     expect(await deliver(db.pool, handler, message)).toBe('handled')
     expect(await deliver(db.pool, handler, message)).toBe('duplicate')
 
-    expect((await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(
-      1,
-    )
+    expect(await emitted(db, orderId, OrderConfirmed)).toHaveLength(1)
     expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(3)
   })
 
   it('when a second ShipmentCreated arrives under a new id, then nothing more is emitted', async () => {
     const orderId = await pendingOrder(db)
-    await deliver(db.pool, handler, shipmentCreated(orderId))
+    await deliver(db.pool, handler, shipmentCreated(orderId, now))
 
-    expect(await deliver(db.pool, handler, shipmentCreated(orderId))).toBe('handled')
+    expect(await deliver(db.pool, handler, shipmentCreated(orderId, now))).toBe('handled')
 
-    expect((await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderConfirmed.type)).toHaveLength(
-      1,
-    )
+    expect(await emitted(db, orderId, OrderConfirmed)).toHaveLength(1)
     expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CONFIRMED')
   })
 
@@ -97,7 +81,7 @@ describe('confirm-order-when-shipment-created', () => {
       },
     })
 
-    const late = shipmentCreated(orderId)
+    const late = shipmentCreated(orderId, now)
     expect(await deliver(db.pool, handler, late)).toBe('handled')
 
     expect((await db.prisma.order.findUniqueOrThrow({ where: { id: orderId } })).status).toBe('CANCELLED')
@@ -114,7 +98,7 @@ describe('confirm-order-when-shipment-created', () => {
   it('when the order is unknown here, then nothing is written and a warning is logged', async () => {
     const orderId = randomUUID()
 
-    await deliver(db.pool, handler, shipmentCreated(orderId))
+    await deliver(db.pool, handler, shipmentCreated(orderId, now))
 
     expect(await outboxOf(db.pool, orderId)).toEqual([])
     expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(0)

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCancelled, PaymentProcessed, StockReserved } from '@saga/contracts'
 import { pgDatabase } from '@saga/messaging'
-import { memoryLogger, outboxOf } from '@saga/messaging/testing'
+import { memoryLogger } from '@saga/messaging/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createDeadlineScheduler, type DeadlineScheduler } from '../src/deadlines/scheduler.js'
 import { recordTimeline } from '../src/orders/timeline.js'
 import { pendingOrder } from './support/app.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { emitted } from './support/orders.js'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
@@ -43,8 +44,7 @@ async function eventually(check: () => boolean | Promise<boolean>, ms: number): 
   }
 }
 
-const cancelledRows = async (orderId: string) =>
-  (await outboxOf(db.pool, orderId)).filter((row) => row.type === OrderCancelled.type)
+const cancelledRows = (orderId: string) => emitted(db, orderId, OrderCancelled)
 
 describe('deadline scheduler', () => {
   it('when a scheduler starts after deadlines passed (a crash), then it fires them at once with the step each was waiting for', async () => {

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto'
-import { OrderCancelled, OrderConfirmed, ShipmentCreated, ShipmentFailed } from '@saga/contracts'
+import { OrderCancelled, OrderConfirmed, ShipmentFailed } from '@saga/contracts'
 import { pgDatabase } from '@saga/messaging'
-import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
+import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { claimDueDeadlines } from '../src/deadlines/claim.js'
 import { cancelByCustomer } from '../src/orders/cancel.js'
@@ -9,6 +8,7 @@ import { cancelOrderWhenShipmentFailed } from '../src/reactions/cancel-order-whe
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { emitted, shipmentCreated } from './support/orders.js'
 
 let db: ServiceTestDatabase
 const logger = memoryLogger()
@@ -23,26 +23,10 @@ afterAll(async () => {
   await db?.drop()
 })
 
-const shipmentCreated = (orderId: string) =>
-  consumed(
-    ShipmentCreated,
-    {
-      orderId,
-      shipmentId: randomUUID(),
-      carrier: 'demo-carrier',
-      trackingNumber: 'DC1',
-      createdAt: new Date().toISOString(),
-    },
-    { correlationId: orderId, source: 'shipment' },
-  )
-
-const facts = async (orderId: string) => {
-  const rows = await outboxOf(db.pool, orderId)
-  return {
-    confirmed: rows.filter((r) => r.type === OrderConfirmed.type).length,
-    cancelled: rows.filter((r) => r.type === OrderCancelled.type).length,
-  }
-}
+const facts = async (orderId: string) => ({
+  confirmed: (await emitted(db, orderId, OrderConfirmed)).length,
+  cancelled: (await emitted(db, orderId, OrderCancelled)).length,
+})
 const inboxHas = async (messageId: string, handler: string) =>
   (
     await db.pool.query('SELECT 1 FROM inbox_message WHERE message_id = $1 AND handler = $2', [

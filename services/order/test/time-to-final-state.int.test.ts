@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto'
-import { PaymentFailed, ShipmentCreated } from '@saga/contracts'
-import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
+import { deliver, memoryLogger } from '@saga/messaging/testing'
 import { Registry } from '@saga/service-kit'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { registerTimeToFinalState, TIME_TO_FINAL_STATE } from '../src/orders/final-state-metrics.js'
+import { createOrderMetrics, TIME_TO_FINAL_STATE } from '../src/metrics.js'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { paymentFailed, shipmentCreated } from './support/orders.js'
 
 let db: ServiceTestDatabase
 let registry: Registry
@@ -45,37 +44,10 @@ async function orderCreatedAgo(ageSeconds: number): Promise<string> {
   return orderId
 }
 
-const shipmentCreated = (orderId: string) =>
-  consumed(
-    ShipmentCreated,
-    {
-      orderId,
-      shipmentId: randomUUID(),
-      carrier: 'demo-carrier',
-      trackingNumber: 'DC1',
-      createdAt: new Date().toISOString(),
-    },
-    { correlationId: orderId, source: 'shipment' },
-  )
-const paymentFailed = (orderId: string) =>
-  consumed(
-    PaymentFailed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: 4499,
-      currency: 'EUR',
-      reason: 'card_declined',
-      failedAt: new Date().toISOString(),
-    },
-    { correlationId: orderId, source: 'payment' },
-  )
-
 describe('saga_order_time_to_final_state_seconds', () => {
   it('when an order 7 s old is confirmed, then one CONFIRMED observation of about 7 s is made, and none on redelivery', async () => {
     registry = new Registry()
-    stop = registerTimeToFinalState(registry)
+    stop = createOrderMetrics().register(registry)
     const orderId = await orderCreatedAgo(7)
     const message = shipmentCreated(orderId)
 
@@ -93,7 +65,7 @@ describe('saga_order_time_to_final_state_seconds', () => {
 
   it('when an order 3 s old is cancelled, then one CANCELLED observation is made, and none when a cancelled order is not confirmed', async () => {
     registry = new Registry()
-    stop = registerTimeToFinalState(registry)
+    stop = createOrderMetrics().register(registry)
     const orderId = await orderCreatedAgo(3)
 
     expect(await deliver(db.pool, cancel, paymentFailed(orderId))).toBe('handled')

@@ -4,6 +4,7 @@
  * load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once per connection.
  */
 import { Currency } from '@saga/contracts'
+import { cancellationRegister } from '@saga/service-kit'
 import type { Tx } from './plugins/db.js'
 
 /** A payment as charged, CAPTURED or DECLINED (with the provider's reason). Amount in minor units. */
@@ -103,45 +104,9 @@ export async function saveRefund(tx: Tx, r: NewRefund): Promise<boolean> {
 }
 
 /**
- * Serialises this service's transactions about one order (a transaction-scoped advisory lock on the
- * order id, released at COMMIT or ROLLBACK). The charge and the cancellation take it first, so of an
- * OrderCreated and an OrderCancelled handled at the same moment one waits for the other and then
- * sees its effect in its next statement (READ COMMITTED takes a fresh snapshot per statement): a
- * capture committed just before the cancel is refunded, a cancel committed just before the charge
- * stops it. Without the lock each could miss the other's uncommitted row and a capture would stay.
+ * This service's cancellation register (service-kit's `cancellationRegister`, table `cancelled_order`):
+ * the charge and the cancellation take the order's lock first, so of an OrderCreated and an
+ * OrderCancelled handled at the same moment one waits for the other: a capture committed just before
+ * the cancel is refunded, a cancel committed just before the charge stops it.
  */
-export async function takeOrderLock(tx: Tx, orderId: string): Promise<void> {
-  await tx.query({
-    name: 'payment.lock-order',
-    text: 'SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))',
-    values: [orderId],
-  })
-}
-
-/** Whether this service knows the order to be cancelled (a row in `cancelled_orders`). */
-export async function isCancelled(tx: Tx, orderId: string): Promise<boolean> {
-  const { rowCount } = await tx.query({
-    name: 'payment.is-cancelled',
-    text: 'SELECT 1 FROM cancelled_orders WHERE order_id = $1::uuid',
-    values: [orderId],
-  })
-  return (rowCount ?? 0) > 0
-}
-
-/** An order's cancellation as this service records it (from OrderCancelled). */
-export interface Cancellation {
-  orderId: string
-  reason: string
-  cancelledAt: Date
-}
-
-/** Records that the order is cancelled; false, storing nothing, when it was already recorded. */
-export async function saveCancellation(tx: Tx, c: Cancellation): Promise<boolean> {
-  const { rowCount } = await tx.query({
-    name: 'payment.save-cancellation',
-    text: `INSERT INTO cancelled_orders (order_id, reason, cancelled_at) VALUES ($1::uuid, $2, $3)
-      ON CONFLICT (order_id) DO NOTHING`,
-    values: [c.orderId, c.reason, c.cancelledAt],
-  })
-  return (rowCount ?? 0) > 0
-}
+export const cancellations = cancellationRegister('payment')

@@ -4,23 +4,16 @@
  * load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once per connection.
  */
 import type { ShippingAddress } from '@saga/contracts'
+import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/service-kit'
 import type { Tx } from './plugins/db.js'
 
 /**
- * Serialises this service's transactions about one order (a transaction-scoped advisory lock on the
- * order id, released at COMMIT or ROLLBACK). Booking and cancelling take it first, so of a
- * StockReserved and an OrderCancelled handled at the same moment one waits for the other and then
- * sees its effect in its next statement (READ COMMITTED takes a fresh snapshot per statement): a
- * shipment committed just before the cancel is cancelled, a cancel committed just before the
- * booking stops it.
+ * This service's cancellation register (service-kit's `cancellationRegister`, table `cancelled_order`):
+ * booking and cancelling take the order's lock first, so of a StockReserved and an OrderCancelled
+ * handled at the same moment one waits for the other: a shipment committed just before the cancel
+ * is cancelled, a cancel committed just before the booking stops it.
  */
-export async function takeOrderLock(tx: Tx, orderId: string): Promise<void> {
-  await tx.query({
-    name: 'shipment.lock-order',
-    text: 'SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))',
-    values: [orderId],
-  })
-}
+export const cancellations = cancellationRegister('shipment')
 
 /**
  * What this service already knows of the order: whether it has a shipment (one per order, in any
@@ -30,24 +23,10 @@ export async function orderState(tx: Tx, orderId: string): Promise<{ shipped: bo
   const { rows } = await tx.query<{ shipped: boolean; cancelled: boolean }>({
     name: 'shipment.order-state',
     text: `SELECT EXISTS (SELECT 1 FROM shipment WHERE order_id = $1::uuid) AS shipped,
-      EXISTS (SELECT 1 FROM cancelled_order WHERE order_id = $1::uuid) AS cancelled`,
+      ${ORDER_IS_CANCELLED_SQL} AS cancelled`,
     values: [orderId],
   })
   return rows[0] ?? { shipped: false, cancelled: false }
-}
-
-/** Records that the order is cancelled (`reason` as OrderCancelled gave it); false when already recorded. */
-export async function saveCancellation(
-  tx: Tx,
-  c: { orderId: string; reason: string; cancelledAt: Date },
-): Promise<boolean> {
-  const { rowCount } = await tx.query({
-    name: 'shipment.save-cancellation',
-    text: `INSERT INTO cancelled_order (order_id, reason, cancelled_at) VALUES ($1::uuid, $2, $3)
-      ON CONFLICT (order_id) DO NOTHING`,
-    values: [c.orderId, c.reason, c.cancelledAt],
-  })
-  return (rowCount ?? 0) > 0
 }
 
 /**

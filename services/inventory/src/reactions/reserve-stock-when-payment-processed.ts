@@ -2,7 +2,7 @@ import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/c
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { reserve } from '../domain/stock.js'
 import type { Tx } from '../plugins/db.js'
-import { lockStock, orderState, saveReservation, takeOrderLock } from '../store.js'
+import { cancellations, lockStock, orderState, saveReservation } from '../store.js'
 
 /**
  * Step 3 of the saga: a captured payment reserves every line of the order, or none.
@@ -11,8 +11,8 @@ import { lockStock, orderState, saveReservation, takeOrderLock } from '../store.
  * order (a fixed order, so two orders never deadlock), the pure `reserve` decides on what is
  * locked, and only then are they updated; the CHECK constraints on `stock` are the backstop.
  * An order already cancelled here (its OrderCancelled came first) reserves nothing and emits
- * nothing: no reservation, so nothing to release (`takeOrderLock` keeps a cancel handled at the same
- * moment from slipping past).
+ * nothing: no reservation, so nothing to release (`cancellations.takeOrderLock` keeps a cancel
+ * handled at the same moment from slipping past).
  */
 export function reserveStockWhenPaymentProcessed(
   deps: ReactionDeps,
@@ -23,7 +23,7 @@ export function reserveStockWhenPaymentProcessed(
     async handle(message, tx) {
       const { orderId, customerId, lines, shippingAddress } = message.payload
       const log = { orderId, messageId: message.id, correlationId: message.correlationId }
-      await takeOrderLock(tx, orderId)
+      await cancellations.takeOrderLock(tx, orderId)
       const known = await orderState(tx, orderId)
       if (known.cancelled) {
         deps.logger.info(log, 'order already cancelled; nothing reserved')

@@ -3,7 +3,7 @@ import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { charge } from '../domain/provider.js'
 import type { Tx } from '../plugins/db.js'
-import { isCancelled, takeOrderLock, savePayment } from '../store.js'
+import { cancellations, savePayment } from '../store.js'
 
 /**
  * Charges the order's total with its payment method at the simulated provider (rules in
@@ -12,8 +12,8 @@ import { isCancelled, takeOrderLock, savePayment } from '../store.js'
  * the unique order id makes a second OrderCreated for the same order (a re-sent event under a new
  * message id) a no-op instead of a second charge. An order already cancelled here (its OrderCancelled
  * came first, e.g. its deadline fired while this message waited) is not charged at all and nothing
- * is emitted: no capture, so nothing to refund (`takeOrderLock` keeps a cancel handled at the same
- * moment from slipping past).
+ * is emitted: no capture, so nothing to refund (`cancellations.takeOrderLock` keeps a cancel
+ * handled at the same moment from slipping past).
  */
 export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefinition<Tx, OrderCreated> {
   return {
@@ -25,8 +25,8 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
       const paymentId = randomUUID()
       const now = deps.clock()
       const log = { orderId, paymentId, messageId: message.id, correlationId: message.correlationId }
-      await takeOrderLock(tx, orderId)
-      if (await isCancelled(tx, orderId)) {
+      await cancellations.takeOrderLock(tx, orderId)
+      if (await cancellations.isCancelled(tx, orderId)) {
         deps.logger.info(log, 'order already cancelled; not charged')
         return
       }

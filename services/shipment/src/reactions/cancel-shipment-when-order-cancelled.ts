@@ -1,24 +1,24 @@
-import { OrderCancelled, ShipmentCancelled } from '@saga/contracts'
+import { ShipmentCancelled, type OrderCancelled } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
+import { undoWhenOrderCancelled } from '@saga/service-kit'
 import type { Tx } from '../plugins/db.js'
-import { cancelShipment, saveCancellation, takeOrderLock } from '../store.js'
+import { cancellations, cancelShipment } from '../store.js'
 
 /**
  * The order was cancelled (a step failed, its deadline passed, or the customer asked): cancel its
  * CREATED shipment (status CANCELLED, with the order's reason) and emit ShipmentCancelled; with no
  * live shipment (none booked, refused by the carrier, cancelled already) emit nothing. Either way the
- * cancellation is recorded in the same transaction, under the order's lock (`takeOrderLock`), so a
- * StockReserved that arrives later (or is being handled at this moment) books nothing.
+ * cancellation is recorded in the same transaction, under the order's lock (`undoWhenOrderCancelled`),
+ * so a StockReserved that arrives later (or is being handled at this moment) books nothing.
  */
 export function cancelShipmentWhenOrderCancelled(deps: ReactionDeps): HandlerDefinition<Tx, OrderCancelled> {
-  return {
-    name: 'cancel-shipment-when-order-cancelled',
-    message: OrderCancelled,
-    async handle(message, tx) {
-      const { orderId, reason, cancelledAt } = message.payload
+  return undoWhenOrderCancelled<Tx>(
+    'cancel-shipment-when-order-cancelled',
+    cancellations,
+    deps,
+    async (tx, message) => {
+      const { orderId, reason } = message.payload
       const log = { orderId, reason, messageId: message.id, correlationId: message.correlationId }
-      await takeOrderLock(tx, orderId)
-      await saveCancellation(tx, { orderId, reason, cancelledAt: new Date(cancelledAt) })
       const now = deps.clock()
       const shipmentId = await cancelShipment(tx, orderId, reason, now)
       if (shipmentId === undefined) {
@@ -29,5 +29,5 @@ export function cancelShipmentWhenOrderCancelled(deps: ReactionDeps): HandlerDef
       await enqueue(tx, nextEvent(message, ShipmentCancelled, orderId, payload, now))
       deps.logger.info({ ...log, shipmentId }, 'shipment cancelled')
     },
-  }
+  )
 }

@@ -3,7 +3,7 @@ import { ShipmentCreated, ShipmentFailed, StockReserved } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { bookShipment } from '../domain/carrier.js'
 import type { Tx } from '../plugins/db.js'
-import { orderState, saveShipment, takeOrderLock } from '../store.js'
+import { cancellations, orderState, saveShipment } from '../store.js'
 
 /**
  * Thrown while a setting the handler needs is missing. It is transient on purpose: the delivery is
@@ -25,8 +25,8 @@ export class MissingSettingError extends Error {
  * ShipmentFailed with the reason and the lines so inventory can release them. One shipment per
  * order: a second StockReserved for an order that already has one books nothing. An order already
  * cancelled here (its OrderCancelled came first, e.g. its deadline fired while this service was
- * away) books nothing and emits nothing: no shipment, so nothing to cancel (`takeOrderLock` keeps a
- * cancel handled at the same moment from slipping past).
+ * away) books nothing and emits nothing: no shipment, so nothing to cancel
+ * (`cancellations.takeOrderLock` keeps a cancel handled at the same moment from slipping past).
  *
  * @param carrierAccount the carrier account (`CARRIER_ACCOUNT`); empty means missing
  * @throws MissingSettingError while `carrierAccount` is empty (retried by the consumer)
@@ -41,7 +41,7 @@ export function createShipmentWhenStockReserved(
     async handle(message, tx) {
       const { orderId, lines, shippingAddress } = message.payload
       const log = { orderId, messageId: message.id, correlationId: message.correlationId }
-      await takeOrderLock(tx, orderId)
+      await cancellations.takeOrderLock(tx, orderId)
       const known = await orderState(tx, orderId)
       // Before the setting check: a cancelled order needs no carrier, so it is settled even while
       // CARRIER_ACCOUNT is missing.

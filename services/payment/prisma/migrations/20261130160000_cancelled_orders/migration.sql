@@ -4,11 +4,11 @@
 -- cancellation reason (a failing step's code, `deadline_exceeded` or `customer_requested`).
 
 -- CreateTable
-CREATE TABLE "cancelled_orders" (
+CREATE TABLE "cancelled_order" (
     "order_id" UUID NOT NULL,
     "reason" TEXT NOT NULL,
     "cancelled_at" TIMESTAMPTZ(3) NOT NULL,
     "recorded_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
-    CONSTRAINT "cancelled_orders_pkey" PRIMARY KEY ("order_id")
+    CONSTRAINT "cancelled_order_pkey" PRIMARY KEY ("order_id")
 );
