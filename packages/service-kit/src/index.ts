@@ -71,6 +71,7 @@ export {
   OVERLOAD_DEFAULTS,
   overloadOptions,
   overloadPlugin,
+  SPELL_QUIET_MS,
   type OverloadConfig,
   type OverloadOptions,
   type OverloadReason,
