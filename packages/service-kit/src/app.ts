@@ -67,7 +67,7 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     logger: logger === false ? false : loggerOptions(opts.service, opts.logLevel, logFormat.format),
     bodyLimit: opts.bodyLimit ?? 1_048_576,
     genReqId,
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    maxParamLength: MAX_PARAM_LENGTH,
     frameworkErrors,
     logController: new LogController({
       requestIdLogLabel: 'requestId',
