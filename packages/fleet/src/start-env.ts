@@ -41,18 +41,48 @@ export function portOf(service: ServiceName, env: Env): number {
 }
 
 /**
+ * The broker names of a fleet run under `npm start -- --prefix <p>` (a second fleet beside the usual
+ * one, or a test's): the events exchange `<p>saga.events` unless AMQP_EXCHANGE names one, and queue
+ * prefixes `<p><service>` (queues `<p>payment.<handler>`). No prefix: `saga.events` (or
+ * AMQP_EXCHANGE) and each service's default, its name.
+ */
+export function fleetBrokerNames(
+  prefix: string,
+  env: Env,
+): { exchange: string; queuePrefixes: Record<ServiceName, string> } {
+  const exchange = env.AMQP_EXCHANGE || `${prefix}saga.events`
+  const queuePrefixes = Object.fromEntries(SERVICES.map((s) => [s, `${prefix}${s}`])) as Record<
+    ServiceName,
+    string
+  >
+  return { exchange, queuePrefixes }
+}
+
+/**
  * The environment one service runs with under `npm start`: the caller's environment (so LOG_LEVEL,
  * OUTBOX_* and friends pass through), its own PORT and DATABASE_URL, INSTANCES from
  * `<SERVICE>_INSTANCES` when set (e.g. ORDER_INSTANCES=2), and SEED_CATALOGUE=true for inventory so a
  * fresh fleet has stock to sell. When `npm start`'s own stdout is a terminal (`terminal`),
- * LOG_FORMAT=pretty unless the caller set LOG_FORMAT: the services write to concurrently's pipe, so
- * they cannot see the terminal themselves.
+ * LOG_FORMAT=pretty unless the caller set LOG_FORMAT: the services write to npm start's pipe, so
+ * they cannot see the terminal themselves. With a `prefix` (`npm start -- --prefix <p>`), the
+ * exchange and queue prefix of `fleetBrokerNames`.
  */
-export function serviceEnv(db: ServiceDatabase, env: Env, amqpUrl: string, terminal = false): Env {
+export function serviceEnv(
+  db: ServiceDatabase,
+  env: Env,
+  amqpUrl: string,
+  terminal = false,
+  prefix = '',
+): Env {
   const own: Env = {
     PORT: String(portOf(db.service, env)),
     DATABASE_URL: db.url,
     AMQP_URL: amqpUrl,
+  }
+  if (prefix !== '') {
+    const names = fleetBrokerNames(prefix, env)
+    own.AMQP_EXCHANGE = names.exchange
+    own.AMQP_QUEUE_PREFIX = names.queuePrefixes[db.service]
   }
   if (db.service === 'inventory') own.SEED_CATALOGUE = env.SEED_CATALOGUE ?? 'true'
   if (terminal && !env.LOG_FORMAT) own.LOG_FORMAT = 'pretty'

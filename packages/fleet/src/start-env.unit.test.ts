@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { serviceDatabases } from './bootstrap.js'
-import { passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
+import { fleetBrokerNames, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
 
 describe('the environment npm start gives each service', () => {
   const [order, , inventory] = serviceDatabases({
@@ -16,6 +16,23 @@ describe('the environment npm start gives each service', () => {
       LOG_LEVEL: 'debug',
     })
     expect(env.SEED_CATALOGUE).toBeUndefined()
+  })
+
+  it('when npm start runs with --prefix, then the exchange and queue prefix are the prefixed ones, unless AMQP_EXCHANGE names one', () => {
+    expect(serviceEnv(order!, {}, 'amqp://a', false, 't1_')).toMatchObject({
+      AMQP_EXCHANGE: 't1_saga.events',
+      AMQP_QUEUE_PREFIX: 't1_order',
+    })
+    expect(serviceEnv(order!, { AMQP_EXCHANGE: 'mine' }, 'amqp://a', false, 't1_').AMQP_EXCHANGE).toBe('mine')
+    expect(fleetBrokerNames('t1_', {}).queuePrefixes).toEqual({
+      order: 't1_order',
+      payment: 't1_payment',
+      inventory: 't1_inventory',
+      shipment: 't1_shipment',
+    })
+    const plain = serviceEnv(order!, {}, 'amqp://a')
+    expect(plain.AMQP_EXCHANGE).toBeUndefined()
+    expect(plain.AMQP_QUEUE_PREFIX).toBeUndefined()
   })
 
   it('when the service is inventory, then the catalogue is seeded unless the caller says otherwise', () => {

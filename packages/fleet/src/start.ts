@@ -1,17 +1,51 @@
-// `npm start`: preflight, bootstrap the databases, then run the four services in one terminal.
+// `npm start [-- --prefix <p>]`: preflight, bootstrap the databases, then run the four services in
+// one terminal (supervise.ts: signals, start-up failures, crashes, restarts).
 import { existsSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import concurrently from 'concurrently'
+import { parseArgs } from 'node:util'
 import { bootstrapDatabases, DEFAULT_POSTGRES_URL, type ServiceDatabase } from './bootstrap.js'
 import { amqpUrlFor, brokerUsers, ensureBrokerUsers, vhostOf } from './broker-users.js'
 import { ensureInfrastructure } from './ensure-infra.js'
-import { amqpPasswordsFromEnv, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
+import { amqpPasswordsFromEnv, fleetBrokerNames, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
+import { Supervisor } from './supervise.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const colours = { order: 'cyan', payment: 'magenta', inventory: 'yellow', shipment: 'green' } as const
+const say = (line: string) => console.log(`[fleet] ${line}`)
+
+// --prefix p_: a fleet of its own beside the usual one (databases p_order_service, ..., exchange
+// p_saga.events, queues p_order.*, broker users p_order-service, ...); tests run one this way.
+const { values } = parseArgs({ options: { prefix: { type: 'string', default: '' } } })
+const prefix = values.prefix
+
+// Set once the services are spawned; the handlers below run before and after that.
+const fleet: { supervisor?: Supervisor } = {}
+// Installed before anything else, so a stop signal during preflight or bootstrap ends npm start
+// (nothing runs yet), and one after the services started reaches each of them exactly once.
+// SIGHUP (the terminal closed) is forwarded as SIGTERM: a service run as several processes
+// (INSTANCES) drains on SIGTERM and SIGINT only.
+const forwarded = { SIGINT: 'SIGINT', SIGTERM: 'SIGTERM', SIGHUP: 'SIGTERM' } as const
+for (const [received, signal] of Object.entries(forwarded)) {
+  process.on(received, () => {
+    if (fleet.supervisor) return fleet.supervisor.stop(signal, received)
+    say(`${received} before any service started; exiting`)
+    process.exit(0)
+  })
+}
+process.on('SIGUSR2', () => {
+  const restarted = fleet.supervisor?.restartExited() ?? []
+  say(
+    restarted.length > 0
+      ? `SIGUSR2: starting ${restarted.map((name) => `${name} (pid ${fleet.supervisor?.pids()[name] ?? '?'})`).join(', ')} again`
+      : 'SIGUSR2: no service has exited; nothing to restart',
+  )
+})
+// If npm start itself fails, its services must not run on unsupervised: they drain on SIGTERM.
+process.on('exit', () => fleet.supervisor?.abandon())
 
 // Starts an installed but stopped local PostgreSQL or RabbitMQ, or says how to install them.
 const infra = await ensureInfrastructure({
@@ -26,7 +60,7 @@ if (!infra.ok) {
 
 let databases: ServiceDatabase[]
 try {
-  databases = await bootstrapDatabases({ postgresUrl, passwords: passwordsFromEnv(process.env) })
+  databases = await bootstrapDatabases({ postgresUrl, prefix, passwords: passwordsFromEnv(process.env) })
 } catch (error) {
   console.error(`Cannot create the service databases through ${new URL(postgresUrl).host}: ${String(error)}`)
   console.error('POSTGRES_URL must name a role that may create databases and roles (default: postgres).')
@@ -34,7 +68,11 @@ try {
 }
 
 // One broker user per service, limited to its own queues and the events exchange (broker-users.ts).
-const users = brokerUsers({ passwords: amqpPasswordsFromEnv(process.env) })
+const users = brokerUsers({
+  passwords: amqpPasswordsFromEnv(process.env),
+  userPrefix: prefix,
+  ...(prefix ? fleetBrokerNames(prefix, process.env) : {}),
+})
 const amqpUrls = new Map<string, string>()
 try {
   await ensureBrokerUsers(users, vhostOf(amqpUrl))
@@ -54,57 +92,54 @@ if (missing.length > 0) {
   process.exit(1)
 }
 
-const { result } = concurrently(
-  databases.map((db, i) => ({
-    name: db.service,
-    // The OpenTelemetry SDK loads before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set, else nothing.
-    command: `node --import @saga/service-kit/telemetry ${JSON.stringify(servers[i])}`,
-    cwd: join(root, 'services', db.service),
-    env: serviceEnv(db, process.env, amqpUrls.get(db.service) ?? amqpUrl, process.stdout.isTTY),
-    prefixColor: colours[db.service],
-  })),
-  // One service failing to start (bad config, failed migration) stops the rest: a partial fleet
-  // would only strand orders. Ctrl-C is forwarded to every service, which drains and exits.
-  { prefix: 'name', padPrefix: true, killOthersOn: ['failure'], killSignal: 'SIGTERM', handleInput: false },
-)
+const taken = await takenPorts(databases)
+if (taken.length > 0) {
+  console.error(
+    `Cannot start the fleet: ${taken.join(', ')} in use by another process (another npm start?).\n` +
+      'Stop it, or choose other ports with ORDER_PORT, PAYMENT_PORT, INVENTORY_PORT, SHIPMENT_PORT.',
+  )
+  process.exit(1)
+}
 
 console.log(`[fleet] databases and roles in place: ${databases.map((db) => db.database).join(', ')}`)
 
-// Set when every service has exited, so the readiness poll does not keep `npm start` alive.
-const fleetEnded = new AbortController()
-void announceWhenReady(databases, fleetEnded.signal)
-
-try {
-  await result
-} catch {
-  process.exitCode = 1
-} finally {
-  fleetEnded.abort()
-}
+const supervisor = new Supervisor({
+  services: databases.map((db, i) => ({
+    name: db.service,
+    // The OpenTelemetry SDK loads before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set, else nothing.
+    command: process.execPath,
+    args: ['--import', '@saga/service-kit/telemetry', servers[i]!],
+    cwd: join(root, 'services', db.service),
+    env: serviceEnv(db, process.env, amqpUrls.get(db.service) ?? amqpUrl, process.stdout.isTTY, prefix),
+    readyUrl: `http://127.0.0.1:${portOf(db.service, process.env)}/health/ready`,
+    colour: colours[db.service],
+  })),
+  say,
+  write: (line) => void process.stdout.write(`${line}\n`),
+  colour: process.stdout.isTTY && !process.env.NO_COLOR,
+  restartHint: `kill -USR2 ${process.pid}`,
+  // Each service forces its own exit after SHUTDOWN_TIMEOUT_MS; this is the backstop behind it.
+  stopTimeoutMs: (Number(process.env.SHUTDOWN_TIMEOUT_MS) || 20_000) + 5_000,
+})
+fleet.supervisor = supervisor
+supervisor.start()
+process.exit(await supervisor.done)
 
 /**
- * Prints one line once every service answers /health/ready with 200 (or says which did not in
- * 60 s). Gives up at once, silently, when `ended` aborts: the services have exited.
+ * The services' ports another process already listens on, as `3002 (payment)`. Checked before the
+ * start, so that readiness, polled on those ports, can only be the service's own.
  */
-async function announceWhenReady(dbs: ServiceDatabase[], ended: AbortSignal): Promise<void> {
-  const deadline = Date.now() + 60_000
-  const pending = new Map(
-    dbs.map((db) => [db.service, `http://127.0.0.1:${portOf(db.service, process.env)}`]),
-  )
-  const ready: string[] = []
-  while (pending.size > 0 && Date.now() < deadline && !ended.aborted) {
-    for (const [service, base] of pending) {
-      const ok = await fetch(`${base}/health/ready`, { signal: AbortSignal.timeout(1_000) })
-        .then((r) => r.ok)
-        .catch(() => false)
-      if (ok) {
-        ready.push(`${service} ${base}`)
-        pending.delete(service)
-      }
-    }
-    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 500))
+async function takenPorts(dbs: ServiceDatabase[]): Promise<string[]> {
+  const host = process.env.HOST || '0.0.0.0'
+  const taken: string[] = []
+  for (const db of dbs) {
+    const port = portOf(db.service, process.env)
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer()
+      server.once('error', () => resolve(false))
+      server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)))
+    })
+    if (!free) taken.push(`port ${port} (${db.service})`)
   }
-  if (ended.aborted) return
-  if (pending.size === 0) console.log(`[fleet] all services ready: ${ready.join(', ')} (Ctrl-C stops them)`)
-  else console.log(`[fleet] not ready after 60 s: ${[...pending.keys()].join(', ')}; see their logs above`)
+  return taken
 }

@@ -115,16 +115,35 @@ function handleError(
  * One error handler for the app: 4xx as `{ error, message, details: [{ path, issue }] }` (zod
  * validation errors from fastify-type-provider-zod included, 413 for oversized bodies), 5xx hiding
  * internals and carrying `requestId` (503 with `Retry-After` when the database is busy, see
- * `isDatabaseBusy`); unknown routes get a 404 in the same shape.
+ * `isDatabaseBusy`). A request the router does not match is a 405 in the same shape, with `Allow`
+ * listing the path's methods (RFC 9110 section 15.5.6), when some route serves its path with another
+ * method (`DELETE /orders/:id`), else a 404. Routes registered after this plugin, in any child
+ * context, are covered.
  */
 export const errorHandlerPlugin = fp(
   (app: FastifyInstance) => {
+    // Every method some route answers (HEAD included: fastify adds it beside each GET).
+    const methods = new Set<string>()
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) methods.add(method.toUpperCase())
+    })
     app.setErrorHandler(handleError)
-    app.setNotFoundHandler((request, reply) =>
-      reply
-        .code(404)
-        .send(clientError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)),
-    )
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0] ?? '/'
+      const allowed = [...methods].filter((method) => app.findRoute({ method, url: path }) !== null).sort()
+      if (allowed.length > 0) {
+        const issue = `allows ${allowed.join(', ')}`
+        return reply
+          .code(405)
+          .header('allow', allowed.join(', '))
+          .send(
+            clientError(405, `Method ${request.method} is not allowed on ${path}`, [
+              { path: 'method', issue },
+            ]),
+          )
+      }
+      return reply.code(404).send(clientError(404, `Route ${request.method} ${path} not found`))
+    })
   },
   { name: 'error-handler', fastify: '5.x' },
 )

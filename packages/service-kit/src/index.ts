@@ -79,6 +79,7 @@ export {
   OVERLOAD_DEFAULTS,
   overloadOptions,
   overloadPlugin,
+  SPELL_QUIET_MS,
   type OverloadConfig,
   type OverloadOptions,
   type OverloadReason,

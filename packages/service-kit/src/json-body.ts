@@ -47,15 +47,31 @@ function refuse(statusCode: number, message: string, path: string, issue: string
   return new HttpError(statusCode, message, [{ path, issue }])
 }
 
+/** Options of `parseJsonBody`. */
+export interface ParseJsonBodyOptions {
+  /**
+   * Whether the route reads a body (has a body schema). Default true: an empty body is a 400. False:
+   * an empty (or all-whitespace) body is no body, `undefined`, as for a request without one, so a
+   * client that always sends `content-type: application/json` can call a route that takes no body
+   * (`POST /orders/:id/cancel`). A body that is not empty is checked as usual either way.
+   */
+  bodyRequired?: boolean | undefined
+}
+
 /**
  * Parses a JSON request body, refusing what the framework would otherwise let through or explain
  * poorly: a declared charset other than UTF-8 (415; RFC 8259 section 8.1: JSON between systems is
  * UTF-8), bytes that are not UTF-8 (400, instead of storing them as U+FFFD), malformed JSON (400
  * with the parser's reason), and `__proto__` or `constructor.prototype` keys (400 naming the key:
  * they could pollute prototypes, so they are refused, not dropped).
- * @throws HttpError 415 or 400 as above; an empty body is 400 too
+ * @returns the parsed value; `undefined` for an empty body when `bodyRequired` is false
+ * @throws HttpError 415 or 400 as above; an empty body is 400 too unless `bodyRequired` is false
  */
-export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
+export function parseJsonBody(
+  contentType: string | undefined,
+  body: Buffer,
+  { bodyRequired = true }: ParseJsonBodyOptions = {},
+): unknown {
   const match = CHARSET.exec(contentType ?? '')
   const charset = (match?.[1] ?? match?.[2] ?? 'utf-8').toLowerCase()
   if (charset !== 'utf-8' && charset !== 'utf8') {
@@ -77,6 +93,7 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
     )
   }
   const text = body.toString('utf8')
+  if (text.trim() === '' && !bodyRequired) return undefined
   if (text.trim() === '') throw refuse(400, 'The body is empty; send a JSON document', 'body', 'is empty')
   let value: unknown
   try {
@@ -119,7 +136,8 @@ function forbiddenKey(value: unknown, path: string): string | undefined {
 
 /**
  * Replaces fastify's JSON body parser with `parseJsonBody` (same body limit, read as bytes so the
- * UTF-8 check sees what was sent).
+ * UTF-8 check sees what was sent). A route without a body schema takes no body, so an empty body
+ * sent to it with a JSON content type is accepted as none; a route with one still answers 400.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json')
@@ -128,7 +146,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     { parseAs: 'buffer' },
     (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
       try {
-        done(null, parseJsonBody(request.headers['content-type'], body))
+        const bodyRequired = request.routeOptions.schema?.body !== undefined
+        done(null, parseJsonBody(request.headers['content-type'], body, { bodyRequired }))
       } catch (error) {
         done(error as Error)
       }

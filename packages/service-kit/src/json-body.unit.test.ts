@@ -18,6 +18,17 @@ describe('firstInvalidUtf8', () => {
 })
 
 describe('parseJsonBody', () => {
+  it('when the body is empty and the route takes none, then it is no body (undefined); when the route needs one, then 400', () => {
+    expect(parseJsonBody('application/json', Buffer.from(''), { bodyRequired: false })).toBeUndefined()
+    expect(parseJsonBody('application/json', Buffer.from(' \n'), { bodyRequired: false })).toBeUndefined()
+    expect(() => parseJsonBody('application/json', Buffer.from(''))).toThrow(
+      expect.objectContaining({ statusCode: 400, message: 'The body is empty; send a JSON document' }),
+    )
+    expect(() => parseJsonBody('application/json', Buffer.from('{'), { bodyRequired: false })).toThrow(
+      'Body is not valid JSON',
+    )
+  })
+
   it('when the body is UTF-8 JSON, with or without a utf-8 charset, then it is parsed', () => {
     const body = Buffer.from('{"name":"Zoë"}', 'utf8')
     expect(parseJsonBody('application/json', body)).toEqual({ name: 'Zoë' })

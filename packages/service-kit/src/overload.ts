@@ -72,15 +72,34 @@ declare module 'fastify' {
 const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
+ * How long no sample may find pressure before a shedding spell is logged as over, ms. A signal
+ * hovering at its limit trips and clears every few samples; each flicker would otherwise log a start
+ * and an end (at the default 100 ms sample, this is 10 samples).
+ */
+export const SPELL_QUIET_MS = 1_000
+
+/** A shedding spell: from the first sample (or shed request) under pressure until `SPELL_QUIET_MS` without. */
+interface Spell {
+  reason: Exclude<OverloadReason, undefined>
+  startedAt: number
+  shed: number
+  /** When the pressure was last found gone; undefined while it lasts. */
+  clearSince: number | undefined
+}
+
+/**
  * Load shedding on @fastify/under-pressure: while the event loop's mean delay passes
  * `maxEventLoopDelayMs` or more than `maxPoolWaiting` queries wait for a database connection (both
  * sampled every `sampleIntervalMs`), every write (`POST`, `PUT`, `PATCH`, `DELETE`) is answered at
  * once with 503, `Retry-After: retryAfterS` and the fleet's 5xx error shape
  * (`{ error, message, requestId }`), before its body is parsed or the database touched. Reads (GET,
- * probes, /metrics) are never shed. Shedding starts and stops are logged once each (warn/info), not per
- * request; `app.overload.shed` counts shed requests (exported on /metrics as
- * `saga_http_requests_shed_total` when the metrics plugin is registered after this one).
- * Without any limit set it registers nothing but the counter.
+ * probes, /metrics) are never shed. Logged per spell, never per request: a warn when a spell starts,
+ * naming the signal that started it with its value and limit (`{ reason: 'pool-waiting',
+ * poolWaiting: 14, limit: 10 }`), and an info when it is over (no pressure for `SPELL_QUIET_MS`, or
+ * the app closes) with the spell's own count and length (`{ reason, shed: 37, durationMs: 2300 }`).
+ * `app.overload.shed` counts shed requests since start (exported on /metrics as
+ * `saga_http_requests_shed_total` when the metrics plugin is registered after this one). Without any
+ * limit set it registers nothing but the counter.
  */
 export const overloadPlugin = fp(
   async (app: FastifyInstance, opts: OverloadOptions) => {
@@ -90,17 +109,38 @@ export const overloadPlugin = fp(
     if (opts.maxEventLoopDelayMs <= 0 && !poolCheck) return
 
     let poolBusy = false
-    let shedding: OverloadReason
+    let spell: Spell | undefined
     const pool = opts.pool
     const sampleIntervalMs = Math.max(10, opts.sampleIntervalMs)
 
-    const respond = (request: FastifyRequest, reply: FastifyReply, reason: OverloadReason) => {
+    // The measured value of the signal and its limit, for the line that opens a spell.
+    const signal = (reason: Spell['reason']) =>
+      reason === 'pool-waiting'
+        ? { poolWaiting: pool?.waitingCount, limit: opts.maxPoolWaiting }
+        : { eventLoopDelayMs: Math.round(app.memoryUsage().eventLoopDelay), limit: opts.maxEventLoopDelayMs }
+    const begin = (reason: Spell['reason']): Spell => {
+      const opened: Spell = { reason, startedAt: Date.now(), shed: 0, clearSince: undefined }
+      app.log.warn(
+        { reason, ...signal(reason) },
+        `overloaded (${reason}): shedding writes with 503 + Retry-After`,
+      )
+      return opened
+    }
+    const end = (over: Spell, at: number) => {
+      const durationMs = at - over.startedAt
+      app.log.info(
+        { reason: over.reason, shed: over.shed, durationMs },
+        `no longer overloaded: ${over.shed} writes shed in ${durationMs} ms; accepting writes again`,
+      )
+    }
+
+    const respond = (request: FastifyRequest, reply: FastifyReply, reason: Spell['reason']) => {
       if (READS.has(request.method)) return // under-pressure goes on with the request
       state.shed += 1
-      if (shedding !== reason) {
-        shedding = reason
-        request.log.warn({ reason }, 'overloaded: shedding writes with 503 + Retry-After')
-      }
+      // A request can meet the pressure before the spell watcher's next sample does.
+      spell ??= begin(reason)
+      spell.shed += 1
+      spell.clearSince = undefined
       const body: ServerErrorBody = {
         error: 'Service Unavailable',
         message: `The service is overloaded; retry in ${opts.retryAfterS} s`,
@@ -131,12 +171,26 @@ export const overloadPlugin = fp(
       if (!app.isUnderPressure()) return undefined
       return poolBusy ? 'pool-waiting' : 'event-loop-delay'
     }
-    // Logs the end of a shedding spell once, when the next request finds the pressure gone.
-    app.addHook('onRequest', (request, _reply, done) => {
-      if (shedding !== undefined && !app.isUnderPressure()) {
-        request.log.info({ shed: state.shed }, 'no longer overloaded: accepting writes again')
-        shedding = undefined
+    // Spells are opened and closed by sampling, not by requests: a spell is logged as over even
+    // when no request arrives after it, and its length does not depend on the next client.
+    const watcher = setInterval(() => {
+      const reason = state.reason()
+      if (reason !== undefined) {
+        spell ??= begin(reason)
+        spell.clearSince = undefined
+      } else if (spell) {
+        spell.clearSince ??= Date.now()
+        if (Date.now() - spell.clearSince >= SPELL_QUIET_MS) {
+          end(spell, spell.clearSince)
+          spell = undefined
+        }
       }
+    }, sampleIntervalMs)
+    watcher.unref()
+    app.addHook('onClose', (_app, done) => {
+      clearInterval(watcher)
+      if (spell) end(spell, spell.clearSince ?? Date.now())
+      spell = undefined
       done()
     })
   },

@@ -40,6 +40,7 @@ afterAll(async () => {
 const json = { 'content-type': 'application/json' }
 const cases: [string, number, InjectOptions][] = [
   ['no route', 404, { method: 'GET', url: '/nowhere' }],
+  ['a method its path does not serve', 405, { method: 'DELETE', url: '/things/7' }],
   ['a body failing its schema', 400, { method: 'POST', url: '/things', payload: { name: '' } }],
   ['malformed JSON', 400, { method: 'POST', url: '/things', headers: json, payload: '{"name":' }],
   ['an empty JSON body', 400, { method: 'POST', url: '/things', headers: json, payload: '' }],
@@ -103,6 +104,24 @@ describe('every error in the one shape', () => {
       expect(res.body).not.toContain('x'.repeat(101))
     },
   )
+
+  it('when the path exists but not with the method, then 405 with Allow listing its methods; an unknown path stays 404', async () => {
+    const item = await app.inject({ method: 'DELETE', url: '/things/7?x=1' })
+    expect(item.statusCode).toBe(405)
+    expect(item.headers.allow).toBe('GET, HEAD')
+    expect(item.json()).toEqual({
+      error: 'Method Not Allowed',
+      message: 'Method DELETE is not allowed on /things/7',
+      details: [{ path: 'method', issue: 'allows GET, HEAD' }],
+    })
+    const list = await app.inject({ method: 'GET', url: '/things' })
+    expect(list.statusCode).toBe(405)
+    expect(list.headers.allow).toBe('POST')
+    const nowhere = await app.inject({ method: 'DELETE', url: '/nowhere' })
+    expect(nowhere.statusCode).toBe(404)
+    expect(nowhere.headers.allow).toBeUndefined()
+    expect(nowhere.json()).toMatchObject({ error: 'Not Found', message: 'Route DELETE /nowhere not found' })
+  })
 
   it('when a body is not UTF-8, then 400 names the byte and its offset', async () => {
     const res = await app.inject({

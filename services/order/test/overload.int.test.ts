@@ -1,18 +1,23 @@
 import { pgDatabase } from '@saga/messaging'
-import { createServiceApp, overloadPlugin } from '@saga/service-kit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServiceApp, overloadPlugin, SPELL_QUIET_MS } from '@saga/service-kit'
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest'
 import { orderRoutes } from '../src/routes/orders.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
 import { orderBody } from './support/orders.js'
 
 let db: ServiceTestDatabase
 let app: Awaited<ReturnType<typeof createServiceApp>>
+let warn: MockInstance
+let info: MockInstance
 
 // A deliberately tiny threshold: more than one query waiting for one of the test pool's 10
 // connections, sampled every 10 ms. A burst of 50 concurrent POSTs passes it; the defaults need 10.
 beforeAll(async () => {
   db = await createServiceTestDatabase('order_overload')
   app = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
+  // Without a logger the app logs to fastify's no-op one; its lines are read through these spies.
+  warn = vi.spyOn(app.log, 'warn')
+  info = vi.spyOn(app.log, 'info')
   await app.register(overloadPlugin, {
     maxEventLoopDelayMs: 0,
     maxPoolWaiting: 1,
@@ -26,7 +31,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await db?.drop()
+  vi.restoreAllMocks()
 })
+
+type Line = [Record<string, unknown>, string]
+const linesOf = (spy: MockInstance, message: RegExp): Record<string, unknown>[] =>
+  (spy.mock.calls as Line[]).filter(([, msg]) => message.test(String(msg))).map(([fields]) => fields)
+const spellStarts = (spy = warn) => linesOf(spy, /^overloaded \(/)
+const spellEnds = (spy = info) => linesOf(spy, /^no longer overloaded/)
+const until = async (done: () => boolean, ms: number) => {
+  const deadline = Date.now() + ms
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+}
 
 const post = () => app.inject({ method: 'POST', url: '/orders', payload: orderBody() })
 const countOrders = async () =>
@@ -80,5 +96,72 @@ describe('load shedding of POST /orders', () => {
     }
     expect(status).toBe(201)
     expect(app.overload.reason()).toBeUndefined()
+  })
+
+  it('when the shedding is over, then each spell was logged twice: its start with the signal, its end with its own count and length', async () => {
+    await until(() => spellEnds().length === spellStarts().length, SPELL_QUIET_MS + 4_000)
+    const starts = spellStarts()
+    const ends = spellEnds()
+    expect(starts.length).toBeGreaterThan(0)
+    expect(ends).toHaveLength(starts.length)
+    // Not a line per shed request: a burst of 20 sheds makes a spell or a few.
+    if (app.overload.shed > 1) expect(starts.length).toBeLessThan(app.overload.shed)
+    for (const start of starts) {
+      expect(start).toMatchObject({ reason: 'pool-waiting', limit: 1 })
+      expect(start.poolWaiting).toBeGreaterThan(1)
+    }
+    for (const end of ends) {
+      expect(end).toMatchObject({ reason: 'pool-waiting' })
+      expect(end.durationMs).toBeGreaterThanOrEqual(0)
+      expect(Object.keys(end).sort()).toEqual(['durationMs', 'reason', 'shed'])
+    }
+    // The spells' own counts add up to the total /metrics exports as saga_http_requests_shed_total.
+    expect(ends.reduce((sum, end) => sum + Number(end.shed), 0)).toBe(app.overload.shed)
+  })
+})
+
+describe('shedding spells, on a pool whose waiters the test sets', () => {
+  it("when the pressure flickers within a spell, then one start and one end are logged, with the spell's shed count and length", async () => {
+    const pool = { waitingCount: 0 }
+    const kit = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
+    await kit.register(overloadPlugin, {
+      maxEventLoopDelayMs: 0,
+      maxPoolWaiting: 1,
+      pool,
+      sampleIntervalMs: 10,
+      retryAfterS: 2,
+    })
+    kit.post('/things', () => ({ ok: true }))
+    await kit.ready()
+    const kitWarn = vi.spyOn(kit.log, 'warn')
+    const kitInfo = vi.spyOn(kit.log, 'info')
+    try {
+      pool.waitingCount = 5
+      await until(() => kit.overload.reason() === 'pool-waiting', 2_000)
+      const opened = Date.now()
+      for (let i = 0; i < 3; i++)
+        expect((await kit.inject({ method: 'POST', url: '/things' })).statusCode).toBe(503)
+      // A flicker shorter than SPELL_QUIET_MS belongs to the same spell.
+      pool.waitingCount = 0
+      await until(() => kit.overload.reason() === undefined, 2_000)
+      pool.waitingCount = 7
+      await until(() => kit.overload.reason() === 'pool-waiting', 2_000)
+      expect((await kit.inject({ method: 'POST', url: '/things' })).statusCode).toBe(503)
+      pool.waitingCount = 0
+      await until(() => spellEnds(kitInfo).length > 0, SPELL_QUIET_MS + 4_000)
+      const lasted = Date.now() - opened
+
+      expect(spellStarts(kitWarn)).toEqual([{ reason: 'pool-waiting', poolWaiting: 5, limit: 1 }])
+      const ends = spellEnds(kitInfo)
+      expect(ends).toHaveLength(1)
+      expect(ends[0]).toMatchObject({ reason: 'pool-waiting', shed: 4 })
+      // Its length runs to when the pressure went, not to when the quiet period confirmed it.
+      expect(ends[0]?.durationMs).toBeGreaterThan(0)
+      expect(ends[0]?.durationMs).toBeLessThan(lasted)
+      expect(kit.overload.shed).toBe(4)
+      expect((await kit.inject({ method: 'POST', url: '/things' })).statusCode).toBe(200)
+    } finally {
+      await kit.close()
+    }
   })
 })

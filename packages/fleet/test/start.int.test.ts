@@ -1,0 +1,196 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { deleteBrokerObjects } from '@saga/testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { dropDatabases, SERVICES } from '../src/bootstrap.js'
+
+// `npm start` as a user runs it, on a fleet of its own: `--prefix` gives it its own databases,
+// exchange and queues, and the ports are free ones, so it never meets another run or a developer's
+// fleet. RABBITMQCTL=false skips the per-service broker users (the documented fallback: AMQP_URL's
+// user), which would cost some twenty rabbitmqctl calls.
+const root = fileURLToPath(new URL('../../../', import.meta.url))
+const startJs = fileURLToPath(new URL('../dist/start.js', import.meta.url))
+const prefix = `t${randomBytes(3).toString('hex')}_`
+const postgresUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+
+const freePort = async (): Promise<number> => {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Waits until none of `pids` is running; returns those still running after `ms`. */
+const survivors = async (pids: number[], ms = 10_000): Promise<number[]> => {
+  const deadline = Date.now() + ms
+  while (pids.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+  return pids.filter(isAlive)
+}
+
+/** One `npm start` (or `node start.js`) process with its output collected. */
+class Run {
+  output = ''
+  readonly exited: Promise<number | null>
+  private waiters: (() => void)[] = []
+  readonly pids = new Set<number>()
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly ports: Record<string, number>,
+  ) {
+    const collect = (chunk: Buffer) => {
+      this.output += chunk.toString()
+      for (const w of this.waiters) w()
+    }
+    child.stdout?.on('data', collect)
+    child.stderr?.on('data', collect)
+    this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)))
+  }
+
+  static async start(command: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+    const ports: Record<string, number> = {}
+    for (const s of SERVICES) ports[s] = await freePort()
+    const portEnv = Object.fromEntries(SERVICES.map((s) => [`${s.toUpperCase()}_PORT`, String(ports[s])]))
+    const child = spawn(command, args, {
+      cwd: root,
+      env: {
+        ...process.env,
+        POSTGRES_URL: postgresUrl,
+        AMQP_URL: amqpUrl,
+        RABBITMQCTL: 'false',
+        LOG_LEVEL: 'info',
+        ...portEnv,
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    return new Run(child, ports)
+  }
+
+  /** Resolves with the first match of `pattern` in the output; rejects after `ms` with the output. */
+  async waitFor(pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const match = this.output.match(pattern)
+      if (match) return match
+      if (Date.now() > deadline)
+        throw new Error(`no ${String(pattern)} within ${ms} ms; output:\n${this.output}`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 250)
+        this.waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+      this.waiters = []
+    }
+  }
+
+  /** The services' pids from the `[fleet] started order (pid 1), ...` line. */
+  async started(ms: number): Promise<Record<string, number>> {
+    const [line] = await this.waitFor(/\[fleet\] started .*/, ms)
+    const pids: Record<string, number> = {}
+    for (const [, name, pid] of line.matchAll(/(\w+) \(pid (\d+)\)/g)) {
+      pids[name!] = Number(pid)
+      this.pids.add(Number(pid))
+    }
+    return pids
+  }
+
+  ready = async (service: string): Promise<number> =>
+    (await fetch(`http://127.0.0.1:${this.ports[service]}/health/ready`).catch(() => undefined))?.status ?? 0
+
+  /** Kills whatever is left (a failed test), so nothing outlives the file. */
+  kill(): void {
+    for (const pid of [...this.pids, this.child.pid ?? 0])
+      if (pid && isAlive(pid)) process.kill(pid, 'SIGKILL')
+  }
+}
+
+const runs: Run[] = []
+afterAll(async () => {
+  for (const run of runs) run.kill()
+  await dropDatabases({ postgresUrl, prefix })
+  await deleteBrokerObjects({ prefix, exchanges: [`${prefix}saga.events`] }, amqpUrl)
+}, 120_000)
+
+describe('npm start', () => {
+  it('when a service is killed after it was ready, then the others keep running and SIGUSR2 restarts it; SIGTERM to npm then drains all four and npm exits 0', async () => {
+    const run = await Run.start('npm', ['start', '--', '--prefix', prefix])
+    runs.push(run)
+    const pids = await run.started(180_000)
+    await run.waitFor(/\[fleet\] all services ready/, 180_000)
+
+    process.kill(pids.payment!, 'SIGKILL')
+    const [, others, startPid] = await run.waitFor(
+      /\[fleet\] payment exited \(signal SIGKILL\) after it was ready; (.*) keep running .* Restart it with: kill -USR2 (\d+)/,
+      30_000,
+    )
+    run.pids.add(Number(startPid))
+    expect(others).toBe('order, inventory, shipment')
+    for (const s of ['order', 'inventory', 'shipment']) {
+      expect(await run.ready(s)).toBe(200)
+      expect(isAlive(pids[s]!)).toBe(true)
+    }
+    expect(await run.ready('payment')).toBe(0)
+
+    // The hint as printed: SIGUSR2 to start.js (npm's child, `exec`ed by the start script).
+    process.kill(Number(startPid), 'SIGUSR2')
+    const [, again] = await run.waitFor(/\[fleet\] SIGUSR2: starting payment \(pid (\d+)\) again/, 10_000)
+    run.pids.add(Number(again))
+    await run.waitFor(/\[fleet\] ready again: payment/, 120_000)
+    expect(await run.ready('payment')).toBe(200)
+
+    run.child.kill('SIGTERM')
+    expect(await run.exited).toBe(0)
+    expect(await survivors([Number(startPid), ...run.pids])).toEqual([])
+    expect(run.output).toContain(
+      '[fleet] SIGTERM: asking order, payment, inventory, shipment to drain and exit',
+    )
+    for (const s of SERVICES) {
+      expect(run.output).toContain(`[fleet] ${s} exited (code 0)`)
+      // Each drained: close-with-grace's last line.
+      expect(run.output).toMatch(new RegExp(`\\[${s} *\\] \\{.*"msg":"closed"`))
+    }
+  }, 420_000)
+
+  it('when start.js gets SIGTERM while the services are still starting, then none is left running and it exits 0', async () => {
+    const run = await Run.start(process.execPath, [startJs, '--prefix', prefix])
+    runs.push(run)
+    const pids = await run.started(120_000)
+    run.child.kill('SIGTERM')
+    expect(await run.exited).toBe(0)
+    expect(run.output).not.toContain('all services ready')
+    expect(run.output).toMatch(/\[fleet\] SIGTERM: asking .* to drain and exit/)
+    expect(await survivors(Object.values(pids))).toEqual([])
+  }, 180_000)
+
+  it('when a service fails during its start (bad configuration), then the fleet stops with a message naming it and exit code 1', async () => {
+    const run = await Run.start(process.execPath, [startJs, '--prefix', prefix], {
+      ORDER_DEADLINE_MS: 'soon',
+    })
+    runs.push(run)
+    const pids = await run.started(120_000)
+    expect(await run.exited).toBe(1)
+    expect(run.output).toMatch(
+      /\[fleet\] order exited \(code 1\) before it was ready: a start-up failure .*; stopping the fleet/,
+    )
+    expect(run.output).toContain('ORDER_DEADLINE_MS')
+    expect(run.output).not.toContain('all services ready')
+    expect(await survivors(Object.values(pids))).toEqual([])
+  }, 180_000)
+})

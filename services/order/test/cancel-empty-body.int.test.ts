@@ -1,0 +1,69 @@
+import { OrderCancelled } from '@saga/contracts'
+import { outboxOf } from '@saga/messaging/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildRouteApp, pendingOrder } from './support/app.js'
+import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+
+// Over real HTTP (curl's way, not inject): a client that sends `content-type: application/json` on
+// every request, body or not, must be able to cancel.
+let db: ServiceTestDatabase
+let app: Awaited<ReturnType<typeof buildRouteApp>>
+let base: string
+
+beforeAll(async () => {
+  db = await createServiceTestDatabase('order_cancel_body')
+  app = await buildRouteApp(db)
+  base = await app.listen({ host: '127.0.0.1', port: 0 })
+})
+afterAll(async () => {
+  await app?.close()
+  await db?.drop()
+})
+
+const json = { 'content-type': 'application/json' }
+
+describe('POST /orders/:id/cancel with a JSON content type', () => {
+  it('when the body is empty, then the order is cancelled: 200 CANCELLED and one OrderCancelled', async () => {
+    const id = await pendingOrder(db)
+    const res = await fetch(`${base}/orders/${id}/cancel`, { method: 'POST', headers: json, body: '' })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({
+      id,
+      status: 'CANCELLED',
+      cancellationReason: 'customer_requested',
+    })
+    const rows = await outboxOf(db.pool, id)
+    expect(rows.filter((row) => row.type === OrderCancelled.type)).toHaveLength(1)
+  })
+
+  it('when the body is only whitespace, then it is no body either: 200', async () => {
+    const id = await pendingOrder(db)
+    const res = await fetch(`${base}/orders/${id}/cancel`, { method: 'POST', headers: json, body: ' \r\n' })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ id, status: 'CANCELLED' })
+  })
+
+  it('when the body is not empty but malformed, then it is still a 400 naming the body', async () => {
+    const id = await pendingOrder(db)
+    const res = await fetch(`${base}/orders/${id}/cancel`, { method: 'POST', headers: json, body: '{' })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ error: 'Bad Request', details: [{ path: 'body' }] })
+    const rows = await outboxOf(db.pool, id)
+    expect(rows.filter((row) => row.type === OrderCancelled.type)).toHaveLength(0)
+  })
+})
+
+describe('POST /orders (a route that needs a body) with a JSON content type', () => {
+  it('when the body is empty, then it keeps its 400 saying the body is empty, and nothing is stored', async () => {
+    const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
+    const res = await fetch(`${base}/orders`, { method: 'POST', headers: json, body: '' })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      error: 'Bad Request',
+      message: 'The body is empty; send a JSON document',
+      details: [{ path: 'body', issue: 'is empty' }],
+    })
+    const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
+    expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
+  })
+})
