@@ -65,7 +65,9 @@ export function fleetBrokerNames(
  * fresh fleet has stock to sell. When `npm start`'s own stdout is a terminal (`terminal`),
  * LOG_FORMAT=pretty unless the caller set LOG_FORMAT: the services write to npm start's pipe, so
  * they cannot see the terminal themselves. With a `prefix` (`npm start -- --prefix <p>`), the
- * exchange and queue prefix of `fleetBrokerNames`.
+ * exchange and queue prefix of `fleetBrokerNames`. HOST=127.0.0.1 unless the caller set HOST: a
+ * development fleet has no authentication, so it answers on this machine only (the services' own
+ * default, 0.0.0.0, is for containers, where the network is the container's).
  */
 export function serviceEnv(
   db: ServiceDatabase,
@@ -84,6 +86,7 @@ export function serviceEnv(
     own.AMQP_EXCHANGE = names.exchange
     own.AMQP_QUEUE_PREFIX = names.queuePrefixes[db.service]
   }
+  if (!env.HOST) own.HOST = '127.0.0.1'
   if (db.service === 'inventory') own.SEED_CATALOGUE = env.SEED_CATALOGUE ?? 'true'
   if (terminal && !env.LOG_FORMAT) own.LOG_FORMAT = 'pretty'
   // ORDER_INSTANCES=2 runs two order processes on one port (service-kit's runServer, node:cluster).

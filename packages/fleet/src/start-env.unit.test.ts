@@ -31,6 +31,9 @@ describe('the environment npm start gives each service', () => {
       shipment: 't1_shipment',
     })
     const plain = serviceEnv(order!, {}, 'amqp://a')
+    // Loopback unless the caller chose: a development fleet has no authentication.
+    expect(plain.HOST).toBe('127.0.0.1')
+    expect(serviceEnv(order!, { HOST: '0.0.0.0' }, 'amqp://a').HOST).toBe('0.0.0.0')
     expect(plain.AMQP_EXCHANGE).toBeUndefined()
     expect(plain.AMQP_QUEUE_PREFIX).toBeUndefined()
   })

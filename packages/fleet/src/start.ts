@@ -123,6 +123,7 @@ const supervisor = new Supervisor({
 })
 fleet.supervisor = supervisor
 supervisor.start()
+stopWhenNpmDies(supervisor)
 process.exit(await supervisor.done)
 
 /**
@@ -142,4 +143,23 @@ async function takenPorts(dbs: ServiceDatabase[]): Promise<string[]> {
     if (!free) taken.push(`port ${port} (${db.service})`)
   }
   return taken
+}
+
+/**
+ * Under `npm start` this process's parent is npm. npm dies of signals it does not pass on (SIGUSR2
+ * meant for this process but sent to npm's pid, SIGKILL): this process is then reparented, and
+ * without this check it and the four services would run on, unsupervised, holding their ports. So a
+ * change of parent stops the fleet as SIGTERM does. Only under npm: a fleet started as
+ * `node packages/fleet/dist/start.js` by a shell that goes away on purpose (nohup) keeps running.
+ * Polled once a second (Node has no parent-death signal); the timer does not keep the process up.
+ */
+function stopWhenNpmDies(s: Supervisor): void {
+  if (process.env.npm_lifecycle_event !== 'start') return
+  const parent = process.ppid
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(timer)
+    s.stop('SIGTERM', `npm (pid ${parent}) exited`)
+  }, 1_000)
+  timer.unref()
 }

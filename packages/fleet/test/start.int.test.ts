@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { deleteBrokerObjects } from '@saga/testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropDatabases, SERVICES } from '../src/bootstrap.js'
@@ -11,6 +12,7 @@ import { dropDatabases, SERVICES } from '../src/bootstrap.js'
 // exchange and queues, and the ports are free ones, so it never meets another run or a developer's
 // fleet. RABBITMQCTL=false skips the per-service broker users (the documented fallback: AMQP_URL's
 // user), which would cost some twenty rabbitmqctl calls.
+const execFileAsync = promisify(execFile)
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const startJs = fileURLToPath(new URL('../dist/start.js', import.meta.url))
 const prefix = `t${randomBytes(3).toString('hex')}_`
@@ -167,6 +169,21 @@ describe('npm start', () => {
       expect(run.output).toMatch(new RegExp(`\\[${s} *\\] \\{.*"msg":"closed"`))
     }
   }, 420_000)
+
+  it('when npm itself dies (SIGKILL), then start.js notices it was orphaned and stops all four', async () => {
+    const run = await Run.start('npm', ['start', '--', '--prefix', prefix])
+    runs.push(run)
+    const pids = await run.started(180_000)
+    await run.waitFor(/\[fleet\] all services ready/, 180_000)
+    // start.js is npm's child (the start script `exec`s it).
+    const { stdout } = await execFileAsync('pgrep', ['-P', String(run.child.pid)])
+    const startPid = Number(stdout.trim().split('\n')[0])
+    expect(startPid).toBeGreaterThan(0)
+    run.pids.add(startPid)
+    process.kill(run.child.pid!, 'SIGKILL')
+    expect(await survivors([startPid, ...Object.values(pids)], 40_000)).toEqual([])
+    expect(run.output).toMatch(/\[fleet\] npm \(pid \d+\) exited: asking .* to drain and exit/)
+  }, 300_000)
 
   it('when start.js gets SIGTERM while the services are still starting, then none is left running and it exits 0', async () => {
     const run = await Run.start(process.execPath, [startJs, '--prefix', prefix])
