@@ -62,6 +62,9 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     // 40 % of DATABASE_POOL_MAX (4 of 10), leaving connections for HTTP requests and the relay.
     CONSUMER_CONCURRENCY: z.coerce.number().int().positive().optional(),
     CONSUMER_MAX_ATTEMPTS: positiveInt(10),
+    // Deliveries of one handler queue per transaction under load (at most half CONSUMER_PREFETCH;
+    // 1 = off). Unset: messaging takes half the prefetch, at most 20.
+    CONSUMER_BATCH_MAX: z.coerce.number().int().positive().optional(),
     READY_MAX_OUTBOX_AGE_MS: positiveInt(60_000),
     // Load shedding (overloadPlugin): writes get 503 + Retry-After while either limit is passed; 0 = off.
     OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: nonNegativeInt(OVERLOAD_DEFAULTS.maxEventLoopDelayMs),
