@@ -28,7 +28,7 @@ export type MessagingRelayOptions = Omit<
 export interface MessagingConsumerOptions {
   /** Consume in this process (when there are handlers). Default true. */
   enabled?: boolean
-  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 10. */
+  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 40. */
   prefetch?: number
   /**
    * Most deliveries of one handler queue in one transaction, under load (see `createConsumer`).

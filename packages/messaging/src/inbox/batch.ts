@@ -50,7 +50,9 @@ const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
  * two or more wait) goes into one transaction: one multi-row inbox INSERT, the handler of each new
  * message (duplicates skipped) in correlation-id order, every outbox INSERT with the one COMMIT
  * (`Database.inboxBatchTransaction`); then each delivery is acked. A lone delivery takes today's
- * path (`runAlone`), so at low load nothing changes. If anything fails (a handler throws, the
+ * path (`runAlone`), so at low load nothing changes. One batch of the channel runs at a time (the
+ * next one forms meanwhile): two batches of one queue could take their messages' row locks in
+ * interleaved orders and deadlock each other. If anything fails (a handler throws, the
  * database, the COMMIT) the transaction rolls back and every delivery of the batch runs alone
  * through `runAlone`, with its retries, attempts and dead-lettering as if it had never been
  * batched: a failing message costs the others one rollback. Each handler runs in its message's own
@@ -64,6 +66,9 @@ export function createBatcher<Tx extends TransactionClient>(
   const inboxBatchTransaction = runtime.database.inboxBatchTransaction?.bind(runtime.database)
   let pending: Waiting[] = []
   let asking = false
+  // One batch of this channel at a time: two batches of one queue would take the locks of their
+  // messages in two interleaved orders (inventory's stock rows) and could deadlock each other.
+  let batchRunning = false
 
   // The channel or the consumer stopped: whatever still waits is left for redelivery.
   const abandon = (): void => {
@@ -94,7 +99,7 @@ export function createBatcher<Tx extends TransactionClient>(
   }
 
   const ask = (): void => {
-    if (asking || pending.length === 0 || stopping.aborted) return
+    if (asking || batchRunning || pending.length === 0 || stopping.aborted) return
     asking = true
     void runtime.slots.acquire(stopping).then(granted, () => undefined)
   }
@@ -114,13 +119,13 @@ export function createBatcher<Tx extends TransactionClient>(
       return
     }
     const batch = take()
-    // More wait than one transaction takes: ask for another slot now, so they need not wait for this one.
-    ask()
     const [first] = batch
     if (!first) release()
-    else if (batch.length === 1 || !inboxBatchTransaction)
+    else if (batch.length === 1 || !inboxBatchTransaction) {
+      // Deliveries that came meanwhile need not wait for this one: ask for another slot now.
+      ask()
       void runAlone(first.message, first.control, runtime, release).finally(first.settled)
-    else
+    } else
       void runBatch(batch, release, inboxBatchTransaction)
         .catch((error: unknown) =>
           runtime.logger.error({ err: error, handler: runtime.handler.name }, 'batch failed unexpectedly'),
@@ -134,6 +139,7 @@ export function createBatcher<Tx extends TransactionClient>(
     transaction: NonNullable<typeof inboxBatchTransaction>,
   ): Promise<void> => {
     const { handler, counters, logger } = runtime
+    batchRunning = true
     const ordered = lockOrder(batch)
     const started = performance.now()
     let fresh: ReadonlySet<string> | undefined
@@ -163,6 +169,9 @@ export function createBatcher<Tx extends TransactionClient>(
       failure = error
     } finally {
       release()
+      batchRunning = false
+      // What waited meanwhile is the next batch (acks and fallbacks below need no slot).
+      ask()
     }
     if (fresh) {
       const durationMs = performance.now() - started

@@ -23,7 +23,10 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   declare?: { exchange: string; deliveryLimit?: number }
   signals?: Signals
   logger?: Logger
-  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 10. */
+  /**
+   * Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 40
+   * (`DEFAULT_PREFETCH`): twice the default `batchMax`, so the next batch fills while one runs.
+   */
   prefetch?: number
   /**
    * Most deliveries of one handler queue handled in one transaction (inbox/batch.ts): the
@@ -31,7 +34,7 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    * INSERT and one COMMIT; a lone delivery never waits for company. Needs a database with
    * `inboxBatchTransaction` (`pgDatabase`); elsewhere every delivery has its own transaction. 1 turns
    * batching off. `prefetch` must be at least twice this (so the next batch fills while one runs).
-   * Default half the prefetch, at most 20 (5 at the default prefetch of 10).
+   * Default half the prefetch, at most 20 (20 at the default prefetch of 40).
    */
   batchMax?: number
   /**
@@ -63,6 +66,9 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
  * service-kit's default) for HTTP requests and the relay's claims.
  */
 export const DEFAULT_CONSUMER_CONCURRENCY = 4
+
+/** Unacked deliveries per handler queue when `prefetch` is not set (it was 10 before batching). */
+export const DEFAULT_PREFETCH = 40
 
 /** Most deliveries per transaction when `batchMax` is not set: half the prefetch, at most this. */
 export const DEFAULT_BATCH_MAX = 20
@@ -141,7 +147,7 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
     baseMs: options.retryBaseMs ?? 500,
     maxMs: options.retryMaxMs ?? 30_000,
   }
-  const prefetch = positiveInteger('prefetch', options.prefetch ?? 10)
+  const prefetch = positiveInteger('prefetch', options.prefetch ?? DEFAULT_PREFETCH)
   const slots = createSlots(options.concurrency ?? DEFAULT_CONSUMER_CONCURRENCY)
   const batch = batchSettings(options, prefetch)
 
