@@ -357,6 +357,26 @@ describe('consumer batches: settings', () => {
     ).rejects.toThrow('prefetch (10) must be at least twice batchMax (6)')
   })
 
+  it('when batchWaitMs is set and two deliveries wait, then the slot waits for more and they join the same batch', async () => {
+    const database = countingDatabase()
+    const early = [envelope({ data: { n: 1 } }), envelope({ data: { n: 2 } })]
+    const { consumer, connection, signals, release } = await backlogBehindFirst('wait-window', early, {
+      database,
+      batchWaitMs: 1_500,
+    })
+    const handled = collect(signals, 'handled')
+
+    release()
+    // Published while the granted slot waits for company (each publish waits for its confirm).
+    for (let n = 3; n <= 5; n += 1) await fixture.publish(envelope({ data: { n } }))
+
+    await eventually('all six handled', () => handled.length === 6)
+    expect(database.commits).toEqual({ single: 1, batch: 1 })
+    expect(consumer.metrics().byHandler['wait-window']?.batchesTotal).toBe(1)
+    await consumer.stop()
+    await connection.close()
+  })
+
   it('when the database cannot batch (no inboxBatchTransaction), then every delivery has its own transaction', async () => {
     const inner = pgDatabase(fixture.db.pool)
     let singles = 0
