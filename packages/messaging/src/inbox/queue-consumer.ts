@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib'
 import { backoffDelay } from '../amqp/backoff.js'
 import type { AmqpConnection } from '../amqp/connection.js'
@@ -213,6 +214,9 @@ export function createQueueConsumer<Tx extends TransactionClient>(
         counters,
         stopping: AbortSignal.any([stopping.signal, channelGone.signal]),
       }
+      // Every unacked delivery may listen on it (a slot wait or a retry wait), and the batcher
+      // once: without this, a prefetch above 10 prints MaxListenersExceededWarning.
+      setMaxListeners(options.prefetch + 2, runtime.stopping)
       // One batcher per channel: a batch never mixes deliveries of two channels.
       const batches = options.batch.max > 1 ? createBatcher(runtime, options.batch) : undefined
       channel = opened
