@@ -69,6 +69,8 @@ export function createBatcher<Tx extends TransactionClient>(
   // One batch of this channel at a time: two batches of one queue would take the locks of their
   // messages in two interleaved orders (inventory's stock rows) and could deadlock each other.
   let batchRunning = false
+  // A granted slot waiting a turn (or the window) before it takes its batch: no second slot meanwhile.
+  let forming = false
 
   // The channel or the consumer stopped: whatever still waits is left for redelivery.
   const abandon = (): void => {
@@ -99,7 +101,7 @@ export function createBatcher<Tx extends TransactionClient>(
   }
 
   const ask = (): void => {
-    if (asking || batchRunning || pending.length === 0 || stopping.aborted) return
+    if (asking || forming || batchRunning || pending.length === 0 || stopping.aborted) return
     asking = true
     void runtime.slots.acquire(stopping).then(granted, () => undefined)
   }
@@ -107,12 +109,15 @@ export function createBatcher<Tx extends TransactionClient>(
   const granted = async (release: Release | undefined): Promise<void> => {
     asking = false
     if (!release) return
+    forming = true
     try {
       if (pending.length < settings.max) await nextTurn()
       if (settings.waitMs > 0 && pending.length >= 2 && pending.length < settings.max)
         await sleep(settings.waitMs)
     } catch {
       // nextTurn and sleep do not reject without a signal; nothing to do.
+    } finally {
+      forming = false
     }
     if (stopping.aborted) {
       release()
