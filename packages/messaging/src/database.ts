@@ -74,6 +74,13 @@ export function deferToCommit(
 const recordInboxSql = (entry: InboxEntry): string =>
   `INSERT INTO inbox_message (message_id, handler) VALUES (${pg.escapeLiteral(entry.messageId)}::uuid, ${pg.escapeLiteral(entry.handler)}) ON CONFLICT DO NOTHING`
 
+const recordInboxBatchSql = (entries: readonly InboxEntry[]): string =>
+  'INSERT INTO inbox_message (message_id, handler) VALUES ' +
+  entries
+    .map((entry) => `(${pg.escapeLiteral(entry.messageId)}::uuid, ${pg.escapeLiteral(entry.handler)})`)
+    .join(', ') +
+  ' ON CONFLICT DO NOTHING RETURNING message_id::text AS id'
+
 /**
  * One transaction on a pooled client: sends `begin` (BEGIN, or BEGIN and the inbox INSERT in one
  * simple query), runs `fn` with the client and the begin's results, then COMMIT preceded by every
@@ -126,6 +133,9 @@ async function onPooledClient<T>(
  * transaction costs two round trips besides the handler's own statements (it was four: BEGIN, inbox
  * INSERT, outbox INSERT, COMMIT). Each round trip is a socket write and wake-up on both sides, the
  * largest per-message cost in the services' profiles (docs/performance.md, lever 3).
+ * `inboxBatchTransaction` does the same for several deliveries of one queue: BEGIN and one
+ * multi-row inbox INSERT, the handlers, then every deferred outbox INSERT with the one COMMIT
+ * (docs/performance.md, lever 5).
  */
 export function pgDatabase(pool: pg.Pool): Database<pg.PoolClient> {
   return {
@@ -136,6 +146,15 @@ export function pgDatabase(pool: pg.Pool): Database<pg.PoolClient> {
         const inserted = Array.isArray(begun) ? begun[1] : undefined
         if (inserted?.rowCount !== 1) return { fresh: false }
         return { fresh: true, value: await fn(client) }
+      }),
+    inboxBatchTransaction: <T>(
+      entries: readonly InboxEntry[],
+      fn: (tx: pg.PoolClient, fresh: ReadonlySet<string>) => Promise<T>,
+    ) =>
+      onPooledClient<T>(pool, `BEGIN;\n${recordInboxBatchSql(entries)}`, (client, begun) => {
+        const inserted = Array.isArray(begun) ? begun[1] : undefined
+        const rows = (inserted?.rows ?? []) as Array<{ id: string }>
+        return fn(client, new Set(rows.map((row) => row.id)))
       }),
   }
 }

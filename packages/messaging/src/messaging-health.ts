@@ -122,6 +122,8 @@ const NO_CONSUMER: ConsumerMetrics = {
   retriedTotal: 0,
   deadLetteredTotal: 0,
   inFlight: 0,
+  batchesTotal: 0,
+  batchFallbacksTotal: 0,
   byHandler: {},
 }
 

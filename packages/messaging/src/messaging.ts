@@ -28,8 +28,15 @@ export type MessagingRelayOptions = Omit<
 export interface MessagingConsumerOptions {
   /** Consume in this process (when there are handlers). Default true. */
   enabled?: boolean
-  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 10. */
+  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 40. */
   prefetch?: number
+  /**
+   * Most deliveries of one handler queue in one transaction, under load (see `createConsumer`).
+   * At most half the prefetch; 1 turns batching off. Default half the prefetch, at most 20.
+   */
+  batchMax?: number
+  /** Wait for more deliveries before a batch starts, when two or more wait, ms. Default 0. */
+  batchWaitMs?: number
   /**
    * Handler transactions at once across all handlers of this instance (each holds a connection).
    * Default 40 % of `pool`'s `max`, at least 1: 4 of a 10-connection pool, leaving the rest to

@@ -25,6 +25,10 @@ export const MESSAGING_METRIC_HELP: Readonly<Record<string, string>> = {
     'Messages moved to the dead-letter queue (poison or out of attempts), by handler.',
   saga_messaging_consumer_in_flight:
     'Deliveries being worked on now (running or waiting for a slot or a retry), by handler.',
+  saga_messaging_consumer_batches_total:
+    'Handler transactions that took two or more deliveries of the queue and committed, by handler.',
+  saga_messaging_consumer_batch_fallbacks_total:
+    'Such batch transactions rolled back (a handler or the commit failed), whose deliveries were then handled one by one, by handler.',
   saga_messaging_recorder_recorded_total:
     'Messages a batch recorder wrote (or found already written), by handler (the recorder name).',
   saga_messaging_recorder_batches_total: 'Statements a batch recorder ran, one per batch, by handler.',

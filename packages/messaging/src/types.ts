@@ -132,6 +132,18 @@ export interface Database<Tx extends TransactionClient> {
    * absent the consumer runs `recordInbox` as the first statement of `transaction`.
    */
   inboxTransaction?<T>(entry: InboxEntry, fn: (tx: Tx) => Promise<T>): Promise<InboxOutcome<T>>
+  /**
+   * Optional, what lets the consumer handle several deliveries of one queue in one transaction:
+   * opens the transaction with one multi-row inbox INSERT of `entries` (`... ON CONFLICT DO NOTHING
+   * RETURNING message_id`) and runs `fn` with the transaction and the message ids that were new
+   * (lower-case UUID text; a duplicate's id is absent), then commits. `entries` must not repeat a
+   * pair. Errors as `transaction` (everything rolled back, inbox rows included). Where it is absent
+   * (`prismaDatabase`) the consumer handles every delivery in a transaction of its own.
+   */
+  inboxBatchTransaction?<T>(
+    entries: readonly InboxEntry[],
+    fn: (tx: Tx, fresh: ReadonlySet<string>) => Promise<T>,
+  ): Promise<T>
 }
 
 /** The pair the inbox records: this handler took this message (inbox_message's primary key). */

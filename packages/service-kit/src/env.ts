@@ -57,11 +57,15 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     OUTBOX_MAX_ATTEMPTS: positiveInt(10),
     // Published rows are deleted after this age: dead index entries slow the claim query down.
     OUTBOX_RETENTION_MS: positiveInt(3_600_000),
-    CONSUMER_PREFETCH: positiveInt(10),
+    // At least twice CONSUMER_BATCH_MAX (default 20), so the next batch fills while one runs.
+    CONSUMER_PREFETCH: positiveInt(40),
     // Handler transactions at once per instance across all handler queues. Unset: messaging takes
     // 40 % of DATABASE_POOL_MAX (4 of 10), leaving connections for HTTP requests and the relay.
     CONSUMER_CONCURRENCY: z.coerce.number().int().positive().optional(),
     CONSUMER_MAX_ATTEMPTS: positiveInt(10),
+    // Deliveries of one handler queue per transaction under load (at most half CONSUMER_PREFETCH;
+    // 1 = off). Unset: messaging takes half the prefetch, at most 20.
+    CONSUMER_BATCH_MAX: z.coerce.number().int().positive().optional(),
     READY_MAX_OUTBOX_AGE_MS: positiveInt(60_000),
     // Load shedding (overloadPlugin): writes get 503 + Retry-After while either limit is passed; 0 = off.
     OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: nonNegativeInt(OVERLOAD_DEFAULTS.maxEventLoopDelayMs),

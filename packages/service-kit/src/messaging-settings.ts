@@ -25,6 +25,8 @@ export interface MessagingSettings {
     maxAttempts: number
     /** Handler transactions at once; undefined lets messaging take 40 % of the pool. */
     concurrency: number | undefined
+    /** Deliveries of one queue per transaction; undefined lets messaging take half the prefetch (at most 20). */
+    batchMax: number | undefined
   }
   /** ms */
   readyMaxOutboxAgeMs: number
@@ -47,6 +49,7 @@ export const messagingSettings = (config: BaseServiceConfig): MessagingSettings 
     maxAttempts: config.CONSUMER_MAX_ATTEMPTS,
     // Unset: 40 % of the pool, so handler transactions never take every connection from HTTP.
     concurrency: config.CONSUMER_CONCURRENCY,
+    batchMax: config.CONSUMER_BATCH_MAX,
   },
   readyMaxOutboxAgeMs: config.READY_MAX_OUTBOX_AGE_MS,
 })

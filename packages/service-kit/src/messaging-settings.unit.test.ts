@@ -15,6 +15,7 @@ describe('messagingSettings', () => {
       CONSUMER_PREFETCH: '3',
       CONSUMER_MAX_ATTEMPTS: '6',
       CONSUMER_CONCURRENCY: '2',
+      CONSUMER_BATCH_MAX: '1',
       READY_MAX_OUTBOX_AGE_MS: '30000',
     }
     const settings = messagingSettings(parseEnv(schema, env))
@@ -30,6 +31,7 @@ describe('messagingSettings', () => {
         prefetch: Number(env.CONSUMER_PREFETCH),
         maxAttempts: Number(env.CONSUMER_MAX_ATTEMPTS),
         concurrency: Number(env.CONSUMER_CONCURRENCY),
+        batchMax: Number(env.CONSUMER_BATCH_MAX),
       },
       readyMaxOutboxAgeMs: Number(env.READY_MAX_OUTBOX_AGE_MS),
     })
@@ -38,5 +40,10 @@ describe('messagingSettings', () => {
   it('when CONSUMER_CONCURRENCY is unset, then concurrency stays undefined (messaging takes 40 % of the pool)', () => {
     const settings = messagingSettings(parseEnv(schema, {}))
     expect(settings.consumer.concurrency).toBeUndefined()
+  })
+
+  it('when CONSUMER_BATCH_MAX is unset, then batchMax stays undefined (messaging takes half the prefetch, at most 20)', () => {
+    const settings = messagingSettings(parseEnv(schema, {}))
+    expect(settings.consumer.batchMax).toBeUndefined()
   })
 })

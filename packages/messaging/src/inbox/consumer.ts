@@ -3,6 +3,7 @@ import { createSignals, type Signals } from '../signals.js'
 import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import type { HandlerCounters } from './handle-delivery.js'
+import type { BatchSettings } from './batch.js'
 import { createQueueConsumer, type QueueConsumer } from './queue-consumer.js'
 import { createSlots } from './slots.js'
 
@@ -22,8 +23,25 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   declare?: { exchange: string; deliveryLimit?: number }
   signals?: Signals
   logger?: Logger
-  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 10. */
+  /**
+   * Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 40
+   * (`DEFAULT_PREFETCH`): twice the default `batchMax`, so the next batch fills while one runs.
+   */
   prefetch?: number
+  /**
+   * Most deliveries of one handler queue handled in one transaction (inbox/batch.ts): the
+   * deliveries already waiting when a transaction slot frees share one BEGIN, one multi-row inbox
+   * INSERT and one COMMIT; a lone delivery never waits for company. Needs a database with
+   * `inboxBatchTransaction` (`pgDatabase`); elsewhere every delivery has its own transaction. 1 turns
+   * batching off. `prefetch` must be at least twice this (so the next batch fills while one runs).
+   * Default half the prefetch, at most 20 (20 at the default prefetch of 40).
+   */
+  batchMax?: number
+  /**
+   * How long a transaction slot waits for more deliveries before it starts a batch, when two or
+   * more (and fewer than `batchMax`) wait, ms. Never waits for a lone delivery. Default 0.
+   */
+  batchWaitMs?: number
   /**
    * Handler transactions running at once across all handler queues of this consumer, each holding a
    * database connection. Keep it below the pool size so routes and the relay still get connections.
@@ -48,6 +66,34 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
  * service-kit's default) for HTTP requests and the relay's claims.
  */
 export const DEFAULT_CONSUMER_CONCURRENCY = 4
+
+/** Unacked deliveries per handler queue when `prefetch` is not set (it was 10 before batching). */
+export const DEFAULT_PREFETCH = 40
+
+/** Most deliveries per transaction when `batchMax` is not set: half the prefetch, at most this. */
+export const DEFAULT_BATCH_MAX = 20
+
+/**
+ * `batchMax` checked against `prefetch`, or its default; 1 where `database` cannot batch.
+ * @throws RangeError when `batchMax` is not a positive integer or exceeds half the prefetch
+ */
+function batchSettings<Tx extends TransactionClient>(
+  options: ConsumerOptions<Tx>,
+  prefetch: number,
+): BatchSettings {
+  const waitMs = options.batchWaitMs ?? 0
+  if (!(waitMs >= 0)) throw new RangeError(`batchWaitMs must be at least 0, got ${waitMs}`)
+  const requested = options.batchMax
+  if (requested !== undefined) {
+    positiveInteger('batchMax', requested)
+    if (requested > 1 && prefetch < 2 * requested)
+      throw new RangeError(
+        `prefetch (${prefetch}) must be at least twice batchMax (${requested}), so the next batch fills while one runs`,
+      )
+  }
+  const max = requested ?? Math.max(1, Math.min(DEFAULT_BATCH_MAX, Math.floor(prefetch / 2)))
+  return { max: options.database.inboxBatchTransaction ? max : 1, waitMs }
+}
 
 /** Per-handler state for health checks. */
 export interface ConsumerHealth {
@@ -88,7 +134,9 @@ const positiveInteger = (name: string, value: number): number => {
  * rolled back and retried with capped exponential backoff, then dead-lettered with the error.
  * After a lost connection it consumes again on fresh channels once the connection is back.
  * At most `concurrency` handler transactions run at once over all queues (a FIFO semaphore).
- * Throws `RangeError` for a non-positive `prefetch`, `concurrency` or `maxAttempts`.
+ * Under load the deliveries of one queue that wait for a slot share a transaction (`batchMax`).
+ * Throws `RangeError` for a non-positive `prefetch`, `concurrency` or `maxAttempts`, or a
+ * `batchMax` above half the prefetch.
  */
 export function createConsumer<Tx extends TransactionClient>(options: ConsumerOptions<Tx>): Consumer {
   const { connection, queuePrefix, declare } = options
@@ -99,8 +147,9 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
     baseMs: options.retryBaseMs ?? 500,
     maxMs: options.retryMaxMs ?? 30_000,
   }
-  const prefetch = positiveInteger('prefetch', options.prefetch ?? 10)
+  const prefetch = positiveInteger('prefetch', options.prefetch ?? DEFAULT_PREFETCH)
   const slots = createSlots(options.concurrency ?? DEFAULT_CONSUMER_CONCURRENCY)
+  const batch = batchSettings(options, prefetch)
 
   async function declareOnce(spec: NonNullable<typeof declare>): Promise<void> {
     const channel = await connection.openChannel(false)
@@ -119,6 +168,7 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
       queue,
       deadLetterQueue: deadLetterQueueName(queue),
       prefetch,
+      batch,
       drainTimeoutMs: options.drainTimeoutMs ?? 15_000,
       handler,
       database: options.database,
@@ -168,9 +218,12 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
           inFlight: queue.counters.inFlight,
         }
       })
+      // A batcher waits in the slots' queue once for all its deliveries: count the deliveries.
+      let waiting = slots.waiting
+      for (const { batched } of queues) waiting += batched.waiting - (batched.asking ? 1 : 0)
       return {
         consuming: queues.every((queue) => queue.consuming),
-        transactions: { limit: slots.limit, running: slots.running, waiting: slots.waiting },
+        transactions: { limit: slots.limit, running: slots.running, waiting: Math.max(0, waiting) },
         handlers,
       }
     },
@@ -181,6 +234,8 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
         retriedTotal: 0,
         deadLetteredTotal: 0,
         inFlight: 0,
+        batchesTotal: 0,
+        batchFallbacksTotal: 0,
       }
       const byHandler: Record<string, HandlerCounters> = {}
       options.handlers.forEach((handler, index) => {

@@ -6,7 +6,7 @@ import { inConsumerSpan } from '../tracing.js'
 import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
-import type { Slots } from './slots.js'
+import type { Release, Slots } from './slots.js'
 
 /** Counters of one handler; the consumer's metrics read them. */
 export interface HandlerCounters {
@@ -20,6 +20,10 @@ export interface HandlerCounters {
   deadLetteredTotal: number
   /** Deliveries being worked on now (running, waiting for a transaction slot, or waiting for a retry). */
   inFlight: number
+  /** Transactions that took two or more deliveries of the queue and committed (inbox/batch.ts). */
+  batchesTotal: number
+  /** Such transactions rolled back, whose deliveries were then handled one by one. */
+  batchFallbacksTotal: number
 }
 
 /** What the pipeline needs from the channel the delivery came on. */
@@ -116,70 +120,127 @@ async function attemptOnce<Tx extends TransactionClient>(
   }
 }
 
+/** Dead-letters one delivery (poison, or out of attempts); never throws. See `handleDelivery`. */
+async function deadLetter<Tx extends TransactionClient>(
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+  reason: string,
+  attempts: number,
+  ids: { id?: string | undefined; type?: string | undefined },
+): Promise<void> {
+  const { handler, signals, logger, counters, stopping, policy } = runtime
+  // The channel is gone (or the consumer stops): the copy could not be confirmed nor the original
+  // acked on it; the redelivered copy dead-letters itself.
+  if (stopping.aborted) return
+  try {
+    await control.deadLetter(reason, attempts)
+  } catch (error) {
+    if (stopping.aborted) return
+    // The copy is not safely in the DLQ, so the original must not be acked: back off, then requeue.
+    logger.error(
+      { err: error, messageId: ids.id, handler: handler.name },
+      'dead-lettering failed; requeueing',
+    )
+    if (await pause(retryDelayMs(attempts + 1, policy), stopping)) control.requeue()
+    return
+  }
+  control.ack()
+  counters.deadLetteredTotal += 1
+  logger.error(
+    { messageId: ids.id, type: ids.type, handler: handler.name, reason, attempts },
+    'message dead-lettered',
+  )
+  signals.emit('deadLettered', { id: ids.id, type: ids.type, handler: handler.name, reason })
+}
+
 /**
- * One delivery, start to end: poison is dead-lettered at once; a valid message runs its handler in
- * an inbox transaction and is acked only after COMMIT; a handler error is retried in-process with
- * backoff (the delivery stays unacked meanwhile) until the attempts are used up, then dead-lettered.
- * Each transaction first takes a slot of `runtime.slots` (the consumer-wide limit), waiting in FIFO
- * order. Never throws. When the consumer stops or the delivery's channel is gone, a delivery not
- * yet running, waiting for a slot or waiting for a retry is left unacked (the broker returns it to
- * the queue); a transaction already running finishes, and its ack fails harmlessly if the channel
- * is gone (the redelivery is then a duplicate).
+ * Acks a delivery whose transaction committed (`fresh`: the handler ran) or found it a duplicate,
+ * and counts, logs and signals it. The caller calls `runtime.onCommitted` (once per transaction).
+ */
+export function settleCommitted<Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+  fresh: boolean,
+  durationMs: number,
+): void {
+  const { handler, signals, logger, counters } = runtime
+  const { id, type, correlationId, attempt } = message
+  control.ack()
+  if (fresh) {
+    counters.handledTotal += 1
+    logger.debug({ messageId: id, type, handler: handler.name, correlationId, attempt }, 'message handled')
+    signals.emit('handled', { id, type, handler: handler.name, correlationId, durationMs })
+  } else {
+    counters.duplicatesTotal += 1
+    logger.info({ messageId: id, type, handler: handler.name, correlationId }, 'duplicate message skipped')
+    signals.emit('duplicate', { id, type, handler: handler.name })
+  }
+}
+
+/** What forms batches of one channel's valid deliveries (inbox/batch.ts); see `handleDelivery`. */
+export interface DeliveryBatcher {
+  /** Resolves when the delivery is settled, or left unacked because the channel or consumer stopped. */
+  submit(message: ConsumedMessage, control: DeliveryControl): Promise<void>
+  /** Deliveries waiting here for a transaction slot now. */
+  readonly waiting: number
+  /** Whether it waits in `runtime.slots` now (one waiter stands for all of `waiting`). */
+  readonly asking: boolean
+}
+
+/**
+ * One delivery, start to end: poison is dead-lettered at once; a valid message goes to `batcher`
+ * when there is one (it may share a transaction with other deliveries of the queue, and comes back
+ * to `runAlone` when that transaction fails), else straight to `runAlone`. Never throws.
  */
 export async function handleDelivery<Tx extends TransactionClient>(
   delivery: Message,
   control: DeliveryControl,
   runtime: DeliveryRuntime<Tx>,
+  batcher?: DeliveryBatcher,
 ): Promise<void> {
-  const { handler, signals, logger, counters, stopping, policy } = runtime
-  if (stopping.aborted) return
-
-  const deadLetter = async (
-    reason: string,
-    attempts: number,
-    ids: { id?: string; type?: string },
-  ): Promise<void> => {
-    // The channel is gone (or the consumer stops): the copy could not be confirmed nor the original
-    // acked on it; the redelivered copy dead-letters itself.
-    if (stopping.aborted) return
-    try {
-      await control.deadLetter(reason, attempts)
-    } catch (error) {
-      if (stopping.aborted) return
-      // The copy is not safely in the DLQ, so the original must not be acked: back off, then requeue.
-      logger.error(
-        { err: error, messageId: ids.id, handler: handler.name },
-        'dead-lettering failed; requeueing',
-      )
-      if (await pause(retryDelayMs(attempts + 1, policy), stopping)) control.requeue()
-      return
-    }
-    control.ack()
-    counters.deadLetteredTotal += 1
-    logger.error(
-      { messageId: ids.id, type: ids.type, handler: handler.name, reason, attempts },
-      'message dead-lettered',
-    )
-    signals.emit('deadLettered', { id: ids.id, type: ids.type, handler: handler.name, reason })
-  }
-
+  if (runtime.stopping.aborted) return
   const parsed = await parseDelivery(
     { content: delivery.content, routingKey: delivery.fields.routingKey },
-    handler.message,
+    runtime.handler.message,
   )
   if (!parsed.ok) {
-    await deadLetter(parsed.reason, 0, parsed)
+    await deadLetter(control, runtime, parsed.reason, 0, parsed)
     return
   }
+  const message: ConsumedMessage = { ...parsed.message, attempt: priorDeliveries(delivery) + 1 }
+  if (batcher) await batcher.submit(message, control)
+  else await runAlone(message, control, runtime)
+}
 
-  const { id, type, correlationId } = parsed.message
+/**
+ * A valid message in transactions of its own: runs its handler in an inbox transaction and acks
+ * only after COMMIT; a handler error is retried in-process with backoff (the delivery stays unacked
+ * meanwhile) until the attempts are used up (`message.attempt` is the first one's number), then
+ * dead-lettered. Each transaction first takes a slot of `runtime.slots` (the consumer-wide limit),
+ * waiting in FIFO order; `held` is a slot the caller already took for the first transaction. Never
+ * throws. When the consumer stops or the delivery's channel is gone, a delivery not yet running,
+ * waiting for a slot or waiting for a retry is left unacked (the broker returns it to the queue); a
+ * transaction already running finishes, and its ack fails harmlessly if the channel is gone (the
+ * redelivery is then a duplicate).
+ */
+export async function runAlone<Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+  held?: Release,
+): Promise<void> {
+  const { handler, signals, logger, counters, stopping, policy } = runtime
+  const { id, type, correlationId } = message
   const log = { messageId: id, type, handler: handler.name, correlationId }
-  let attempt = priorDeliveries(delivery) + 1
+  let attempt = message.attempt
   let outages = 0
+  let slot = held
   for (;;) {
     // A slot per transaction, not per delivery: a delivery waiting for a retry holds no connection.
     // One waiting for a slot has no transaction yet, so a stop simply leaves it for redelivery.
-    const release = await runtime.slots.acquire(stopping)
+    const release = slot ?? (await runtime.slots.acquire(stopping))
+    slot = undefined
     if (!release) return
     if (stopping.aborted) {
       release()
@@ -188,23 +249,14 @@ export async function handleDelivery<Tx extends TransactionClient>(
     let outcome: Attempt
     const started = performance.now()
     try {
-      outcome = await attemptOnce({ ...parsed.message, attempt }, runtime)
+      outcome = await attemptOnce({ ...message, attempt }, runtime)
     } finally {
       release()
     }
     if (outcome.kind === 'handled' || outcome.kind === 'duplicate') {
-      control.ack()
-      if (outcome.kind === 'handled') {
-        counters.handledTotal += 1
-        logger.debug({ ...log, attempt }, 'message handled')
-        const durationMs = performance.now() - started
-        signals.emit('handled', { id, type, handler: handler.name, correlationId, durationMs })
-        runtime.onCommitted()
-      } else {
-        counters.duplicatesTotal += 1
-        logger.info(log, 'duplicate message skipped')
-        signals.emit('duplicate', { id, type, handler: handler.name })
-      }
+      const fresh = outcome.kind === 'handled'
+      settleCommitted({ ...message, attempt }, control, runtime, fresh, performance.now() - started)
+      if (fresh) runtime.onCommitted()
       return
     }
 
@@ -223,7 +275,10 @@ export async function handleDelivery<Tx extends TransactionClient>(
     if (stopping.aborted) return
     const error = describe(outcome.error)
     if (afterFailure(attempt, policy) === 'dead-letter') {
-      await deadLetter(`handler failed after ${attempt} attempts: ${error}`, attempt, { id, type })
+      await deadLetter(control, runtime, `handler failed after ${attempt} attempts: ${error}`, attempt, {
+        id,
+        type,
+      })
       return
     }
     counters.retriedTotal += 1

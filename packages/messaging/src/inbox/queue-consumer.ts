@@ -1,12 +1,15 @@
+import { setMaxListeners } from 'node:events'
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib'
 import { backoffDelay } from '../amqp/backoff.js'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { withTimeout } from '../amqp/timeout.js'
 import type { TransactionClient } from '../types.js'
 import { DEAD_LETTER_QUEUE_ARGUMENTS } from '../topology.js'
+import { createBatcher, type BatchSettings } from './batch.js'
 import { createDeadLetterPublisher, DeadLetterError, type DeadLetterPublisher } from './dead-letter.js'
 import {
   handleDelivery,
+  type DeliveryBatcher,
   type DeliveryControl,
   type DeliveryRuntime,
   type HandlerCounters,
@@ -21,6 +24,8 @@ export interface QueueConsumerOptions<Tx extends TransactionClient> extends Omit
   queue: string
   deadLetterQueue: string
   prefetch: number
+  /** Deliveries per transaction (inbox/batch.ts); `max` 1 handles each delivery alone. */
+  batch: BatchSettings
   /** Longest `stop` waits for running handlers before closing the channel anyway, ms. */
   drainTimeoutMs: number
   /** Declares the topology again (idempotent); used when the queue turned out to be missing. */
@@ -32,6 +37,11 @@ export interface QueueConsumer {
   readonly queue: string
   readonly counters: Readonly<HandlerCounters>
   readonly consuming: boolean
+  /**
+   * Deliveries waiting in this queue's batcher for a transaction slot, and whether the batcher
+   * holds a place in the slots' queue for them (0 and false without batching).
+   */
+  readonly batched: { waiting: number; asking: boolean }
   /** Opens the channel and starts consuming, unless it already does; failures reopen with backoff. */
   open(): Promise<void>
   /** Forgets the channel of a lost connection; the next `open` makes a new one. */
@@ -61,6 +71,8 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     retriedTotal: 0,
     deadLetteredTotal: 0,
     inFlight: 0,
+    batchesTotal: 0,
+    batchFallbacksTotal: 0,
   }
   const stopping = new AbortController()
   const inFlight = new Set<Promise<void>>()
@@ -71,6 +83,7 @@ export function createQueueConsumer<Tx extends TransactionClient>(
   // retry waits, slot waits and dead-lettering stop (the broker redelivers them).
   let channelGone = new AbortController()
   let channel: ConfirmChannel | undefined
+  let batcher: DeliveryBatcher | undefined
   let consumerTag: string | undefined
   let opening = false
   // Set when the queue was found missing (deleted behind our back): declare before consuming again.
@@ -92,6 +105,7 @@ export function createQueueConsumer<Tx extends TransactionClient>(
 
   const forgetChannel = (): void => {
     channel = undefined
+    batcher = undefined
     consumerTag = undefined
     channelGone.abort()
   }
@@ -146,6 +160,7 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     ch: ConfirmChannel,
     publish: DeadLetterPublisher,
     runtime: DeliveryRuntime<Tx>,
+    batcher: DeliveryBatcher | undefined,
     message: ConsumeMessage | null,
   ): void => {
     if (message === null) {
@@ -165,7 +180,8 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     counters.inFlight += 1
     const id = message.properties.messageId as string | undefined
     const previous = id === undefined ? undefined : chains.get(id)
-    const handle = (): Promise<void> => handleDelivery(message, controlFor(ch, publish, message), runtime)
+    const handle = (): Promise<void> =>
+      handleDelivery(message, controlFor(ch, publish, message), runtime, batcher)
     const running = (previous ? previous.then(handle) : handle())
       .catch((error: unknown) => logger.error({ err: error, queue }, 'delivery pipeline failed unexpectedly'))
       .finally(() => {
@@ -198,10 +214,18 @@ export function createQueueConsumer<Tx extends TransactionClient>(
         counters,
         stopping: AbortSignal.any([stopping.signal, channelGone.signal]),
       }
+      // Every unacked delivery may listen on it (a slot wait or a retry wait), and the batcher
+      // once: without this, a prefetch above 10 prints MaxListenersExceededWarning.
+      setMaxListeners(options.prefetch + 2, runtime.stopping)
+      // One batcher per channel: a batch never mixes deliveries of two channels.
+      const batches = options.batch.max > 1 ? createBatcher(runtime, options.batch) : undefined
       channel = opened
-      const reply = await opened.consume(queue, (message) => deliver(opened, publish, runtime, message), {
-        noAck: false,
-      })
+      batcher = batches
+      const reply = await opened.consume(
+        queue,
+        (message) => deliver(opened, publish, runtime, batches, message),
+        { noAck: false },
+      )
       consumerTag = reply.consumerTag
       if (stopping.signal.aborted) {
         // stop() ran while this channel was opening and could not see it: close it here.
@@ -210,7 +234,10 @@ export function createQueueConsumer<Tx extends TransactionClient>(
         return
       }
       reopenAttempt = 0
-      logger.info({ queue, handler: handlerName, prefetch: options.prefetch }, 'consuming')
+      logger.info(
+        { queue, handler: handlerName, prefetch: options.prefetch, batchMax: options.batch.max },
+        'consuming',
+      )
     } catch (error) {
       logger.warn({ err: error, queue, handler: handlerName }, 'could not start consuming; retrying')
       // 404 NOT_FOUND: the queue does not exist (https://www.rabbitmq.com/amqp-0-9-1-reference#constants).
@@ -228,6 +255,9 @@ export function createQueueConsumer<Tx extends TransactionClient>(
     counters,
     get consuming() {
       return channel !== undefined && consumerTag !== undefined
+    },
+    get batched() {
+      return { waiting: batcher?.waiting ?? 0, asking: batcher?.asking ?? false }
     },
     open,
     lost() {

@@ -1,0 +1,243 @@
+/**
+ * Benchmark of the consumer draining a backlog, with batched inbox commits off and on (lever 5 of
+ * docs/performance.md). Each round puts BENCH_BACKLOG messages (default 5,000) in one handler queue,
+ * then starts a consumer (pgDatabase, 4 transaction slots, prefetch 40) and times it until every
+ * message is handled. The handler does what a service's does: the inbox INSERT (the consumer's), one
+ * business INSERT, one `enqueue`. Variants: `off` (batchMax 1: one transaction per delivery, as
+ * before), `max 5` (the services' default at prefetch 10) and `max 20`, all at prefetch 40 so only
+ * the batching differs. Rounds interleave the variants (off, 5, 20, off, 5, 20, ...), so each sees
+ * the same machine. Per round it prints messages/s, this process's CPU per message
+ * (process.cpuUsage: the consumer, amqplib, pg and the handler) and the PostgreSQL backends' CPU
+ * per message (/proc of the pool's backends, where readable), and transactions committed; then the
+ * median and range per variant.
+ * Run: `npm run bench:consume -w @saga/messaging` (BENCH_BACKLOG, BENCH_ROUNDS rounds per variant,
+ * default 3). Own database, exchange and queues, deleted after.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import amqp from 'amqplib'
+import pg from 'pg'
+import { AMQP_URL, createTestDatabase, deleteBrokerObjects, uniqueName } from '@saga/testkit'
+import { createAmqpConnection } from '../src/amqp/connection.js'
+import { pgDatabase } from '../src/database.js'
+import { createConsumer } from '../src/inbox/consumer.js'
+import { enqueue } from '../src/outbox/enqueue.js'
+import { toPublishable } from '../src/outbox/envelope.js'
+import { createSignals } from '../src/signals.js'
+import { deadLetterQueueName, declareTopology, queueName } from '../src/topology.js'
+import type { Database, HandlerDefinition, MessageContract } from '../src/types.js'
+import { fmt, until } from './measure.js'
+
+const SQL = fileURLToPath(new URL('../sql/messaging.sql', import.meta.url))
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 5_000)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const CONCURRENCY = 4
+const PREFETCH = 40
+const TICKS_PER_SECOND = 100 // USER_HZ on Linux
+const VARIANTS = [
+  { name: 'off', batchMax: 1 },
+  { name: 'max 5', batchMax: 5 },
+  { name: 'max 20', batchMax: 20 },
+] as const
+
+interface Payload {
+  n: number
+  orderId: string
+}
+const contract: MessageContract<Payload> = {
+  type: 'bench.happened.v1',
+  routingKey: 'bench.happened',
+  schema: {
+    '~standard': {
+      version: 1,
+      vendor: 'bench',
+      validate: (value) => ({ value: value as Payload }),
+    },
+  },
+}
+
+const db = await createTestDatabase({ prefix: 'bench_consume', sqlFiles: [SQL] })
+const exchange = uniqueName('bench_consume_ex')
+const prefix = uniqueName('bench_consume')
+// Connections never idle out, so the backends measured are the ones that did the work.
+const pool = new pg.Pool({ connectionString: db.url, max: CONCURRENCY + 2, idleTimeoutMillis: 0 })
+pool.on('error', () => undefined)
+await pool.query('CREATE TABLE effect (id uuid PRIMARY KEY, order_id uuid NOT NULL, n int NOT NULL)')
+
+const handler: HandlerDefinition<pg.PoolClient, Payload> = {
+  name: 'bench-handler',
+  message: contract,
+  async handle(message, tx) {
+    await tx.query({
+      name: 'bench.effect',
+      text: 'INSERT INTO effect (id, order_id, n) VALUES ($1::uuid, $2::uuid, $3)',
+      values: [randomUUID(), message.payload.orderId, message.payload.n],
+    })
+    await enqueue(tx, {
+      type: 'bench.followed.v1',
+      routingKey: 'bench.followed',
+      payload: { orderId: message.payload.orderId, amount: 1999, currency: 'EUR' },
+      aggregateId: message.payload.orderId,
+      correlationId: message.correlationId,
+      causationId: message.id,
+    })
+  },
+}
+const queue = queueName(prefix, handler.name)
+
+/** The pool's backends, opened up front so every round is measured on the same connections. */
+async function backendPids(): Promise<number[]> {
+  const clients = await Promise.all(Array.from({ length: CONCURRENCY + 2 }, () => pool.connect()))
+  const pids = await Promise.all(
+    clients.map(
+      async (client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid,
+    ),
+  )
+  clients.forEach((client) => client.release())
+  return pids
+}
+const pids = await backendPids()
+
+/** CPU seconds of the pool's backends together, or NaN where /proc is not readable. */
+async function backendCpuSeconds(): Promise<number> {
+  let ticks = 0
+  try {
+    for (const pid of pids) {
+      const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    }
+  } catch {
+    return Number.NaN
+  }
+  return ticks / TICKS_PER_SECOND
+}
+
+/** Fills the queue with `BACKLOG` valid deliveries (one saga each), confirmed. */
+async function fillQueue(): Promise<void> {
+  const connection = await amqp.connect(AMQP_URL)
+  try {
+    const channel = await connection.createConfirmChannel()
+    await declareTopology(channel, { exchange, queuePrefix: prefix, handlers: [handler] })
+    for (let n = 0; n < BACKLOG; n += 500) {
+      for (let i = n; i < Math.min(BACKLOG, n + 500); i += 1) {
+        const orderId = randomUUID()
+        const message = toPublishable(
+          {
+            id: randomUUID(),
+            type: contract.type,
+            routing_key: contract.routingKey,
+            payload: { n: i, orderId },
+            headers: { correlationId: orderId },
+            aggregate_id: orderId,
+            occurred_at: new Date(),
+            attempts: 0,
+          },
+          'bench',
+        )
+        channel.publish(exchange, message.routingKey, message.content, message.options)
+      }
+      await channel.waitForConfirms()
+    }
+    await channel.close()
+  } finally {
+    await connection.close()
+  }
+}
+
+interface Figures {
+  rate: number
+  nodeUs: number
+  pgUs: number
+  transactions: number
+}
+
+async function round(batchMax: number): Promise<Figures> {
+  await pool.query('TRUNCATE inbox_message, outbox_message, effect')
+  await fillQueue()
+  const inner = pgDatabase(pool)
+  let transactions = 0
+  const database: Database<pg.PoolClient> = {
+    transaction: (fn) => inner.transaction(fn),
+    inboxTransaction: async (entry, fn) => {
+      const outcome = await inner.inboxTransaction!(entry, fn)
+      transactions += 1
+      return outcome
+    },
+    inboxBatchTransaction: async (entries, fn) => {
+      const result = await inner.inboxBatchTransaction!(entries, fn)
+      transactions += 1
+      return result
+    },
+  }
+  const signals = createSignals()
+  let handled = 0
+  let finished = 0
+  signals.on('handled', () => {
+    handled += 1
+    if (handled === BACKLOG) finished = performance.now()
+  })
+  const connection = createAmqpConnection({ url: AMQP_URL, name: `${prefix}-consumer` })
+  const consumer = createConsumer({
+    connection,
+    database,
+    handlers: [handler as HandlerDefinition<pg.PoolClient>],
+    queuePrefix: prefix,
+    signals,
+    prefetch: PREFETCH,
+    concurrency: CONCURRENCY,
+    batchMax,
+  })
+  const cpu = process.cpuUsage()
+  const pgBefore = await backendCpuSeconds()
+  const started = performance.now()
+  consumer.start()
+  connection.start()
+  await until(() => Promise.resolve(handled >= BACKLOG), 600_000, 'the backlog handled')
+  const used = process.cpuUsage(cpu)
+  const pgSeconds = (await backendCpuSeconds()) - pgBefore
+  await consumer.stop()
+  await connection.close()
+  return {
+    rate: BACKLOG / ((finished - started) / 1_000),
+    nodeUs: (used.user + used.system) / BACKLOG,
+    pgUs: (pgSeconds * 1e6) / BACKLOG,
+    transactions,
+  }
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+const us = (value: number): string => (Number.isNaN(value) ? 'n/a' : `${value.toFixed(0)} µs`)
+const show = (f: Figures): string =>
+  `${fmt(f.rate).padStart(6)} msg/s  node ${us(f.nodeUs)}/msg  postgres ${us(f.pgUs)}/msg  ${f.transactions} transactions`
+
+try {
+  console.log(
+    `consume bench: backlog ${fmt(BACKLOG)}, prefetch ${PREFETCH}, ${CONCURRENCY} transaction slots, ${ROUNDS} rounds per variant`,
+  )
+  await round(1) // warm-up: JIT, prepared statements, the queue's first declaration
+  const results = new Map<string, Figures[]>(VARIANTS.map((v) => [v.name, []]))
+  for (let r = 1; r <= ROUNDS; r += 1) {
+    for (const variant of VARIANTS) {
+      const figures = await round(variant.batchMax)
+      results.get(variant.name)!.push(figures)
+      console.log(`round ${r} ${variant.name.padEnd(6)}  ${show(figures)}`)
+    }
+  }
+  for (const [name, figures] of results) {
+    const m = (key: keyof Figures) => median(figures.map((f) => f[key]))
+    const range = (key: keyof Figures, unit: (v: number) => string) =>
+      `${unit(Math.min(...figures.map((f) => f[key])))}-${unit(Math.max(...figures.map((f) => f[key])))}`
+    console.log(
+      `median ${name.padEnd(6)}  ${fmt(m('rate'))} msg/s (${range('rate', (v) => fmt(v))})  node ${us(m('nodeUs'))}/msg (${range('nodeUs', us)})  postgres ${us(m('pgUs'))}/msg (${range('pgUs', us)})  ${fmt(m('transactions'))} transactions`,
+    )
+  }
+} finally {
+  await pool.end()
+  await deleteBrokerObjects({ exchanges: [exchange], queues: [queue, deadLetterQueueName(queue)] })
+  await db.drop()
+}
