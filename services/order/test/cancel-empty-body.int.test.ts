@@ -100,7 +100,7 @@ describe('POST /orders (a route that needs a body) with a JSON content type', ()
 
 describe('POST /orders/:id/cancel (a route that takes no body) without a JSON content type', () => {
   it('when neither a body nor a content type is sent, or an empty text/plain body, then the order is cancelled: 200', async () => {
-    for (const headers of [{}, { 'content-type': 'text/plain' }]) {
+    for (const headers of [{}, { 'content-type': 'text/plain' }] as Record<string, string>[]) {
       const id = await pendingOrder(db)
       const res = await fetch(`${base}/orders/${id}/cancel`, { method: 'POST', headers })
       expect(res.status, JSON.stringify(headers)).toBe(200)
