@@ -96,9 +96,10 @@ export function awaitedLines(
  * tables (published, pending or parked), what it waits for next and from which service (and, when
  * the last fact is published, whether that service answers its `/health/live`, see `awaitedLines`),
  * and its dead-lettered messages. An order service that does not answer is reported with the
- * message every command uses (`orderServiceUnreachable`), and the rest is still shown. An order the order service does not know (404) is reported as unknown and
- * no wait is guessed; its outbox rows and dead letters are still shown, since a poison message may
- * carry an order id that was never placed. Returns the exit code: 1 when the order is unknown and
+ * message every command uses (`orderServiceUnreachable`), and the rest is still shown. An order the
+ * order service does not know (404) is reported as unknown and no wait is guessed; its outbox rows
+ * and dead letters are still shown, since a poison message may carry an order id that was never
+ * placed. Returns the exit code: 1 when the order is unknown and
  * nothing carries its id, else 0.
  */
 export async function where(
