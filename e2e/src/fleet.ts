@@ -129,6 +129,9 @@ export class Fleet {
       AMQP_EXCHANGE: this.names.exchange,
     }
     for (const s of SERVICES) {
+      // `where` probes the /health/live of the service an order waits for.
+      const instance = this.of(s)[0]
+      if (instance) env[`${s.toUpperCase()}_SERVICE_URL`] = instance.url
       env[`${s.toUpperCase()}_DATABASE_URL`] = databaseUrl(this.names.database[s])
       env[`${s.toUpperCase()}_QUEUE_PREFIX`] = this.names.queuePrefix[s]
     }

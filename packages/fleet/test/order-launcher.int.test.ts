@@ -2,16 +2,44 @@ import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:http'
+import { createServer, type RequestListener } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { describe, expect, it } from 'vitest'
+import { AMQP_URL, createTestDatabase, deleteBrokerObjects, type TestDatabase } from '@saga/testkit'
+import amqp from 'amqplib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SERVICES, type ServiceName } from '../src/cli/settings.js'
 
 const run = promisify(execFile)
 const launcher = fileURLToPath(new URL('../bin/order.js', import.meta.url))
 const root = fileURLToPath(new URL('../../../', import.meta.url))
+const cli = fileURLToPath(new URL('../dist/cli/order.js', import.meta.url))
+const messagingSql = fileURLToPath(new URL('../../messaging/sql/messaging.sql', import.meta.url))
+
+/** Runs the built CLI; resolves with its exit code and output whatever the code. */
+async function order(args: string[], env: Record<string, string>) {
+  return run('node', [cli, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  )
+}
+
+/** A local HTTP server answering with `handler`; `close()` stops it. */
+async function serve(handler: RequestListener) {
+  const server = createServer(handler).listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(resolve)) }
+}
+
+/** A URL nothing listens on (a port just released). */
+async function closedUrl(): Promise<string> {
+  const server = await serve(() => undefined)
+  await server.close()
+  return server.url
+}
 
 describe('npm run order (bin/order.js)', () => {
   it('when the CLI is not built, then it says to build first and exits 1 without a stack trace', async () => {
@@ -62,5 +90,133 @@ describe('npm run order (bin/order.js)', () => {
     } finally {
       server.close()
     }
+  })
+})
+
+describe('the order CLI against fakes of the fleet and real outbox tables', () => {
+  it('when the order service does not answer, then where, cancel, follow and place print one and the same message', async () => {
+    const orderUrl = await closedUrl()
+    const nowhere = await closedUrl()
+    const port = new URL(nowhere).port
+    const env: Record<string, string> = { ORDER_SERVICE_URL: orderUrl, AMQP_URL: `amqp://127.0.0.1:${port}` }
+    for (const service of SERVICES)
+      env[`${service.toUpperCase()}_DATABASE_URL`] = `postgres://x:x@127.0.0.1:${port}/x`
+    const expected = `the order service at ${orderUrl} did not answer (connect ECONNREFUSED 127.0.0.1:${new URL(orderUrl).port}); is the fleet running (npm start)?`
+    const id = randomUUID()
+    for (const args of [
+      ['where', id],
+      ['cancel', id],
+      ['follow', id],
+      ['place', '--sku', 'MUG-001'],
+    ]) {
+      const result = await order(args, env)
+      expect(`${result.stdout}${result.stderr}`, args[0]).toContain(expected)
+      expect(`${result.stdout}${result.stderr}`, args[0]).not.toContain('fetch failed')
+    }
+  })
+
+  describe('with the four outbox tables', () => {
+    const dbs = {} as Record<ServiceName, TestDatabase>
+    const exchange = `cli-follow-${randomUUID()}`
+    const createdAt = new Date('2026-11-30T12:00:00.000Z')
+    const orderId = randomUUID()
+    let orderService: Awaited<ReturnType<typeof serve>>
+    let status = 'PENDING'
+    let env: Record<string, string>
+
+    beforeAll(async () => {
+      for (const service of SERVICES)
+        dbs[service] = await createTestDatabase({ prefix: `cli_${service}`, sqlFiles: [messagingSql] })
+      orderService = await serve((request, response) => {
+        response.setHeader('content-type', 'application/json')
+        if (request.url !== `/orders/${orderId}`) return void response.writeHead(404).end('{}')
+        response.end(JSON.stringify({ id: orderId, status, createdAt: createdAt.toISOString() }))
+      })
+      const connection = await amqp.connect(AMQP_URL)
+      const channel = await connection.createChannel()
+      await channel.assertExchange(exchange, 'topic', { durable: false, autoDelete: false })
+      await connection.close()
+      env = { ORDER_SERVICE_URL: orderService.url, AMQP_URL, AMQP_EXCHANGE: exchange }
+      for (const service of SERVICES) {
+        env[`${service.toUpperCase()}_DATABASE_URL`] = dbs[service].url
+        env[`${service.toUpperCase()}_QUEUE_PREFIX`] = `cli-${randomUUID()}`
+      }
+    })
+    afterAll(async () => {
+      await orderService?.close()
+      await deleteBrokerObjects({ exchanges: [exchange] }, AMQP_URL).catch(() => undefined)
+      for (const service of SERVICES) await dbs[service]?.drop()
+    })
+
+    /** A published outbox row whose event time (`headers.occurredAt`) is `createdAt + ms`; `occurred_at` is `writtenMs`. */
+    const published = (service: ServiceName, type: string, routingKey: string, ms: number, writtenMs = ms) =>
+      dbs[service].pool.query(
+        `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id, occurred_at, published_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now())`,
+        [
+          randomUUID(),
+          type,
+          routingKey,
+          { orderId },
+          { correlationId: orderId, occurredAt: new Date(createdAt.getTime() + ms).toISOString() },
+          orderId,
+          new Date(createdAt.getTime() + writtenMs),
+        ],
+      )
+
+    it('when the order waits for payment, then where says whether payment answers its /health: not answering, or not committed yet', async () => {
+      await published('order', 'order.created.v1', 'order.created', 0)
+      const down = await closedUrl()
+      const refused = await order(['where', orderId], { ...env, PAYMENT_SERVICE_URL: down })
+      expect(refused.stdout).toContain('waiting for: payment.processed or payment.failed from payment')
+      expect(refused.stdout).toContain(
+        `  payment is not answering at ${down} (connect ECONNREFUSED 127.0.0.1:${new URL(down).port}): is it running?`,
+      )
+      expect(refused.stdout).not.toContain('has not committed its reaction yet')
+
+      const probes: string[] = []
+      const payment = await serve((request, response) => {
+        probes.push(`${request.method} ${request.url}`)
+        response.writeHead(503).end('{}')
+      })
+      try {
+        const answering = await order(['where', orderId], { ...env, PAYMENT_SERVICE_URL: payment.url })
+        expect(probes).toEqual(['GET /health/live'])
+        expect(answering.stdout).toContain(
+          '  the last fact was published; the consumer in payment has not committed its reaction yet',
+        )
+        expect(answering.stdout).not.toContain('is not answering')
+      } finally {
+        await payment.close()
+      }
+    })
+
+    it('when a finished order is followed, then its facts print in time order with offsets from its createdAt', async () => {
+      status = 'CONFIRMED'
+      // Written (occurred_at) in another order than they happened: the event time rules.
+      await published('payment', 'payment.processed.v1', 'payment.processed', 12, 70)
+      await published('inventory', 'stock.reserved.v1', 'stock.reserved', 30, 20)
+      await published('shipment', 'shipment.created.v1', 'shipment.created', 45, 45)
+      await published('order', 'order.confirmed.v1', 'order.confirmed', 84, 50)
+      const result = await order(['follow', orderId, '--timeout', '10000'], env)
+      expect(result.code).toBe(0)
+      const steps = result.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('  +'))
+        .map((line) =>
+          line
+            .replace(/\s+[0-9a-f-]{36}$/, '')
+            .replace(/\s+/g, ' ')
+            .trim(),
+        )
+      expect(steps).toEqual([
+        '+ 0 ms order.created.v1 order',
+        '+ 12 ms payment.processed.v1 payment',
+        '+ 30 ms stock.reserved.v1 inventory',
+        '+ 45 ms shipment.created.v1 shipment',
+        '+ 84 ms order.confirmed.v1 order',
+      ])
+      expect(result.stdout).toContain('final status: CONFIRMED')
+    })
   })
 })

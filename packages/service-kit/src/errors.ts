@@ -42,6 +42,23 @@ export class HttpError extends Error {
 
 const reason = (statusCode: number): string => STATUS_CODES[statusCode] ?? 'Error'
 
+/**
+ * The 415 for a body whose media type the services do not read: they read application/json only.
+ * Example: `unsupportedMediaType('text/plain')` -> 415 "The body's media type 'text/plain' is not
+ * supported; send application/json".
+ * @param contentType the request's Content-Type header; undefined when a body came without one
+ */
+export function unsupportedMediaType(contentType: string | undefined): HttpError {
+  const type = (contentType?.split(';')[0] ?? '').trim()
+  return new HttpError(
+    415,
+    type === ''
+      ? 'The body has no media type; send it as application/json'
+      : `The body's media type '${type}' is not supported; send application/json`,
+    [{ path: 'headers.content-type', issue: 'must be application/json' }],
+  )
+}
+
 /** Seconds a client is told to wait (`Retry-After`) when the database is overloaded. */
 export const BUSY_RETRY_AFTER_S = 2
 
@@ -86,6 +103,11 @@ function handleError(
   }
   if (hasZodFastifySchemaValidationErrors(error) || error.validation) {
     return reply.code(400).send(clientError(400, 'The request is invalid', validationDetails(error)))
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    // fastify's own 415 (a type no parser reads) says only "Unsupported Media Type": name the one we read.
+    const refused = unsupportedMediaType(request.headers['content-type'])
+    return reply.code(415).send(clientError(415, refused.message, refused.details))
   }
   const statusCode = error.statusCode ?? 500
   if (statusCode >= 400 && statusCode < 500) {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { HttpError } from './errors.js'
+import { HttpError, unsupportedMediaType } from './errors.js'
 
 // `charset=...` in a Content-Type header, quoted or not (RFC 9110 section 8.3).
 const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i
@@ -45,6 +45,36 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
 /** What `parseJsonBody` refuses, as the one error shape's 4xx (thrown as HttpError). */
 function refuse(statusCode: number, message: string, path: string, issue: string): HttpError {
   return new HttpError(statusCode, message, [{ path, issue }])
+}
+
+/** The 400 for a route that needs a body and got none (an empty body, or no body and no content type). */
+const emptyBody = (): HttpError => refuse(400, 'The body is empty; send a JSON document', 'body', 'is empty')
+
+/** The media type of a Content-Type header, lower-cased, without its parameters: `application/json`. */
+export function mediaTypeOf(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase()
+}
+
+/**
+ * What a route that reads a JSON body (has a body schema) refuses before validation, so the schema
+ * never judges what the parser did not read as JSON: a content type other than application/json is a
+ * 415 naming the supported type (fastify's text/plain parser would hand the schema a string), and
+ * no body at all without a content type is the same 400 as an empty JSON body (fastify hands the
+ * schema `null`). Undefined when the request may go on. A route without a body schema is not
+ * judged here: it takes no body, sent with any or no content type.
+ * @param contentType the request's Content-Type header, if any
+ * @param body the body as the content-type parser left it (`null` or `undefined` when none was sent)
+ */
+export function refuseBody(
+  bodyRequired: boolean,
+  contentType: string | undefined,
+  body: unknown,
+): HttpError | undefined {
+  if (!bodyRequired) return undefined
+  if (contentType !== undefined && mediaTypeOf(contentType) !== 'application/json')
+    return unsupportedMediaType(contentType)
+  if (contentType === undefined && (body === undefined || body === null)) return emptyBody()
+  return undefined
 }
 
 /** Options of `parseJsonBody`. */
@@ -94,7 +124,7 @@ export function parseJsonBody(
   }
   const text = body.toString('utf8')
   if (text.trim() === '' && !bodyRequired) return undefined
-  if (text.trim() === '') throw refuse(400, 'The body is empty; send a JSON document', 'body', 'is empty')
+  if (text.trim() === '') throw emptyBody()
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -137,7 +167,9 @@ function forbiddenKey(value: unknown, path: string): string | undefined {
 /**
  * Replaces fastify's JSON body parser with `parseJsonBody` (same body limit, read as bytes so the
  * UTF-8 check sees what was sent). A route without a body schema takes no body, so an empty body
- * sent to it with a JSON content type is accepted as none; a route with one still answers 400.
+ * sent to it with a JSON content type is accepted as none; a route with one still answers 400, and
+ * refuses a non-JSON content type (415) or a request with no body and no content type (400) before
+ * its schema runs (`refuseBody`, in a preValidation hook of the root, so every route has it).
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json')
@@ -153,4 +185,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       }
     },
   )
+  app.addHook('preValidation', (request, _reply, done) => {
+    const bodyRequired = request.routeOptions.schema?.body !== undefined
+    done(refuseBody(bodyRequired, request.headers['content-type'], request.body))
+  })
 }

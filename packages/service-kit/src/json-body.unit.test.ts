@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { firstInvalidUtf8, parseJsonBody } from './json-body.js'
+import { firstInvalidUtf8, mediaTypeOf, parseJsonBody, refuseBody } from './json-body.js'
 
 const bytes = (...b: number[]) => Buffer.from(b)
 
@@ -52,5 +52,36 @@ describe('parseJsonBody', () => {
     expect(() => parseJsonBody('application/json', Buffer.from('[{"__proto__":{}}]'))).toThrow(
       expect.objectContaining({ details: [{ path: 'body.0.__proto__', issue: 'is not an allowed key' }] }),
     )
+  })
+})
+
+describe('refuseBody', () => {
+  it('when a route needs a body and gets no body and no content type, then the empty-body 400', () => {
+    for (const body of [undefined, null]) {
+      expect(refuseBody(true, undefined, body)).toMatchObject({
+        statusCode: 400,
+        message: 'The body is empty; send a JSON document',
+        details: [{ path: 'body', issue: 'is empty' }],
+      })
+    }
+  })
+
+  it('when a route needs a body and the content type is not JSON, then 415 naming application/json', () => {
+    expect(refuseBody(true, 'text/plain;charset=UTF-8', 'x')).toMatchObject({
+      statusCode: 415,
+      message: "The body's media type 'text/plain' is not supported; send application/json",
+      details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
+    })
+  })
+
+  it('when the body is JSON (even the document null), or the route takes no body, then nothing is refused', () => {
+    expect(refuseBody(true, 'Application/JSON; charset=utf-8', { a: 1 })).toBeUndefined()
+    expect(refuseBody(true, 'application/json', null)).toBeUndefined()
+    expect(refuseBody(false, undefined, null)).toBeUndefined()
+    expect(refuseBody(false, 'text/plain', '')).toBeUndefined()
+  })
+
+  it('when a content type has parameters or capitals, then its media type is the bare lower-case type', () => {
+    expect(mediaTypeOf(' Text/Plain ; charset=utf-8')).toBe('text/plain')
   })
 })

@@ -120,8 +120,8 @@ describe('error handler', () => {
     expect(res.statusCode).toBe(415)
     expect(res.json()).toEqual({
       error: 'Unsupported Media Type',
-      message: 'Unsupported Media Type',
-      details: [],
+      message: "The body's media type 'application/xml' is not supported; send application/json",
+      details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
     })
   })
 

@@ -17,6 +17,10 @@ beforeAll(async () => {
     { schema: { body: thing, response: { 200: thing, ...errorResponses(400, 413, 415, 500) } } },
     (request) => request.body,
   )
+  // A route that takes no body, like POST /orders/:id/cancel.
+  app.post('/things/:id/archive', { schema: { params: z.object({ id: z.string() }) } }, () => ({
+    archived: true,
+  }))
   app.get(
     '/things/:id',
     {
@@ -44,6 +48,12 @@ const cases: [string, number, InjectOptions][] = [
   ['a body failing its schema', 400, { method: 'POST', url: '/things', payload: { name: '' } }],
   ['malformed JSON', 400, { method: 'POST', url: '/things', headers: json, payload: '{"name":' }],
   ['an empty JSON body', 400, { method: 'POST', url: '/things', headers: json, payload: '' }],
+  ['no body and no content type', 400, { method: 'POST', url: '/things' }],
+  [
+    'a text/plain body on a JSON route',
+    415,
+    { method: 'POST', url: '/things', headers: { 'content-type': 'text/plain' }, payload: '{"name":"x"}' },
+  ],
   [
     'bytes that are not UTF-8',
     400,
@@ -158,6 +168,57 @@ describe('every error in the one shape', () => {
       message: "The body holds a 'constructor.prototype' key, which is refused (it could pollute prototypes)",
       details: [{ path: 'body.constructor.prototype', issue: 'is not an allowed key' }],
     })
+  })
+
+  it('when a route needs a body and none is sent, without or with a JSON content type, then the same 400 says the body is empty', async () => {
+    const empty = {
+      error: 'Bad Request',
+      message: 'The body is empty; send a JSON document',
+      details: [{ path: 'body', issue: 'is empty' }],
+    }
+    const none = await app.inject({ method: 'POST', url: '/things' })
+    expect(none.statusCode).toBe(400)
+    expect(none.json()).toEqual(empty)
+    const emptyJson = await app.inject({ method: 'POST', url: '/things', headers: json, payload: '' })
+    expect(emptyJson.json()).toEqual(empty)
+  })
+
+  it('when a JSON route gets text/plain or another type, then 415 names the type sent and application/json', async () => {
+    const plain = await app.inject({
+      method: 'POST',
+      url: '/things',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+      payload: '{"name":"x"}',
+    })
+    expect(plain.statusCode).toBe(415)
+    expect(plain.json()).toEqual({
+      error: 'Unsupported Media Type',
+      message: "The body's media type 'text/plain' is not supported; send application/json",
+      details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
+    })
+    const xml = await app.inject({
+      method: 'POST',
+      url: '/things',
+      headers: { 'content-type': 'text/xml' },
+      payload: '<a/>',
+    })
+    expect(xml.statusCode).toBe(415)
+    expect(xml.json()).toMatchObject({
+      message: "The body's media type 'text/xml' is not supported; send application/json",
+    })
+    const untyped = await app.inject({ method: 'POST', url: '/things', payload: '{"name":"x"}' })
+    expect(untyped.statusCode).toBe(415)
+    expect(untyped.json()).toMatchObject({
+      message: 'The body has no media type; send it as application/json',
+    })
+  })
+
+  it('when a route takes no body, then no body is accepted with no content type, a JSON one or text/plain', async () => {
+    for (const headers of [{}, json, { 'content-type': 'text/plain' }]) {
+      const res = await app.inject({ method: 'POST', url: '/things/7/archive', headers })
+      expect(res.statusCode, JSON.stringify(headers)).toBe(200)
+      expect(res.json()).toEqual({ archived: true })
+    }
   })
 
   it('when a path parameter is too long, then 414 says which limit without echoing the path', async () => {

@@ -66,4 +66,47 @@ describe('POST /orders (a route that needs a body) with a JSON content type', ()
     const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
     expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
   })
+
+  it('when no body and no content type are sent, then the same 400 as an empty JSON body, and nothing is stored', async () => {
+    const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
+    const res = await fetch(`${base}/orders`, { method: 'POST' })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      error: 'Bad Request',
+      message: 'The body is empty; send a JSON document',
+      details: [{ path: 'body', issue: 'is empty' }],
+    })
+    const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
+    expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
+  })
+
+  it('when the body is sent as text/plain, then 415 naming application/json, and nothing is stored', async () => {
+    const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
+    const res = await fetch(`${base}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{}',
+    })
+    expect(res.status).toBe(415)
+    expect(await res.json()).toEqual({
+      error: 'Unsupported Media Type',
+      message: "The body's media type 'text/plain' is not supported; send application/json",
+      details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
+    })
+    const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
+    expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
+  })
+})
+
+describe('POST /orders/:id/cancel (a route that takes no body) without a JSON content type', () => {
+  it('when neither a body nor a content type is sent, or an empty text/plain body, then the order is cancelled: 200', async () => {
+    for (const headers of [{}, { 'content-type': 'text/plain' }] as Record<string, string>[]) {
+      const id = await pendingOrder(db)
+      const res = await fetch(`${base}/orders/${id}/cancel`, { method: 'POST', headers })
+      expect(res.status, JSON.stringify(headers)).toBe(200)
+      expect(await res.json()).toMatchObject({ id, status: 'CANCELLED' })
+      const rows = await outboxOf(db.pool, id)
+      expect(rows.filter((row) => row.type === OrderCancelled.type)).toHaveLength(1)
+    }
+  })
 })

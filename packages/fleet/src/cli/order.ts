@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util'
 import amqp from 'amqplib'
-import { ChainWatcher, printChain } from './follow.js'
+import { ChainWatcher, outcome, printChain } from './follow.js'
+import { callOrderService } from './http.js'
 import { parkedRows, retryParked } from './outbox.js'
 import { orderBody, parsePlaceArgs } from './place.js'
 import { discardDeadLetter, listDeadLetters, requeueDeadLetters } from './queues.js'
@@ -27,9 +28,9 @@ const USAGE = `usage: npm run order -- <command>
   parked list                           outbox rows whose publishing gave up
   parked retry <id>                     make a parked row pending again
 
-environment: ORDER_SERVICE_URL (http://127.0.0.1:3001), AMQP_URL, AMQP_EXCHANGE (saga.events),
-  <SERVICE>_DATABASE_URL and <SERVICE>_QUEUE_PREFIX for SERVICE in ORDER PAYMENT INVENTORY SHIPMENT,
-  RABBITMQ_MANAGEMENT_URL (optional, to list queues)`
+environment: AMQP_URL, AMQP_EXCHANGE (saga.events), <SERVICE>_SERVICE_URL (http://127.0.0.1:<SERVICE>_PORT,
+  3001-3004), <SERVICE>_DATABASE_URL and <SERVICE>_QUEUE_PREFIX for SERVICE in ORDER PAYMENT INVENTORY
+  SHIPMENT, RABBITMQ_MANAGEMENT_URL (optional, to list queues)`
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const out = (line: string): void => void process.stdout.write(`${line}\n`)
@@ -54,59 +55,51 @@ async function place(settings: CliSettings, args: string[]): Promise<number> {
   // Subscribe before placing, so not even the first event can slip past.
   const watcher = values.follow ? await ChainWatcher.open(settings) : undefined
   try {
-    const sentAt = new Date()
-    const res = await fetch(`${settings.orderUrl}/orders`, {
+    const res = await callOrderService(settings, '/orders', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    }).catch((error: unknown) => {
-      throw unreachable(settings, error)
     })
-    const answer = (await res.json()) as { id?: string; status?: string; total?: unknown }
+    const answer = (await res.json()) as { id?: string; status?: string; total?: unknown; createdAt?: string }
     if (res.status !== 201 || !answer.id) {
       out(`POST /orders answered ${res.status}: ${JSON.stringify(answer, null, 2)}`)
       return 1
     }
     out(`order ${answer.id} placed: ${answer.status ?? '?'} total ${JSON.stringify(answer.total)}`)
     if (!watcher) return 0
-    return await finish(settings, watcher, answer.id, sentAt, Number(values.timeout))
+    return await finish(settings, watcher, answer.id, createdAt(answer), Number(values.timeout))
   } finally {
     await watcher?.close()
   }
 }
 
-function unreachable(settings: CliSettings, error: unknown): Error {
-  const cause =
-    error instanceof Error
-      ? error.cause instanceof Error
-        ? error.cause.message
-        : error.message
-      : String(error)
-  return new Error(
-    `the order service at ${settings.orderUrl} did not answer (${cause}); is the fleet running (npm start)?`,
-  )
+/** What the CLI reads of an order (GET /orders/:id, or the 201 of POST /orders). */
+interface OrderAnswer {
+  status?: string
+  cancellationReason?: string
+  reason?: string
+  createdAt?: string
 }
 
-/** GET /orders/:id; undefined for 404. */
-async function getOrder(settings: CliSettings, orderId: string) {
-  const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, {
-    signal: AbortSignal.timeout(5_000),
-  }).catch((error: unknown) => {
-    throw unreachable(settings, error)
-  })
+/** The order's `createdAt` as a Date, the origin of the offsets `follow` prints; undefined when absent or not a time. */
+function createdAt(order: OrderAnswer | undefined): Date | undefined {
+  const at = order?.createdAt ? new Date(order.createdAt) : undefined
+  return at && !Number.isNaN(at.getTime()) ? at : undefined
+}
+
+/**
+ * GET /orders/:id; undefined for 404.
+ * @throws OrderServiceUnreachable when the order service does not answer
+ */
+async function getOrder(settings: CliSettings, orderId: string): Promise<OrderAnswer | undefined> {
+  const res = await callOrderService(settings, `/orders/${orderId}`, { timeoutMs: 5_000 })
   if (res.status === 404) return undefined
-  return (await res.json()) as { status?: string; cancellationReason?: string; reason?: string }
+  return (await res.json()) as OrderAnswer
 }
 
 /** POST /orders/:id/cancel and print the outcome; exit code 0 when the order is CANCELLED afterwards. */
 async function cancel(settings: CliSettings, orderId: string): Promise<number> {
-  const res = await fetch(`${settings.orderUrl}/orders/${orderId}/cancel`, {
-    method: 'POST',
-    signal: AbortSignal.timeout(10_000),
-  }).catch((error: unknown) => {
-    throw unreachable(settings, error)
-  })
+  const res = await callOrderService(settings, `/orders/${orderId}/cancel`, { method: 'POST' })
   const body = (await res.json()) as { status?: string; cancellationReason?: string; message?: string }
   if (res.status === 200) {
     out(`order ${orderId}: ${body.status ?? '?'} (${body.cancellationReason ?? '?'})`)
@@ -120,16 +113,20 @@ async function finish(
   settings: CliSettings,
   watcher: ChainWatcher,
   orderId: string,
-  placedAt: Date | undefined,
+  origin: Date | undefined,
   timeoutMs: number,
 ): Promise<number> {
-  const terminal = await printChain(settings, watcher, orderId, placedAt, { timeoutMs })
+  const terminal = await printChain(settings, watcher, orderId, origin, { timeoutMs })
   const order = await getOrder(settings, orderId)
-  const reason = order?.cancellationReason ?? order?.reason
-  out(`final status: ${order?.status ?? 'unknown'}${reason ? ` (${reason})` : ''}`)
-  if (terminal) return 0
-  out(`no final event within ${timeoutMs} ms; run \`npm run order -- where ${orderId}\``)
-  return 2
+  const result = outcome(
+    orderId,
+    order?.status,
+    order?.cancellationReason ?? order?.reason,
+    terminal !== undefined,
+    timeoutMs,
+  )
+  for (const line of result.lines) out(line)
+  return result.code
 }
 
 async function withBroker<T>(settings: CliSettings, fn: (c: amqp.ChannelModel) => Promise<T>): Promise<T> {
@@ -151,13 +148,14 @@ async function main(argv: string[]): Promise<number> {
     case 'follow': {
       const orderId = uuidArg(sub, 'follow <orderId>')
       const { values } = parseArgs({ args: rest, options: { timeout: { type: 'string', default: '30000' } } })
-      if (!(await getOrder(settings, orderId))) {
+      const order = await getOrder(settings, orderId)
+      if (!order) {
         out(`no order ${orderId} at ${settings.orderUrl}`)
         return 1
       }
       const watcher = await ChainWatcher.open(settings)
       try {
-        return await finish(settings, watcher, orderId, undefined, Number(values.timeout))
+        return await finish(settings, watcher, orderId, createdAt(order), Number(values.timeout))
       } finally {
         await watcher.close()
       }

@@ -7,7 +7,13 @@ export interface OutboxRow {
   id: string
   type: string
   routingKey: string
+  /** When the row was written (`occurred_at`, the database's clock). */
   occurredAt: Date
+  /**
+   * When the fact happened as its event says: CloudEvents `time`, i.e. the producer's `occurredAt`
+   * kept in the row's headers, else `occurred_at` (what the relay publishes, see messaging's envelope).
+   */
+  happenedAt: Date
   attempts: number
   lastError: string | null
   publishedAt: Date | null
@@ -15,13 +21,15 @@ export interface OutboxRow {
   state: 'published' | 'pending' | 'parked'
 }
 
-const COLUMNS = `id, type, routing_key, occurred_at, attempts, last_error, published_at, failed_at`
+const COLUMNS = `id, type, routing_key, occurred_at, headers->>'occurredAt' AS time_header, attempts, last_error,
+  published_at, failed_at`
 
 interface RawRow {
   id: string
   type: string
   routing_key: string
   occurred_at: Date
+  time_header: string | null
   attempts: number
   last_error: string | null
   published_at: Date | null
@@ -29,12 +37,14 @@ interface RawRow {
 }
 
 function toRow(service: ServiceName, r: RawRow): OutboxRow {
+  const time = r.time_header ? new Date(r.time_header) : undefined
   return {
     service,
     id: r.id,
     type: r.type,
     routingKey: r.routing_key,
     occurredAt: r.occurred_at,
+    happenedAt: time && !Number.isNaN(time.getTime()) ? time : r.occurred_at,
     attempts: r.attempts,
     lastError: r.last_error,
     publishedAt: r.published_at,

@@ -41,7 +41,11 @@ export function orderBody(input: PlaceInput) {
   }
 }
 
-/** The options of `place`, parsed; every value is a string (or list of them) except `follow`. */
+/**
+ * The options of `place`, parsed; every value is a string (or list of them) except `follow`.
+ * @throws Error with node's parseArgs message, or for a value starting with '-' written after a
+ * space (`--qty -1`) one line naming the `--qty=-1` form
+ */
 export function parsePlaceArgs(args: string[]) {
   try {
     return parseArgs({
@@ -59,11 +63,13 @@ export function parsePlaceArgs(args: string[]) {
     }).values
   } catch (error) {
     // node:util parseArgs refuses `--qty -1` as "argument is ambiguous" (the value looks like an
-    // option); `--qty=-1` is read as the value. Say so instead of node's terse message.
+    // option) in three lines of its own; say it once, with the form that works for this value.
     const message = error instanceof Error ? error.message : String(error)
     if (/ambiguous/.test(message)) {
-      const option = /'(--[a-z]+)'/.exec(message)?.[1] ?? '--option'
-      throw new Error(`${message} A value starting with '-' is written ${option}=<value>, e.g. --qty=-1.`, {
+      const option = /'(--[a-z]+)/.exec(message)?.[1] ?? '--option'
+      const at = args.findIndex((arg, i) => arg === option && args[i + 1]?.startsWith('-'))
+      const value = args[at + 1] ?? '-1'
+      throw new Error(`${option} ${value}: a value starting with '-' is written ${option}=${value}`, {
         cause: error,
       })
     }

@@ -34,8 +34,14 @@ describe('parsePlaceArgs', () => {
     expect(values.sku).toEqual(['A'])
   })
 
-  it('when a negative quantity is written --qty -1, then the error shows the --qty=-1 form', () => {
-    expect(() => parsePlaceArgs(['--sku', 'A', '--qty', '-1'])).toThrow('--qty=<value>')
+  it("when a negative quantity is written --qty -1, then one line says to write --qty=-1, without node's own text", () => {
+    expect(() => parsePlaceArgs(['--sku', 'A', '--qty', '-1'])).toThrow(
+      new Error("--qty -1: a value starting with '-' is written --qty=-1"),
+    )
+    // The value named is the one after the --qty that took it, not an earlier --qty.
+    expect(() => parsePlaceArgs(['--sku', 'A', '--qty', '2', '--sku', 'B', '--qty', '-3'])).toThrow(
+      new Error("--qty -3: a value starting with '-' is written --qty=-3"),
+    )
   })
 
   it('when options are left out, then the defaults apply', () => {

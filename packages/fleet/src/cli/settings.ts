@@ -1,4 +1,5 @@
 import { SERVICES, type ServiceName } from '@saga/contracts'
+import { portOf } from '../start-env.js'
 
 export { SERVICES, type ServiceName }
 
@@ -16,11 +17,18 @@ export interface CliSettings {
   exchange: string
   /** Management API (RABBITMQ_MANAGEMENT_URL), used to list queues when set. */
   managementUrl: string | undefined
-  /** Per service: its database URL (`<SERVICE>_DATABASE_URL`) and queue prefix (`<SERVICE>_QUEUE_PREFIX`). */
-  services: Record<ServiceName, { databaseUrl: string; queuePrefix: string }>
+  /**
+   * Per service: its base URL (`<SERVICE>_SERVICE_URL`, else `http://127.0.0.1:<port>` with the port
+   * of `npm start`: `<SERVICE>_PORT` or 3001-3004; the order service's is `orderUrl`), its database URL
+   * (`<SERVICE>_DATABASE_URL`) and queue prefix (`<SERVICE>_QUEUE_PREFIX`).
+   */
+  services: Record<ServiceName, { url: string; databaseUrl: string; queuePrefix: string }>
 }
 
-/** Reads the settings from `env`. */
+/**
+ * Reads the settings from `env`.
+ * @throws Error when a `<SERVICE>_PORT` is not a TCP port
+ */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings {
   const services = Object.fromEntries(
     SERVICES.map((s) => {
@@ -29,6 +37,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings 
       return [
         s,
         {
+          url: (env[`${key}_SERVICE_URL`] ?? `http://127.0.0.1:${portOf(s, env)}`).replace(/\/$/, ''),
           databaseUrl: env[`${key}_DATABASE_URL`] ?? `postgres://${db}:${db}@127.0.0.1:5432/${db}`,
           queuePrefix: env[`${key}_QUEUE_PREFIX`] ?? s,
         },
@@ -36,7 +45,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings 
     }),
   ) as CliSettings['services']
   return {
-    orderUrl: (env.ORDER_SERVICE_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, ''),
+    orderUrl: services.order.url,
     amqpUrl: env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     exchange: env.AMQP_EXCHANGE ?? 'saga.events',
     managementUrl: env.RABBITMQ_MANAGEMENT_URL,

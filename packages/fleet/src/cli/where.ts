@@ -1,5 +1,6 @@
 import amqp from 'amqplib'
 import { waitingFor } from './chain.js'
+import { callOrderService, probeHealth, type HealthSeen } from './http.js'
 import { outboxRowsOfOrder } from './outbox.js'
 import { listDeadLetters } from './queues.js'
 import type { CliSettings } from './settings.js'
@@ -59,12 +60,46 @@ export function fateLines(order: OrderSeen, now: Date): string[] {
 }
 
 /**
+ * The lines under "waiting for" when the last fact is published and nothing is stuck in an outbox:
+ * for each awaited service that gave no answer to `/health/live` (see `probeHealth`), that it is not
+ * answering at its URL; for the others, in one line, that their consumer has not committed its
+ * reaction yet. `health` maps a service to what its probe found; a service missing from it is taken
+ * as answering (nothing known against it).
+ * Example: `["  payment is not answering at http://127.0.0.1:3002 (connect ECONNREFUSED 127.0.0.1:3002):
+ * is it running? (the fact waits in its queue)"]`.
+ */
+export function awaitedLines(
+  services: readonly string[],
+  urls: Readonly<Record<string, string>>,
+  health: Readonly<Record<string, HealthSeen | undefined>>,
+): string[] {
+  const lines: string[] = []
+  const answering: string[] = []
+  for (const service of new Set(services)) {
+    const seen = health[service]
+    if (seen && !seen.answering) {
+      lines.push(
+        `  ${service} is not answering at ${urls[service] ?? '?'} (${seen.reason}): is it running? (the fact waits in its queue)`,
+      )
+    } else answering.push(service)
+  }
+  if (answering.length > 0)
+    lines.push(
+      `  the last fact was published; the consumer in ${answering.join(', ')} has not committed its reaction yet`,
+    )
+  return lines
+}
+
+/**
  * Prints where one order stands: its status from the order service (with its deadline and time left
  * when PENDING, its cause when CANCELLED, see `fateLines`), the facts in the four outbox
- * tables (published, pending or parked), what it waits for next and from which service, and its
- * dead-lettered messages. An order the order service does not know (404) is reported as unknown and
- * no wait is guessed; its outbox rows and dead letters are still shown, since a poison message may
- * carry an order id that was never placed. Returns the exit code: 1 when the order is unknown and
+ * tables (published, pending or parked), what it waits for next and from which service (and, when
+ * the last fact is published, whether that service answers its `/health/live`, see `awaitedLines`),
+ * and its dead-lettered messages. An order service that does not answer is reported with the
+ * message every command uses (`orderServiceUnreachable`), and the rest is still shown. An order the
+ * order service does not know (404) is reported as unknown and no wait is guessed; its outbox rows
+ * and dead letters are still shown, since a poison message may carry an order id that was never
+ * placed. Returns the exit code: 1 when the order is unknown and
  * nothing carries its id, else 0.
  */
 export async function where(
@@ -77,7 +112,7 @@ export async function where(
   // something to undo, so the saga map's walk says nothing about what is still to come.
   let cancelledByOrder = false
   try {
-    const res = await fetch(`${settings.orderUrl}/orders/${orderId}`, { signal: AbortSignal.timeout(5_000) })
+    const res = await callOrderService(settings, `/orders/${orderId}`, { timeoutMs: 5_000 })
     unknown = res.status === 404
     const body = (await res.json()) as OrderSeen
     if (unknown) {
@@ -90,9 +125,7 @@ export async function where(
         body.status === 'CANCELLED' && (reason === 'customer_requested' || reason === 'deadline_exceeded')
     } else write(`order ${orderId}: the order service answered ${res.status}`)
   } catch (error) {
-    write(
-      `order ${orderId}: order service unreachable (${error instanceof Error ? error.message : String(error)})`,
-    )
+    write(`order ${orderId}: ${error instanceof Error ? error.message : String(error)}`)
   }
 
   const { rows, unreachable } = await outboxRowsOfOrder(settings, orderId)
@@ -123,9 +156,15 @@ export async function where(
     )
   }
   if (published.length > 0 && stuck.length === 0 && waits.length > 0) {
-    write(
-      `  the last fact was published; the consumer in ${waits.map((w) => w.service).join(', ')} has not committed its reaction yet`,
+    const services = [...new Set(waits.map((w) => w.service))]
+    const urls: Record<string, string> = {}
+    for (const [name, service] of Object.entries(settings.services)) urls[name] = service.url
+    const health = Object.fromEntries(
+      await Promise.all(
+        services.map(async (s) => [s, urls[s] ? await probeHealth(urls[s]) : undefined] as const),
+      ),
     )
+    for (const line of awaitedLines(services, urls, health)) write(line)
   }
 
   const connection = await amqp.connect(settings.amqpUrl).catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fateLines, formatDuration } from './where.js'
+import { awaitedLines, fateLines, formatDuration } from './where.js'
 
 const now = new Date('2026-11-30T12:00:00.000Z')
 
@@ -55,5 +55,37 @@ describe('formatDuration', () => {
     expect(formatDuration(3_723_400)).toBe('1h 2m 3s')
     expect(formatDuration(59_000)).toBe('59s')
     expect(formatDuration(60_000)).toBe('1m 0s')
+  })
+})
+
+describe('awaitedLines', () => {
+  const urls = { payment: 'http://127.0.0.1:3002', inventory: 'http://127.0.0.1:3003' }
+
+  it('when the awaited service does not answer its health probe, then it says so with its URL', () => {
+    expect(
+      awaitedLines(['payment'], urls, {
+        payment: { answering: false, reason: 'connect ECONNREFUSED 127.0.0.1:3002' },
+      }),
+    ).toEqual([
+      '  payment is not answering at http://127.0.0.1:3002 (connect ECONNREFUSED 127.0.0.1:3002): is it running? (the fact waits in its queue)',
+    ])
+  })
+
+  it('when the awaited service answers (any status), then the consumer has not committed its reaction yet', () => {
+    expect(awaitedLines(['payment'], urls, { payment: { answering: true, status: 503 } })).toEqual([
+      '  the last fact was published; the consumer in payment has not committed its reaction yet',
+    ])
+  })
+
+  it('when one of two awaited services is down, then one line each', () => {
+    expect(
+      awaitedLines(['payment', 'inventory', 'payment'], urls, {
+        payment: { answering: true, status: 200 },
+        inventory: { answering: false, reason: 'no answer within 2000 ms' },
+      }),
+    ).toEqual([
+      '  inventory is not answering at http://127.0.0.1:3003 (no answer within 2000 ms): is it running? (the fact waits in its queue)',
+      '  the last fact was published; the consumer in payment has not committed its reaction yet',
+    ])
   })
 })
