@@ -9,6 +9,7 @@ import {
   type Link,
   type Span,
 } from '@opentelemetry/api'
+import type { ConsumedMessage } from './types.js'
 
 /**
  * OpenTelemetry for the outbox and inbox, through @opentelemetry/api only: without a registered SDK
@@ -120,6 +121,16 @@ export interface ConsumerSpanTarget {
   traceparent: string | undefined
   attempt: number
 }
+
+/** The consumer span's target for `message` handled by `handler` (the batched and the single path's). */
+export const consumerSpanTarget = (handler: string, message: ConsumedMessage): ConsumerSpanTarget => ({
+  handler,
+  routingKey: message.routingKey,
+  messageId: message.id,
+  correlationId: message.correlationId,
+  traceparent: message.traceparent,
+  attempt: message.attempt,
+})
 
 /**
  * Runs `fn` (one inbox transaction) inside a consumer span `process <handler>` (kind CONSUMER), a

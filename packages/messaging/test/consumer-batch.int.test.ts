@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { pgDatabase } from '../src/database.js'
 import type { Database, MessageContract } from '../src/types.js'
 import {
+  closeConnectionsNamed,
   collect,
   createInboxFixture,
   envelope,
@@ -15,8 +14,6 @@ import {
   type InboxFixture,
   type Tx,
 } from './inbox-fixture.js'
-
-const run = promisify(execFile)
 
 let fixture: InboxFixture
 beforeAll(async () => {
@@ -68,23 +65,6 @@ async function effectsById(handler: string): Promise<Map<string, number>> {
   for (const row of await fixture.effects(handler))
     counts.set(row.message_id, (counts.get(row.message_id) ?? 0) + 1)
   return counts
-}
-
-/** Closes, from the broker's side, every connection whose client named it `name`. */
-async function closeConnectionsNamed(name: string): Promise<number> {
-  const { stdout } = await run('rabbitmqctl', [
-    'list_connections',
-    '-q',
-    '--no-table-headers',
-    'pid',
-    'client_properties',
-  ])
-  const pids = stdout
-    .split('\n')
-    .filter((line) => line.includes(`{"connection_name","${name}"}`))
-    .map((line) => line.trim().split(/\s+/)[0] as string)
-  for (const pid of pids) await run('rabbitmqctl', ['close_connection', pid, 'closed by the batch test'])
-  return pids.length
 }
 
 /**
@@ -232,7 +212,7 @@ describe('consumer batches: inbox commits shared across deliveries of one queue'
 
     release()
     await eventually('the batch holding message 5', () => inBatch.waiting() === 1)
-    expect(await closeConnectionsNamed(`${fixture.prefix}-consumer`)).toBe(1)
+    expect(await closeConnectionsNamed(`${fixture.prefix}-consumer`, 'closed by the batch test')).toBe(1)
     await eventually('the channel gone', () => !consumer.health().consuming)
     await eventually('consuming again', () => consumer.health().consuming)
     closed = true
@@ -268,7 +248,7 @@ describe('consumer batches: inbox commits shared across deliveries of one queue'
 
     release()
     await eventually('the batch holding message 5', () => inBatch.waiting() === 1)
-    expect(await closeConnectionsNamed(`${fixture.prefix}-consumer`)).toBe(1)
+    expect(await closeConnectionsNamed(`${fixture.prefix}-consumer`, 'closed by the batch test')).toBe(1)
     opened = true
     inBatch.open()
 

@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  closeConnectionsNamed,
   collect,
   createInboxFixture,
   envelope,
@@ -9,26 +8,6 @@ import {
   recordingHandler,
   type InboxFixture,
 } from './inbox-fixture.js'
-
-const run = promisify(execFile)
-
-/** Closes, from the broker's side, every connection whose client named it `name`. */
-async function closeConnectionsNamed(name: string): Promise<number> {
-  const { stdout } = await run('rabbitmqctl', [
-    'list_connections',
-    '-q',
-    '--no-table-headers',
-    'pid',
-    'client_properties',
-  ])
-  const pids = stdout
-    .split('\n')
-    .filter((line) => line.includes(`{"connection_name","${name}"}`))
-    .map((line) => line.trim().split(/\s+/)[0] as string)
-  for (const pid of pids)
-    await run('rabbitmqctl', ['close_connection', pid, 'closed by the channel-loss test'])
-  return pids.length
-}
 
 let fixture: InboxFixture
 beforeAll(async () => {
@@ -68,7 +47,9 @@ describe('consumer: a channel that goes away mid-retry', () => {
     for (let close = 1; close <= 3; close += 1) {
       const before = attempts.length
       await eventually('two more attempts', () => attempts.length >= before + 2)
-      expect(await closeConnectionsNamed(`${fixture.prefix}-consumer`)).toBe(1)
+      expect(
+        await closeConnectionsNamed(`${fixture.prefix}-consumer`, 'closed by the channel-loss test'),
+      ).toBe(1)
       closes = close
       await eventually('consuming again', () => consumer.health().consuming)
     }

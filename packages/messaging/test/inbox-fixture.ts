@@ -3,8 +3,10 @@
  * `effect` table handlers write to, a unique exchange and queue prefix, a confirm-channel publisher
  * of raw envelopes (so a test can send duplicates and poison the relay never would), and cleanup.
  */
+import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import amqp from 'amqplib'
 import type { ChannelModel, ConfirmChannel, GetMessage } from 'amqplib'
 import pg from 'pg'
@@ -231,4 +233,26 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
       await db.drop()
     },
   }
+}
+
+const run = promisify(execFile)
+
+/**
+ * Closes, from the broker's side (`rabbitmqctl close_connection`), every connection whose client
+ * named it `name`, as a broker restart or an operator would; returns how many it closed.
+ */
+export async function closeConnectionsNamed(name: string, reason = 'closed by a test'): Promise<number> {
+  const { stdout } = await run('rabbitmqctl', [
+    'list_connections',
+    '-q',
+    '--no-table-headers',
+    'pid',
+    'client_properties',
+  ])
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(`{"connection_name","${name}"}`))
+    .map((line) => line.trim().split(/\s+/)[0] as string)
+  for (const pid of pids) await run('rabbitmqctl', ['close_connection', pid, reason])
+  return pids.length
 }

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
-import { inConsumerSpan } from '../tracing.js'
+import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
 import type { ConsumedMessage, TransactionClient } from '../types.js'
 import {
   runAlone,
@@ -155,17 +155,7 @@ export function createBatcher<Tx extends TransactionClient>(
         async (tx, inserted) => {
           for (const { message } of ordered) {
             if (!inserted.has(message.id.toLowerCase())) continue
-            await inConsumerSpan(
-              {
-                handler: handler.name,
-                routingKey: message.routingKey,
-                messageId: message.id,
-                correlationId: message.correlationId,
-                traceparent: message.traceparent,
-                attempt: message.attempt,
-              },
-              () => handler.handle(message, tx),
-            )
+            await inConsumerSpan(consumerSpanTarget(handler.name, message), () => handler.handle(message, tx))
           }
           return inserted
         },

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Message } from 'amqplib'
 import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
-import { inConsumerSpan } from '../tracing.js'
+import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
 import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
@@ -93,14 +93,7 @@ async function attemptOnce<Tx extends TransactionClient>(
   const { handler, database } = runtime
   let handlerRan = false
   let handlerError: { error: unknown } | undefined
-  const span = {
-    handler: handler.name,
-    routingKey: message.routingKey,
-    messageId: message.id,
-    correlationId: message.correlationId,
-    traceparent: message.traceparent,
-    attempt: message.attempt,
-  }
+  const span = consumerSpanTarget(handler.name, message)
   try {
     const outcome = await inConsumerSpan(span, () =>
       inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
