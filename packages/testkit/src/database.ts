@@ -13,7 +13,7 @@ export interface TestDatabase {
   url: string
   /** A pool on it (max 10 connections); ended by `drop()`. */
   pool: pg.Pool
-  /** Ends the pool and drops the database, closing any connection still open (`WITH (FORCE)`, PostgreSQL 13+). */
+  /** Ends the pool and drops the database once its sessions ended (`dropDatabaseWhenIdle`: FORCE after 2 s). */
   drop(): Promise<void>
 }
 
@@ -25,6 +25,26 @@ export interface TestDatabaseOptions {
   sqlFiles?: string[]
   /** Admin URL; default `POSTGRES_URL` env or postgresql://postgres@127.0.0.1:5432/postgres. */
   adminUrl?: string
+}
+
+/**
+ * Drops database `name` through `admin` once its sessions have ended, waiting up to `waitMs` (ms,
+ * default 2,000) for them, then `DROP DATABASE … WITH (FORCE)` (PostgreSQL 13+) for any left.
+ * Why wait: `pool.end()` resolves before every client's socket has closed, and FORCE terminates a
+ * session that is still closing with 57P01, which reaches a client whose pool no longer listens for
+ * errors: an unhandled error that fails the test run although every test passed (seen in CI).
+ */
+export async function dropDatabaseWhenIdle(admin: pg.Client, name: string, waitMs = 2_000): Promise<void> {
+  const deadline = Date.now() + waitMs
+  for (;;) {
+    const { rows } = await admin.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [name],
+    )
+    if ((rows[0]?.n ?? 0) === 0 || Date.now() > deadline) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`)
 }
 
 async function onAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -53,7 +73,7 @@ export async function createTestDatabase(options: TestDatabaseOptions): Promise<
     if (dropped) return
     dropped = true
     await pool.end().catch(() => undefined)
-    await onAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+    await onAdmin(adminUrl, (client) => dropDatabaseWhenIdle(client, name))
   }
   try {
     for (const file of options.sqlFiles ?? []) await pool.query(await readFile(file, 'utf8'))

@@ -2,6 +2,7 @@ export { uniqueName } from './names.js'
 export {
   createMigratedDatabase,
   createTestDatabase,
+  dropDatabaseWhenIdle,
   POSTGRES_URL,
   type MigratedDatabase,
   type MigratedDatabaseOptions,

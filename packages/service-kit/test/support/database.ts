@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { dropDatabaseWhenIdle } from '@saga/testkit'
 import pg from 'pg'
 
 const adminUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
@@ -29,7 +30,7 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
       const c = new pg.Client({ connectionString: adminUrl })
       await c.connect()
       try {
-        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+        await dropDatabaseWhenIdle(c, name)
       } finally {
         await c.end()
       }
