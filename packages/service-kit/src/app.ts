@@ -7,6 +7,7 @@ import Fastify, {
 } from 'fastify'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { clientError, errorHandlerPlugin } from './errors.js'
+import { gracefulHttpShutdown } from './http-shutdown.js'
 import { registerJsonBodyParser } from './json-body.js'
 import { chooseLogFormat, loggerOptions, prettyTarget, type LogFormat } from './logger.js'
 import { REQUEST_ID_HEADER, genReqId } from './request-id.js'
@@ -57,7 +58,8 @@ function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: Fa
  * health, metrics and routes on: pino JSON logs (one `request completed` line per request, at debug),
  * `x-request-id` in and out, zod validation and serialisation, JSON bodies that must be UTF-8 and
  * hold no prototype keys (`parseJsonBody`), the one error handler, framework errors (414, bad URL) in
- * its shape, and the OpenAPI document.
+ * its shape, the OpenAPI document, and a close that stops accepting first and resets no connection
+ * (`gracefulHttpShutdown`).
  */
 export async function createServiceApp(opts: ServiceAppOptions) {
   const { logger, ...fastifyOptions } = opts.fastify ?? {}
@@ -66,6 +68,9 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     ...fastifyOptions,
     logger: logger === false ? false : loggerOptions(opts.service, opts.logLevel, logFormat.format),
     bodyLimit: opts.bodyLimit ?? 1_048_576,
+    // A request that reaches a closing app on a connection still open is served (with
+    // `Connection: close`) rather than answered with fastify's own 503 body: gracefulHttpShutdown.
+    return503OnClosing: false,
     genReqId,
     // Under routerOptions: the top-level option is deprecated in fastify 5 (FSTDEP022, a warning at every start).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -77,6 +82,8 @@ export async function createServiceApp(opts: ServiceAppOptions) {
       disableRequestLogging: true,
     }),
   }).withTypeProvider<ZodTypeProvider>()
+  // First of every preClose hook: stop accepting and settle keep-alive connections before messaging drains.
+  gracefulHttpShutdown(app)
   app.addHook('onResponse', (request, reply, done) => {
     request.log.debug(
       {
