@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util'
 import { bootstrapDatabases, DEFAULT_POSTGRES_URL, dropDatabases } from './bootstrap.js'
 import { passwordsFromEnv } from './start-env.js'
+import { exitOnBadUrlSettings } from './url-settings.js'
 
 const usage = `Usage: npm run bootstrap -- [--prefix <p>] [--drop]
 
@@ -28,6 +29,7 @@ if (values.help) {
   console.log(usage)
   process.exit(0)
 }
+exitOnBadUrlSettings()
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
 const opts = { postgresUrl, prefix: values.prefix, passwords: passwordsFromEnv(process.env) }
 if (values.drop) {

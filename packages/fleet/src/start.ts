@@ -10,7 +10,9 @@ import { amqpUrlFor, brokerUsers, ensureBrokerUsers, vhostOf } from './broker-us
 import { ensureInfrastructure } from './ensure-infra.js'
 import { amqpPasswordsFromEnv, fleetBrokerNames, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
 import { Supervisor } from './supervise.js'
+import { exitOnBadUrlSettings } from './url-settings.js'
 
+exitOnBadUrlSettings()
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'

@@ -2,6 +2,7 @@ import type { ServiceName } from '@saga/contracts'
 import { z } from 'zod'
 import { DEFAULT_SESSION_LIMITS } from './database-session.js'
 import { OVERLOAD_DEFAULTS } from './overload.js'
+import { AMQP_URL_RULE, POSTGRES_URL_RULE, urlSetting } from './url-setting.js'
 
 // The services of the fleet are the saga map's (@saga/contracts).
 export type { ServiceName }
@@ -31,9 +32,8 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
   return z.object({
     PORT: z.coerce.number().int().min(0).max(65_535).default(port),
     HOST: z.string().min(1).default('0.0.0.0'),
-    DATABASE_URL: z
-      .url({ protocol: /^postgres(ql)?$/, error: 'expected a postgresql:// URL' })
-      .default(localDatabaseUrl(service)),
+    // URL-shaped: checked by urlSetting, whose messages never quote the value (it may hold a password).
+    DATABASE_URL: urlSetting(POSTGRES_URL_RULE).default(localDatabaseUrl(service)),
     // Shared by Prisma (routes, handler transactions) and messaging (relay claims, LISTEN, retention).
     DATABASE_POOL_MAX: positiveInt(10),
     // Session limits of every pooled connection, ms (0 = none); why these: DEFAULT_SESSION_LIMITS.
@@ -42,9 +42,7 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: nonNegativeInt(
       DEFAULT_SESSION_LIMITS.idleInTransactionTimeoutMs,
     ),
-    AMQP_URL: z
-      .url({ protocol: /^amqps?$/, error: 'expected an amqp:// URL' })
-      .default('amqp://guest:guest@127.0.0.1:5672'),
+    AMQP_URL: urlSetting(AMQP_URL_RULE).default('amqp://guest:guest@127.0.0.1:5672'),
     AMQP_EXCHANGE: z.string().min(1).default('saga.events'),
     AMQP_QUEUE_PREFIX: z.string().min(1).default(service),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -82,11 +80,29 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
 /** The shared part of every service's parsed config. */
 export type BaseServiceConfig = z.output<ReturnType<typeof serviceEnvSchema>>
 
-/** One environment variable that failed to parse: its name, the reason, and the value that was given. */
+/** One environment variable that failed to parse: its name, the reason, and the value if it may be shown. */
 export interface EnvIssue {
   variable: string
   issue: string
+  /** Whether the variable was set at all. */
+  set: boolean
+  /** The value given, when `shownValue` lets it be quoted; otherwise undefined. */
   received: string | undefined
+}
+
+/** Names of variables whose values may be credentials or carry them (URLs, keys, tokens, ...). */
+const SECRET_NAME = /URL|ENDPOINT|PASSWORD|PASSWD|SECRET|TOKEN|KEY|CREDENTIAL|HEADERS|ACCOUNT|AUTH/i
+
+/**
+ * `value` when an error message may quote it, else undefined: never for a variable whose name says
+ * it may hold a credential (`*_URL`, `*_PASSWORD`, `*_TOKEN`, ...), never for a value that looks like
+ * a URL or user@host (it may hold a password whatever the variable), never past 64 characters.
+ * Example: `shownValue('PORT', 'eighty') === 'eighty'`, `shownValue('DATABASE_URL', 'x') === undefined`.
+ */
+export function shownValue(variable: string, value: string | undefined): string | undefined {
+  if (value === undefined || SECRET_NAME.test(variable)) return undefined
+  if (value.includes('@') || value.includes('://') || value.length > 64) return undefined
+  return value
 }
 
 /** Thrown by `parseEnv` when the environment does not parse; `issues` names each bad variable. */
@@ -94,10 +110,14 @@ export class EnvError extends Error {
   constructor(readonly issues: EnvIssue[]) {
     super(
       `Invalid environment:\n${issues
-        .map(
-          (i) =>
-            `  ${i.variable}: ${i.issue}${i.received === undefined ? ' (not set)' : ` (got ${JSON.stringify(i.received)})`}`,
-        )
+        .map((i) => {
+          const got = !i.set
+            ? ' (not set)'
+            : i.received === undefined
+              ? ''
+              : ` (got ${JSON.stringify(i.received)})`
+          return `  ${i.variable}: ${i.issue}${got}`
+        })
         .join('\n')}`,
     )
     this.name = 'EnvError'
@@ -109,7 +129,8 @@ export type Environment = Record<string, string | undefined>
 
 /**
  * Parses `env` with `schema`.
- * @throws EnvError naming every bad variable with the reason and the value received.
+ * @throws EnvError naming every bad variable with the reason, and the value received where it may be
+ * shown (`shownValue`: never a URL or anything that may hold a credential).
  */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Environment): z.output<S> {
   const result = schema.safeParse(env)
@@ -117,7 +138,13 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Environment): z.ou
   throw new EnvError(
     result.error.issues.map((issue) => {
       const variable = issue.path.map(String).join('.') || '(environment)'
-      return { variable, issue: issue.message, received: env[variable] }
+      const value = env[variable]
+      return {
+        variable,
+        issue: issue.message,
+        set: value !== undefined,
+        received: shownValue(variable, value),
+      }
     }),
   )
 }

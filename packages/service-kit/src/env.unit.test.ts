@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { EnvError, parseEnv, serviceEnvSchema } from './env.js'
+import { EnvError, parseEnv, serviceEnvSchema, shownValue } from './env.js'
 
 const schema = serviceEnvSchema({ service: 'inventory', port: 3003 }).extend({
   SEED_CATALOGUE: z.stringbool().default(false),
@@ -25,13 +25,9 @@ describe('parseEnv', () => {
     expect(config.SEED_CATALOGUE).toBe(true)
   })
 
-  it('when several variables are bad, then the error names each with the value received', () => {
-    const bad = {
-      PORT: 'eighty',
-      AMQP_URL: 'http://nope',
-      MIGRATE_ON_START: 'perhaps',
-      OUTBOX_BATCH_SIZE: '-1',
-    }
+  it('when several variables are bad, then the error names each, with the value received where it holds no secret', () => {
+    const quoted = { PORT: 'eighty', MIGRATE_ON_START: 'perhaps', OUTBOX_BATCH_SIZE: '-1' }
+    const bad = { ...quoted, AMQP_URL: 'http://guest:S3cretPass@nope' }
     let caught: unknown
     try {
       parseEnv(schema, bad)
@@ -41,9 +37,44 @@ describe('parseEnv', () => {
     expect(caught).toBeInstanceOf(EnvError)
     const error = caught as EnvError
     expect(error.issues.map((i) => i.variable).sort()).toEqual(Object.keys(bad).sort())
-    for (const [name, value] of Object.entries(bad)) {
+    for (const [name, value] of Object.entries(quoted)) {
       expect(error.message).toContain(`${name}: `)
       expect(error.message).toContain(JSON.stringify(value))
     }
+    expect(error.message).toContain('AMQP_URL: the scheme is http://, expected amqp:// or amqps://')
+    expect(error.message).not.toContain('S3cretPass')
+    expect(JSON.stringify(error.issues)).not.toContain('S3cretPass')
+  })
+
+  it('when a URL is pasted into a variable that is not URL-shaped, then its value is not quoted', () => {
+    const error = parseEnvError({ PORT: 'postgresql://u:S3cretPass@db:5432/x', LOG_LEVEL: 'u:S3cretPass@db' })
+    expect(error.message).toContain('PORT: ')
+    expect(error.message).toContain('LOG_LEVEL: ')
+    expect(error.message).not.toContain('S3cretPass')
   })
 })
+
+describe('shownValue', () => {
+  it.each([
+    ['PORT', 'eighty', 'eighty'],
+    ['DATABASE_URL', 'nope', undefined],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'nope', undefined],
+    ['CARRIER_ACCOUNT', 'acct', undefined],
+    ['SOME_API_TOKEN', 'abc', undefined],
+    ['LOG_LEVEL', 'user@host', undefined],
+    ['LOG_LEVEL', 'x'.repeat(65), undefined],
+    ['LOG_LEVEL', undefined, undefined],
+  ])('when %s is %j, then it is shown as %j', (variable, value, shown) => {
+    expect(shownValue(variable, value)).toBe(shown)
+  })
+})
+
+function parseEnvError(env: Record<string, string>): EnvError {
+  try {
+    parseEnv(schema, env)
+  } catch (error) {
+    if (error instanceof EnvError) return error
+    throw error
+  }
+  throw new Error('parseEnv accepted a bad environment')
+}

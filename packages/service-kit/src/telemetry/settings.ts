@@ -1,4 +1,24 @@
 import path from 'node:path'
+import { OTLP_ENDPOINT_RULE, urlSettingProblems } from '../url-setting.js'
+
+/** The OTLP endpoint variables this fleet reads or lets the SDK read; each must be an http(s) URL. */
+const ENDPOINT_VARIABLES = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] as const
+
+/**
+ * What is wrong with the OTLP endpoint variables that are set and not blank, one line each
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT: the port is out of range: ...`), never quoting a value (it may hold
+ * credentials). The SDK itself drops a malformed endpoint without a word, so spans would silently go
+ * nowhere.
+ */
+export function telemetryProblems(env: NodeJS.ProcessEnv): string[] {
+  const set = Object.fromEntries(
+    ENDPOINT_VARIABLES.filter((name) => (env[name] ?? '').trim() !== '').map((name) => [name, env[name]]),
+  )
+  return urlSettingProblems(
+    set,
+    Object.fromEntries(Object.keys(set).map((name) => [name, OTLP_ENDPOINT_RULE])),
+  )
+}
 
 /**
  * Whether the process should export traces: an OTLP endpoint is configured

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { serviceNameOf, telemetryDefaults, telemetryEnabled } from './settings.js'
+import { serviceNameOf, telemetryDefaults, telemetryEnabled, telemetryProblems } from './settings.js'
 
 describe('telemetry settings', () => {
   it('when no OTLP endpoint is set, then telemetry is off', () => {
@@ -36,5 +36,18 @@ describe('telemetry settings', () => {
         '/app/services/order/dist/server.js',
       ),
     ).toEqual({})
+  })
+
+  it('when an OTLP endpoint is malformed, then its problem is named without quoting the value', () => {
+    expect(telemetryProblems({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual([])
+    expect(telemetryProblems({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' })).toEqual([])
+    const problems = telemetryProblems({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://u:S3cret@c:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://u:S3cret@c:99999/v1/traces',
+    })
+    expect(problems).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT: the scheme is ftp://, expected http:// or https://',
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the port is out of range: it must be a number from 1 to 65535',
+    ])
   })
 })
