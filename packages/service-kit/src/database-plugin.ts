@@ -5,6 +5,9 @@ import { sessionConnection } from './database-session.js'
 import type { BaseServiceConfig, ServiceName } from './env.js'
 import { runMigrations } from './migrate.js'
 
+/** A client's own 'error' listener: see the pool's 'connect' handler in `databasePlugin`. */
+const ignoreClientError = (): void => undefined
+
 /** The Prisma client surface the plugin needs: it only disconnects it on close. */
 export interface DisconnectableClient {
   $disconnect(): Promise<void>
@@ -59,7 +62,10 @@ export function databasePlugin<Client extends DisconnectableClient>(
         connectionTimeoutMillis: 5_000,
         application_name: `${opts.service}-service`,
       })
-      // An idle client dies when PostgreSQL restarts; the pool replaces it. Unhandled, it would crash us.
+      // An idle client dies when PostgreSQL restarts or an administrator ends its session; the pool
+      // drops it and opens another when needed. This is the one line per idle connection lost (the
+      // error's type, message and code: the logger's serializer leaves out the client pg attaches).
+      // A connection that is checked out is reported by its holder, whose query fails.
       pool.on('error', (err) => app.log.warn({ err }, 'idle database connection lost'))
       // pg emits 'error' on a client whose session ends between two of its statements (57P01 from
       // pg_terminate_backend, a restart) and throws when nobody listens. pg-pool listens only while a
@@ -67,10 +73,9 @@ export function databasePlugin<Client extends DisconnectableClient>(
       // checkout, a release racing the server's message) was an uncaught exception that killed the
       // process: seen about one run in three of database-faults.int.test.ts. Every client the pool
       // makes gets a listener for its whole life; the client is then unusable, its next query fails
-      // and its holder releases it as broken, which is the path every caller already has.
-      pool.on('connect', (client) =>
-        client.on('error', (err) => app.log.debug({ err }, 'database connection lost')),
-      )
+      // and its holder releases it as broken, which is the path every caller already has. It logs
+      // nothing: the pool's listener above or the holder reports the loss, once.
+      pool.on('connect', (client) => client.on('error', ignoreClientError))
       try {
         if (config.MIGRATE_ON_START) {
           await runMigrations({ pool, migrationsDir: opts.migrationsDir, logger: app.log })

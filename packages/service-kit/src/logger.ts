@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import type { LoggerOptions } from 'pino'
+import { serializeError } from './log-errors.js'
 
 /** How log lines are written: `json` (one JSON object per line) or `pretty` (pino-pretty, for people). */
 export type LogFormat = 'json' | 'pretty'
@@ -48,7 +49,8 @@ export function prettyTarget(): string | undefined {
 
 /**
  * pino options for a service: JSON lines with `service` on every line, ISO timestamps, level names
- * instead of numbers, and credentials redacted from logged requests. With `format` `pretty` the lines
+ * instead of numbers, credentials redacted from logged requests, and errors (`err`, `error`) reduced
+ * to type, message and code by `serializeError`. With `format` `pretty` the lines
  * go through pino-pretty (a pino transport, in a worker thread) as one coloured line each, without
  * pid, hostname and service (`npm start` prefixes each line with the service's name).
  * @throws Error when `format` is `pretty` and pino-pretty is not installed (see `chooseLogFormat`)
@@ -60,6 +62,8 @@ export function loggerOptions(service: string, level: string, format: LogFormat 
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    // Errors as type, message and code only: never a driver's client object or a URL with its password.
+    serializers: { err: serializeError, error: serializeError },
   }
   if (format === 'json') return options
   const target = prettyTarget()

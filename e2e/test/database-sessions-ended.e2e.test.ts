@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startLoneService, type LoneService } from '../src/lone-service.js'
+import { eventually } from '../src/wait.js'
+
+// An administrator ends a running service's database sessions (pg_terminate_backend, 57P01): each
+// lost connection is one log line with the error's type, message and code, and no line holds
+// anything of the driver's client object (user, database, host, backend pid, cancel key).
+interface LogLine {
+  level: string
+  msg: string
+  err?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+const parse = (text: string): LogLine[] =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine)
+
+describe('a service whose database sessions are terminated', () => {
+  let s: LoneService
+
+  beforeAll(async () => {
+    s = await startLoneService('order', { LOG_LEVEL: 'debug' })
+    await s.proc.waitReady()
+  })
+
+  afterAll(async () => {
+    await s?.close()
+  })
+
+  it('when every session of its pool is terminated, then one line per connection names the code and message, and no line holds the driver client', async () => {
+    // Several pooled connections at once, then idle: what a service between two bursts has.
+    await Promise.all(Array.from({ length: 8 }, () => fetch(`${s.proc.url}/orders?limit=5`)))
+    const { rows: sessions } = await s.db.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'order-service'`,
+    )
+    expect(sessions.length).toBeGreaterThan(1)
+    const before = s.output().length
+    await s.db.pool.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [
+      sessions.map((r) => r.pid),
+    ])
+    const lost = () => parse(s.output().slice(before)).filter((line) => line.err?.code === '57P01')
+    await eventually(
+      `a line for each of the ${sessions.length} sessions`,
+      () => lost().length >= sessions.length,
+      {
+        timeoutMs: 15_000,
+      },
+    )
+    // The service reconnects by itself; by then every line about the loss has been written.
+    await s.proc.waitReady(30_000)
+
+    const lines = lost()
+    console.info(
+      `${sessions.length} sessions terminated: ${lines.length} lines ${JSON.stringify(lines.map((l) => `${l.level} ${l.msg}`))}`,
+    )
+    for (const line of lines) {
+      expect(line.err).toEqual({
+        type: 'DatabaseError',
+        message: 'terminating connection due to administrator command',
+        code: '57P01',
+      })
+    }
+    expect(lines).toHaveLength(sessions.length)
+
+    const text = s.output()
+    for (const internal of ['"client"', 'processID', 'secretKey', 'connectionParameters', '_queryQueue'])
+      expect({ internal, found: text.includes(internal) }).toEqual({ internal, found: false })
+    for (const pid of sessions.map((r) => String(r.pid)))
+      expect({ pid, found: new RegExp(`\\b${pid}\\b`).test(text.slice(before)) }).toEqual({
+        pid,
+        found: false,
+      })
+    const longest = Math.max(...text.split('\n').map((line) => line.length))
+    expect(longest).toBeLessThan(2_000)
+  })
+})
