@@ -99,8 +99,15 @@ export const ReasonCode = z
   .max(64)
   .regex(/^[a-z][a-z0-9_]*$/, { error: 'must be a snake_case reason code' })
 
-/** A UUID (any RFC 9562 version; services make v4 or v7). */
-export const Id = z.uuid()
+/**
+ * A UUID as PostgreSQL's `uuid` type reads it: 32 hexadecimal digits in groups of 8-4-4-4-12, upper
+ * or lower case, any version and variant (the nil and max UUIDs included); services make v4 or v7.
+ * The API takes this canonical form only (PostgreSQL also reads braces and digits without hyphens).
+ * Not zod's `z.uuid()`: it checks RFC 9562's version and variant digits and takes the max UUID in
+ * lower case only (`FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF` invalid, `ffffffff-...` valid), which is
+ * neither case-insensitive nor what the database accepts.
+ */
+export const Id = z.guid({ error: 'must be a UUID: 32 hexadecimal digits as 8-4-4-4-12' })
 
 /** An instant as an ISO 8601 / RFC 3339 string with offset, e.g. `2026-01-31T12:00:00.000Z`. */
 export const Instant = z.iso.datetime({ offset: true })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { COUNTRY_CODES, CURRENCY_CODES } from './iso-codes.js'
-import { Country, Currency, minorUnitExponent, OrderLine, ShippingAddress, Sku, text } from './values.js'
+import { Country, Currency, Id, minorUnitExponent, OrderLine, ShippingAddress, Sku, text } from './values.js'
 
 const issuePaths = (result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) => [
   ...new Set(result.error?.issues.map((issue) => issue.path.join('.'))),
@@ -22,6 +22,29 @@ describe('values', () => {
     expect(Country.safeParse('DE').success).toBe(true)
     expect(Country.safeParse('UK').success).toBe(false)
     expect(Country.safeParse('de').success).toBe(false)
+  })
+
+  it.each([
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF',
+    'FfFfFfFf-fFfF-FFFF-ffff-FFFFffffFFFF',
+    '00000000-0000-0000-0000-000000000000',
+    'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11',
+    'a0eebc99-9c0b-0ef8-0b6d-6bb9bd380a11',
+  ])('when an id is %s, then it is a UUID as PostgreSQL reads it', (id) => {
+    expect(Id.safeParse(id).success).toBe(true)
+  })
+
+  it.each([
+    'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1',
+    'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11x',
+    'g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+    'a0eebc999c0b4ef8bb6d6bb9bd380a11',
+    '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}',
+  ])('when an id is %s, then it is refused with what a UUID looks like', (id) => {
+    expect(Id.safeParse(id).error?.issues[0]?.message).toBe(
+      'must be a UUID: 32 hexadecimal digits as 8-4-4-4-12',
+    )
   })
 
   it('when asked for minor-unit exponents, then they follow ISO 4217', () => {

@@ -9,6 +9,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { clientError, errorHandlerPlugin } from './errors.js'
 import { gracefulHttpShutdown } from './http-shutdown.js'
 import { registerJsonBodyParser } from './json-body.js'
+import { refuseRepeatedQueryParameters } from './query-repeats.js'
 import { chooseLogFormat, loggerOptions, prettyTarget, type LogFormat } from './logger.js'
 import { REQUEST_ID_HEADER, genReqId } from './request-id.js'
 import { swaggerPlugin } from './swagger.js'
@@ -57,7 +58,8 @@ function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: Fa
  * A fastify instance with the fleet's defaults, ready for a service to register db, messaging,
  * health, metrics and routes on: pino JSON logs (one `request completed` line per request, at debug),
  * `x-request-id` in and out, zod validation and serialisation, JSON bodies that must be UTF-8 and
- * hold no prototype keys (`parseJsonBody`), the one error handler, framework errors (414, bad URL) in
+ * hold no prototype keys (`parseJsonBody`), a query parameter given twice refused by name
+ * (`repeatedQueryParameter`), the one error handler, framework errors (414, bad URL) in
  * its shape, the OpenAPI document, and a close that stops accepting first and resets no connection
  * (`gracefulHttpShutdown`).
  */
@@ -104,6 +106,7 @@ export async function createServiceApp(opts: ServiceAppOptions) {
   })
   if (logFormat.warning) app.log.warn(logFormat.warning)
   registerJsonBodyParser(app)
+  refuseRepeatedQueryParameters(app)
   await app.register(errorHandlerPlugin)
   await app.register(swaggerPlugin, { title: `${opts.service} service` })
   return app

@@ -5,6 +5,7 @@
  */
 import {
   Currency,
+  Id,
   MAX_ORDER_LINES,
   PaymentMethod,
   Quantity,
@@ -19,7 +20,7 @@ export const CREATE_ORDER_BODY_LIMIT = 64 * 1024
 
 /** POST /orders body. Strict at every level: an unknown field is a 400, not silently dropped. */
 export const CreateOrderBody = z.strictObject({
-  customerId: z.uuid(),
+  customerId: Id,
   currency: Currency,
   items: z
     .array(z.strictObject({ sku: Sku, quantity: Quantity, unitPrice: UnitPrice }))
@@ -45,7 +46,7 @@ const Instant = z.iso.datetime()
 
 /** An event of the saga seen for the order. */
 export const OrderEventView = z.object({
-  id: z.uuid(),
+  id: Id,
   type: z.string().meta({ example: 'payment.processed.v1' }),
   source: z.string().meta({ example: 'payment' }),
   occurredAt: Instant,
@@ -58,8 +59,8 @@ export const OrderEventView = z.object({
 
 /** An order as GET /orders lists it; money in minor units of `currency`. */
 export const OrderSummary = z.object({
-  id: z.uuid(),
-  customerId: z.uuid(),
+  id: Id,
+  customerId: Id,
   status: OrderStatus,
   currency: Currency,
   total: z.int().meta({ description: 'Sum of quantity x unitPrice, minor units' }),
@@ -84,7 +85,7 @@ export const OrderView = OrderSummary.extend({
 })
 export type OrderView = z.infer<typeof OrderView>
 
-export const OrderParams = z.strictObject({ id: z.uuid() })
+export const OrderParams = z.strictObject({ id: Id })
 
 /** Most orders per page. */
 export const MAX_PAGE_SIZE = 100

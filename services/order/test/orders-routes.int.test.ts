@@ -220,10 +220,39 @@ describe('GET /orders/:id', () => {
     expect(response.json<ErrorBody>().error).toBe('Not Found')
   })
 
+  it.each([
+    ['the max UUID in upper case', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'],
+    ['the max UUID in lower case', 'ffffffff-ffff-ffff-ffff-ffffffffffff'],
+    ['the nil UUID', '00000000-0000-0000-0000-000000000000'],
+    ['a version-0 UUID PostgreSQL reads', 'A0EEBC99-9C0B-0EF8-0B6D-6BB9BD380A11'],
+  ])('when the id is %s, then it is looked up as PostgreSQL reads it: 404', async (_what, id) => {
+    const response = await app.inject({ method: 'GET', url: `/orders/${id}` })
+    expect(response.statusCode).toBe(404)
+  })
+
+  it('when an existing order is asked for by its id in upper case, then 200', async () => {
+    const created = (await post(orderBody())).json<{ id: string }>()
+    const response = await app.inject({ method: 'GET', url: `/orders/${created.id.toUpperCase()}` })
+    expect(response.statusCode).toBe(200)
+    expect(response.json<{ id: string }>().id).toBe(created.id)
+  })
+
   it('when the id is not a uuid, then 400 names params.id', async () => {
     const response = await app.inject({ method: 'GET', url: '/orders/not-a-uuid' })
     expect(response.statusCode).toBe(400)
     expect(response.json<ErrorBody>().details.map((detail) => detail.path)).toEqual(['params.id'])
+  })
+})
+
+describe('POST /orders with ids in any case', () => {
+  it('when customerId is the max UUID in upper case, then 201 and it is stored as PostgreSQL reads it', async () => {
+    const response = await post(orderBody({ customerId: 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF' }))
+    expect(response.statusCode).toBe(201)
+    const { rows } = await db.pool.query<{ customer_id: string }>(
+      'SELECT customer_id FROM orders WHERE id = $1',
+      [response.json<{ id: string }>().id],
+    )
+    expect(rows[0]?.customer_id).toBe('ffffffff-ffff-ffff-ffff-ffffffffffff')
   })
 })
 
@@ -275,6 +304,20 @@ describe('GET /orders', () => {
     const response = await app.inject({ method: 'GET', url: `/orders?${query}` })
     expect(response.statusCode).toBe(400)
     expect(response.json<ErrorBody>().details.map((detail) => detail.path)).toContain(path)
+  })
+
+  it.each([
+    ['limit=10&limit=20', 'limit', 2],
+    ['status=PENDING&status=CONFIRMED&status=CANCELLED', 'status', 3],
+    ['limit=5&cursor=abc&cursor=abc', 'cursor', 2],
+  ])('when the query is %s, then 400 says %s is repeated', async (query, name, times) => {
+    const response = await app.inject({ method: 'GET', url: `/orders?${query}` })
+    expect(response.statusCode).toBe(400)
+    expect(response.json<ErrorBody>()).toEqual({
+      error: 'Bad Request',
+      message: `The query parameter ${name} is given ${times} times; give it once`,
+      details: [{ path: `querystring.${name}`, issue: `is repeated (${times} values)` }],
+    })
   })
 })
 

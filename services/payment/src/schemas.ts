@@ -1,13 +1,14 @@
 /** The HTTP shapes of the payment API, in zod (validation, serialisation and the OpenAPI document). */
+import { Id } from '@saga/contracts'
 import { z } from 'zod'
 
-export const PaymentsQuery = z.strictObject({ orderId: z.uuid() })
+export const PaymentsQuery = z.strictObject({ orderId: Id })
 
 const Instant = z.iso.datetime()
 
 /** A refund of a capture; amount in minor units of `currency`. */
 export const RefundView = z.object({
-  id: z.uuid(),
+  id: Id,
   amount: z.int(),
   currency: z.string(),
   reason: z.string(),
@@ -16,9 +17,9 @@ export const RefundView = z.object({
 
 /** A charge attempt: CAPTURED (money taken) or DECLINED (with the provider's reason), and its refund. */
 export const PaymentView = z.object({
-  id: z.uuid(),
-  orderId: z.uuid(),
-  customerId: z.uuid(),
+  id: Id,
+  orderId: Id,
+  customerId: Id,
   status: z.enum(['CAPTURED', 'DECLINED']),
   amount: z.int().meta({ description: 'Minor units of currency' }),
   currency: z.string(),

@@ -51,6 +51,9 @@ describe('GET /payments?orderId=', () => {
     expect(response.statusCode).toBe(200)
     const { items } = response.json<{ items: { refunds: unknown[] }[] }>()
     expect(items).toHaveLength(1)
+    // The same order asked for in upper case: PostgreSQL reads a UUID in either case.
+    const upper = await app.inject({ method: 'GET', url: `/payments?orderId=${orderId.toUpperCase()}` })
+    expect(upper.json()).toEqual(response.json())
     expect(items[0]).toMatchObject({
       orderId,
       status: 'CAPTURED',
@@ -67,6 +70,28 @@ describe('GET /payments?orderId=', () => {
     const response = await app.inject({ method: 'GET', url: `/payments?orderId=${randomUUID()}` })
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({ items: [] })
+  })
+
+  it.each([
+    'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF',
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    '00000000-0000-0000-0000-000000000000',
+  ])('when orderId is %s (a UUID in any case), then 200 with an empty list', async (orderId) => {
+    const response = await app.inject({ method: 'GET', url: `/payments?orderId=${orderId}` })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ items: [] })
+  })
+
+  it('when orderId is given twice, then 400 says it is repeated', async () => {
+    const response = await app.inject({
+      method: 'GET',
+      url: `/payments?orderId=${randomUUID()}&orderId=${randomUUID()}`,
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toMatchObject({
+      message: 'The query parameter orderId is given 2 times; give it once',
+      details: [{ path: 'querystring.orderId', issue: 'is repeated (2 values)' }],
+    })
   })
 
   it.each([

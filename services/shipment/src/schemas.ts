@@ -9,8 +9,8 @@ import { z } from 'zod'
 export const ShipmentsQuery = z.strictObject({ orderId: Id.describe('The order whose shipments to list') })
 /** One shipment as the API shows it. */
 export const ShipmentView = z.object({
-  id: z.uuid(),
-  orderId: z.uuid(),
+  id: Id,
+  orderId: Id,
   status: z
     .enum(['CREATED', 'CANCELLED'])
     .describe('CANCELLED: its order was cancelled before the parcel left'),

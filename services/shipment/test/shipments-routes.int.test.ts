@@ -18,6 +18,17 @@ afterAll(async () => {
   await db?.drop()
 })
 
+describe('GET /shipments?orderId= with a UUID in any case', () => {
+  it.each(['FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '00000000-0000-0000-0000-000000000000'])(
+    'when orderId is %s, then 200 with an empty list',
+    async (orderId) => {
+      const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toEqual({ items: [] })
+    },
+  )
+})
+
 describe('GET /shipments?orderId=', () => {
   it('when the order has a shipment, then it is listed with carrier and tracking number', async () => {
     const orderId = randomUUID()
@@ -34,6 +45,9 @@ describe('GET /shipments?orderId=', () => {
     })
 
     const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
+    // The same order asked for in upper case: PostgreSQL reads a UUID in either case.
+    const upper = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId.toUpperCase()}` })
+    expect(upper.json()).toEqual(res.json())
 
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
