@@ -13,6 +13,8 @@ import net from 'node:net'
  */
 export class TcpProxy {
   private readonly sockets = new Set<net.Socket>()
+  /** The proxy's own connections to the target, one per client connection. */
+  private readonly upstreams = new Set<net.Socket>()
   private mode: 'open' | 'cut' | 'silent' = 'open'
   /** Delay added to every chunk each way, ms (a slow link); order is kept. Default 0. */
   latencyMs = 0
@@ -53,6 +55,15 @@ export class TcpProxy {
     return parsed.toString()
   }
 
+  /**
+   * The local ports of the proxy's open connections to the target: what the target sees as its
+   * clients' ports (RabbitMQ's `peer_port`, PostgreSQL's `client_port`), so a test can pick out the
+   * connections that came through this proxy among everyone else's.
+   */
+  upstreamPorts(): number[] {
+    return [...this.upstreams].flatMap((socket) => (socket.localPort === undefined ? [] : [socket.localPort]))
+  }
+
   /** Number of open client-side and server-side sockets. */
   get openSockets(): number {
     return this.sockets.size
@@ -86,6 +97,8 @@ export class TcpProxy {
       return
     }
     const upstream = net.connect(this.targetPort, this.targetHost)
+    this.upstreams.add(upstream)
+    upstream.on('close', () => this.upstreams.delete(upstream))
     for (const socket of [client, upstream]) {
       this.sockets.add(socket)
       socket.on('error', () => undefined)
