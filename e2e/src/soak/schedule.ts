@@ -49,8 +49,10 @@ export const FAULT_MENU: readonly MenuEntry[] = [
     byDefault: false,
     does: "delete one of the fleet's queues (a handler queue or the timeline recorder's), messages in it included",
     offBecause:
-      "the timeline recorder's queue is never declared again and facts only it routes park (NO_ROUTE), " +
-      'and a handler queue loses the messages it held; opt in with --faults to reproduce',
+      "the timeline recorder's queue is never declared again (its facts then park as NO_ROUTE where no " +
+      'other queue is bound), and a fact published while one of its queues is missing is routed to the ' +
+      'others only, so that handler never sees it and its order stays PENDING or unbalanced; opt in with ' +
+      '--faults to reproduce',
   },
   {
     kind: 'postgres-restart',
