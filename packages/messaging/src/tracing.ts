@@ -14,8 +14,8 @@ import type { ConsumedMessage } from './types.js'
 /**
  * OpenTelemetry for the outbox and inbox, through @opentelemetry/api only: without a registered SDK
  * every call below is the API's no-op (no propagator, no span recorded), so a service that exports
- * no traces pays a few function calls per message and nothing else. With the SDK registered by
- * @saga/service-kit/telemetry, the outbox row carries the W3C context across the broker:
+ * no traces pays a few function calls per message and nothing else. With an SDK registered (the
+ * host's, e.g. @opentelemetry/sdk-node), the outbox row carries the W3C context across the broker:
  * `enqueue` stores the active context, the relay publishes each row in a producer span that is a
  * child of it, and the consumer runs the handler transaction in a consumer span that is a child of
  * the producer span, so the handler's own enqueues continue the same trace.

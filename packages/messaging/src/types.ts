@@ -53,7 +53,7 @@ export interface OutgoingMessage<P = unknown> {
   payload: P
   /** The entity the event is about (e.g. the order id); stored for look-ups, sent as CloudEvents `subject`. */
   aggregateId?: string | undefined
-  /** Ties every message of one saga together (the order id). */
+  /** Ties every message of one business process together (e.g. the order id). */
   correlationId: string
   /** The id of the message that caused this one; absent for a message caused by an HTTP request. */
   causationId?: string | undefined

@@ -17,7 +17,6 @@ import { createSignals, type Signals } from '../src/signals.js'
 import { deadLetterQueueName } from '../src/topology.js'
 import {
   closeConnectionsNamed,
-  collect,
   createInboxFixture,
   envelope,
   eventually,

@@ -84,8 +84,9 @@ export interface QueueChannel {
   /** True in `consuming`. */
   readonly consuming: boolean
   /**
-   * Since when (`performance.now()`, ms) the queue has not been consumed although the queue channel
-   * was started, or undefined while it consumes (or before `start`).
+   * Since when (`performance.now()`, ms) the queue has not been consumed although the connection was
+   * up (time without a connection does not count: no restart brings a broker back), or undefined
+   * while it consumes, before the first open and while the connection is away.
    */
   readonly notConsumingSince: number | undefined
   /** Why it last stopped consuming or failed to open, for health; undefined while it consumes. */
@@ -150,7 +151,6 @@ class ConsumedQueue implements QueueChannel {
   start(): void {
     if (this.#started) return
     this.#started = true
-    this.#notConsumingSince = performance.now()
     this.#problem = 'not consuming yet'
     const { connection } = this.#options
     this.#unsubscribe.push(connection.onLost(() => this.#connectionLost()))
@@ -163,6 +163,7 @@ class ConsumedQueue implements QueueChannel {
     if (this.#state.name === 'waiting') clearTimeout(this.#state.timer)
     const opening = { name: 'opening', gone: new AbortController() } as const
     this.#state = opening
+    this.#notConsumingSince ??= performance.now()
     const { connection, queue, prefetch } = this.#options
     let channel: ConfirmChannel | undefined
     try {
@@ -300,7 +301,7 @@ class ConsumedQueue implements QueueChannel {
     if (this.#state.name === 'waiting') clearTimeout(this.#state.timer)
     this.#forgetChannel()
     this.#state = { name: 'idle' }
-    this.#notConsumingSince ??= performance.now()
+    this.#notConsumingSince = undefined
     this.#problem = 'the broker connection is down'
   }
 

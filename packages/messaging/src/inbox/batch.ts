@@ -25,10 +25,10 @@ interface Waiting {
 }
 
 /**
- * Stable order by correlation id (the order id in this fleet): within a batch, messages of one saga
- * keep their delivery order, and messages of different sagas run in one global order, so two
- * batches that lock two orders (the services' per-order advisory locks) lock them in the same order
- * and cannot deadlock on them (docs/architecture.md, "Batched inbox commits").
+ * Stable order by correlation id: within a batch, messages of one process keep their delivery
+ * order, and messages of different processes run in one global order, so two batches whose
+ * handlers lock per process (an advisory lock on the correlation id, say) take those locks in the
+ * same order and cannot deadlock on them.
  */
 const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
   batch

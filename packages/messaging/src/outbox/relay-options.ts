@@ -8,7 +8,7 @@ export interface RelayOptions {
   pool: pg.Pool
   /** Broker URL; the relay opens its own connection (publishers apart from consumers, as RabbitMQ advises). */
   amqpUrl: string
-  /** Topic exchange to publish to, e.g. `saga.events`. */
+  /** Topic exchange to publish to, e.g. `events`. */
   exchange: string
   /** Producing service: CloudEvents `source`, AMQP `appId`, connection name. */
   service: string

@@ -53,6 +53,52 @@ interface Buffered {
 }
 
 /**
+ * The flushes of one recorder: deliveries buffered per channel, one flush at a time, the next one
+ * started when the last is done. `onDelivery` and `drain` are its queue channel's.
+ */
+function createFlusher(base: Omit<FlushRuntime, 'stopping'>, maxBatch: number, queue: string) {
+  let buffered: Buffered | undefined
+  let flushing: Promise<void> | undefined
+
+  /** The buffer of `session`'s channel; a new channel drops the old one's (the broker redelivers them). */
+  const bufferOf = (session: ChannelSession): Buffered => {
+    if (buffered?.session === session) return buffered
+    const handler = base.definition.name
+    const control: FlushControl = {
+      ack: (delivery, upTo) => session.ack(delivery, upTo),
+      requeue: (delivery) => session.requeue(delivery),
+      deadLetter: (delivery, reason) => session.deadLetter(delivery, { reason, attempts: 0, handler }),
+    }
+    buffered = { session, control, runtime: { ...base, stopping: session.gone }, deliveries: [] }
+    return buffered
+  }
+
+  /** Starts the next flush of `buffer` unless one runs; the next follows when it is done. */
+  const flushNext = (buffer: Buffered): void => {
+    if (flushing || buffer.deliveries.length === 0 || buffer.session.gone.aborted) return
+    const batch = buffer.deliveries.splice(0, maxBatch)
+    flushing = flushBatch(batch, buffer.control, buffer.runtime)
+      .then(() => undefined)
+      .catch((error: unknown) =>
+        base.logger.error({ err: error, queue }, 'recorder flush failed unexpectedly'),
+      )
+      .finally(() => {
+        flushing = undefined
+        if (buffered === buffer) flushNext(buffer)
+      })
+  }
+
+  return {
+    onDelivery: (delivery: ConsumeMessage, session: ChannelSession): void => {
+      const buffer = bufferOf(session)
+      buffer.deliveries.push(delivery)
+      if (buffer.deliveries.length === 1) setImmediate(() => flushNext(buffer))
+    },
+    drain: (): Promise<void> => flushing ?? Promise.resolve(),
+  }
+}
+
+/**
  * Consumes a `RecorderDefinition`'s queue and records deliveries in batches. The channel's life
  * (declare, consume, reopen after a deleted queue, a broker-side cancel, a closed channel or
  * connection; stop with drain) is the `QueueChannel` every handler queue has too. A delivery starts a
@@ -72,46 +118,21 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
     splitTotal: 0,
     deadLetteredTotal: 0,
   }
-  const base: Omit<FlushRuntime, 'stopping'> = {
-    definition,
-    db: options.db,
-    contracts: new Map(
-      definition.messages.flatMap((m) => [[m.routingKey, m] as const, [m.type, m] as const]),
-    ),
-    counters,
-    signals: options.signals,
-    logger,
-    policy: { maxAttempts: 1, baseMs: 500, maxMs: 30_000, ...options.policy },
-  }
-  let buffered: Buffered | undefined
-  let flushing: Promise<void> | undefined
-
-  /** The buffer of `session`'s channel; a new channel drops the old one's (the broker redelivers them). */
-  const bufferOf = (session: ChannelSession): Buffered => {
-    if (buffered?.session === session) return buffered
-    const control: FlushControl = {
-      ack: (delivery, upTo) => session.ack(delivery, upTo),
-      requeue: (delivery) => session.requeue(delivery),
-      deadLetter: (delivery, reason) =>
-        session.deadLetter(delivery, { reason, attempts: 0, handler: definition.name }),
-    }
-    buffered = { session, control, runtime: { ...base, stopping: session.gone }, deliveries: [] }
-    return buffered
-  }
-
-  /** Starts the next flush of `buffer` unless one runs; the next follows when it is done. */
-  const flushNext = (buffer: Buffered): void => {
-    if (flushing || buffer.deliveries.length === 0 || buffer.session.gone.aborted) return
-    const batch = buffer.deliveries.splice(0, maxBatch)
-    flushing = flushBatch(batch, buffer.control, buffer.runtime)
-      .then(() => undefined)
-      .catch((error: unknown) => logger.error({ err: error, queue }, 'recorder flush failed unexpectedly'))
-      .finally(() => {
-        flushing = undefined
-        if (buffered === buffer) flushNext(buffer)
-      })
-  }
-
+  const flusher = createFlusher(
+    {
+      definition,
+      db: options.db,
+      contracts: new Map(
+        definition.messages.flatMap((m) => [[m.routingKey, m] as const, [m.type, m] as const]),
+      ),
+      counters,
+      signals: options.signals,
+      logger,
+      policy: { maxAttempts: 1, baseMs: 500, maxMs: 30_000, ...options.policy },
+    },
+    maxBatch,
+    queue,
+  )
   const spec = {
     exchange: options.exchange,
     queuePrefix: options.queuePrefix,
@@ -125,12 +146,8 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
     deadLetterQueue: deadLetterQueueName(queue),
     prefetch: maxBatch * 2,
     declare: (setup: Channel) => declareTopology(setup, spec),
-    onDelivery(delivery, session) {
-      const buffer = bufferOf(session)
-      buffer.deliveries.push(delivery)
-      if (buffer.deliveries.length === 1) setImmediate(() => flushNext(buffer))
-    },
-    drain: () => flushing ?? Promise.resolve(),
+    onDelivery: flusher.onDelivery,
+    drain: flusher.drain,
     logger,
     logFields: { recorder: definition.name },
     drainTimeoutMs: options.drainTimeoutMs,
