@@ -46,6 +46,12 @@ export interface MessagingConsumerOptions {
   retryBaseMs?: number
   /** Longest retry delay, ms. Default 30,000. */
   retryMaxMs?: number
+  /**
+   * How long a message may keep failing for transient database reasons (a lost connection, a
+   * terminated session, a serialization failure or deadlock) without spending attempts, ms.
+   * Default 300,000.
+   */
+  transientRetryMaxMs?: number
   /** Longest `stop` waits for running handlers, ms. Default 15,000. */
   drainTimeoutMs?: number
   /** Quorum-queue `x-delivery-limit`, the broker's backstop against crash loops. Default 20. */

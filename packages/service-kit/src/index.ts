@@ -7,7 +7,7 @@ export {
   type Cancellation,
   type CancellationRegister,
 } from './cancellations.js'
-export { isDatabaseUnavailable } from './database-errors.js'
+export { isDatabaseUnavailable } from '@saga/messaging/parts'
 export { registerDatabaseMetrics, WATCHED_TABLES } from './database-metrics.js'
 export {
   DEFAULT_SESSION_LIMITS,

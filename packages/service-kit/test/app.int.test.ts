@@ -62,6 +62,7 @@ const counters = {
   inFlight: 0,
   batchesTotal: 0,
   batchFallbacksTotal: 0,
+  transientRetriedTotal: 0,
 }
 const stats = (): MessagingStats => ({
   brokerUp: 1,

@@ -4,6 +4,7 @@ import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import type { HandlerCounters } from './handle-delivery.js'
 import type { BatchSettings } from './batch.js'
+import { noCounters } from './counters.js'
 import { createHandlerQueue, type HandlerQueue } from './handler-queue.js'
 import { createSlots, type Slots } from './slots.js'
 
@@ -56,6 +57,12 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   retryBaseMs?: number
   /** Longest retry delay, ms. Default 30,000. */
   retryMaxMs?: number
+  /**
+   * How long a message may keep failing for transient database reasons (a lost connection, a
+   * terminated session, a serialization failure or deadlock) without spending attempts, ms.
+   * Default 300,000 (5 minutes).
+   */
+  transientRetryMaxMs?: number
   /** Longest `stop` waits for running handlers, ms. Default 15,000. */
   drainTimeoutMs?: number
   /** Called after each handler transaction committed; the facade wakes the relay here. */
@@ -130,17 +137,6 @@ const positiveInteger = (name: string, value: number): number => {
   return value
 }
 
-/** Zeroed counters of one handler, or of their sum. */
-export const noCounters = (): HandlerCounters => ({
-  handledTotal: 0,
-  duplicatesTotal: 0,
-  retriedTotal: 0,
-  deadLetteredTotal: 0,
-  inFlight: 0,
-  batchesTotal: 0,
-  batchFallbacksTotal: 0,
-})
-
 /**
  * Creates the consumer: each handler's queue on its own channel with a bounded prefetch. Per delivery:
  * validate (poison is dead-lettered at once with the reason), record `(message_id, handler)` in
@@ -165,6 +161,7 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
       maxAttempts: positiveInteger('maxAttempts', options.maxAttempts ?? 10),
       baseMs: options.retryBaseMs ?? 500,
       maxMs: options.retryMaxMs ?? 30_000,
+      transientMaxMs: options.transientRetryMaxMs ?? 300_000,
     },
     signals: options.signals ?? createSignals(),
     logger: options.logger ?? silent,

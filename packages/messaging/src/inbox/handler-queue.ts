@@ -3,6 +3,7 @@ import type { AmqpConnection } from '../amqp/connection.js'
 import { createQueueChannel, type ChannelSession, type QueueChannel } from '../amqp/queue-channel.js'
 import type { TransactionClient } from '../types.js'
 import { createBatcher, type BatchSettings } from './batch.js'
+import { noCounters } from './counters.js'
 import {
   handleDelivery,
   type DeliveryBatcher,
@@ -62,15 +63,7 @@ interface SessionParts<Tx extends TransactionClient> {
 export function createHandlerQueue<Tx extends TransactionClient>(
   options: HandlerQueueOptions<Tx>,
 ): HandlerQueue {
-  const counters: HandlerCounters = {
-    handledTotal: 0,
-    duplicatesTotal: 0,
-    retriedTotal: 0,
-    deadLetteredTotal: 0,
-    inFlight: 0,
-    batchesTotal: 0,
-    batchFallbacksTotal: 0,
-  }
+  const counters: HandlerCounters = noCounters()
   const handlerName = options.handler.name
   // The delivery chain of each message id now running (its retries included).
   const chains = new Map<string, Promise<void>>()

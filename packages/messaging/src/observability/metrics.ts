@@ -173,6 +173,12 @@ const HANDLERS: readonly PerHandlerDefinition[] = [
   ],
   [
     'counter',
+    'transient_retried_total',
+    'transientRetriedTotal',
+    'Handler transactions that failed for transient database reasons (a lost connection, a terminated session, a deadlock) and were retried without spending an attempt, by handler.',
+  ],
+  [
+    'counter',
     'batch_fallbacks_total',
     'batchFallbacksTotal',
     'Such batch transactions rolled back (a handler or the commit failed), whose deliveries were then handled one by one, by handler.',

@@ -11,6 +11,7 @@ const counters = {
   inFlight: 0,
   batchesTotal: 0,
   batchFallbacksTotal: 0,
+  transientRetriedTotal: 0,
 }
 const recorded = { recordedTotal: 4, batchesTotal: 2, splitTotal: 0, deadLetteredTotal: 0 }
 const stats = (): MessagingStats => ({

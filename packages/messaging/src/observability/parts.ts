@@ -1,6 +1,6 @@
 import type { AmqpConnection } from '../amqp/connection.js'
 import type { Consumer, ConsumerMetrics } from '../inbox/consumer.js'
-import { noCounters } from '../inbox/consumer.js'
+import { noCounters } from '../inbox/counters.js'
 import type { Relay } from '../outbox/relay.js'
 import type { BatchRecorder } from '../recorder/recorder.js'
 import type { RecorderCounters } from '../recorder/types.js'

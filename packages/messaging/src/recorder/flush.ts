@@ -27,7 +27,7 @@ export interface FlushRuntime {
   signals: Signals
   logger: Logger
   /** Backoff while the database is unavailable (no attempt limit: it is not the messages' fault). */
-  policy: RetryPolicy
+  policy: Pick<RetryPolicy, 'baseMs' | 'maxMs'>
   /**
    * Aborted when the channel is gone or the recorder stops: a flush waiting to retry gives up and
    * leaves its deliveries unacked (the broker redelivers them).

@@ -128,7 +128,7 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
       counters,
       signals: options.signals,
       logger,
-      policy: { maxAttempts: 1, baseMs: 500, maxMs: 30_000, ...options.policy },
+      policy: { baseMs: 500, maxMs: 30_000, ...options.policy },
     },
     maxBatch,
     queue,
