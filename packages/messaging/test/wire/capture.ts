@@ -10,7 +10,7 @@ import { MESSAGING_SQL } from '../inbox-fixture.js'
 import { insertWireRows, rawTap, WIRE_ROWS } from './wire-fixture.js'
 
 interface RelayModule {
-  createRelay(options: Record<string, unknown>): { start(): Promise<void>; stop(): Promise<void> }
+  createRelay: (options: Record<string, unknown>) => { start(): Promise<void>; stop(): Promise<void> }
 }
 
 const [entry] = process.argv.slice(2)
