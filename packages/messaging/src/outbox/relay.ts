@@ -121,8 +121,16 @@ class OutboxRelay implements Relay {
     if (!this.#running) this.#start()
   }
 
-  #poolError = (error: Error): void =>
-    this.#options.logger?.warn({ err: error }, 'idle database connection failed')
+  /**
+   * An idle pooled client that loses its connection makes the pool emit 'error', which would crash
+   * the process without a listener. The pool is the caller's: when the caller listens too, it logs
+   * the loss (one line per connection), and this listener only keeps the process alive.
+   */
+  #poolError = (error: Error): void => {
+    const level = this.#options.pool.listenerCount('error') > 1 ? 'debug' : 'warn'
+    const code = (error as { code?: unknown }).code
+    this.#options.logger?.[level]({ reason: error.message, code }, 'idle database connection lost')
+  }
 
   #start(): void {
     const options = this.#options
