@@ -225,9 +225,10 @@ async function inOneTransaction<Tx extends TransactionClient>(
   return transaction(
     ordered.map(({ message }) => ({ messageId: message.id, handler: handler.name })),
     async (tx, inserted) => {
-      for (const { message } of ordered) {
+      for (const { message, control } of ordered) {
         if (!inserted.has(message.id.toLowerCase())) continue
-        await inConsumerSpan(consumerSpanTarget(handler.name, message), () => handler.handle(message, tx))
+        const target = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
+        await inConsumerSpan(target, () => handler.handle(message, tx))
       }
       return inserted
     },

@@ -31,6 +31,8 @@ export interface HandlerCounters {
 
 /** What the pipeline needs from the channel the delivery came on. */
 export interface DeliveryControl {
+  /** Where the delivery came from: its exchange (`''`: sent straight to the queue) and delivery tag. */
+  readonly delivery: { exchange: string; deliveryTag: number | undefined }
   /** Acks the delivery; a channel that closed meanwhile is logged, not thrown (redelivery is a duplicate). */
   ack(): void
   /** Puts the delivery back in the queue (nack with requeue). */
@@ -42,6 +44,8 @@ export interface DeliveryControl {
 /** The handler and everything around it, fixed per handler queue. */
 export interface DeliveryRuntime<Tx extends TransactionClient> {
   handler: HandlerDefinition<Tx>
+  /** The handler's queue. */
+  queue: string
   database: Database<Tx>
   policy: RetryPolicy
   signals: Signals
@@ -97,12 +101,13 @@ const priorDeliveries = (delivery: Message): number => {
  */
 async function attemptOnce<Tx extends TransactionClient>(
   message: ConsumedMessage,
+  control: DeliveryControl,
   runtime: DeliveryRuntime<Tx>,
 ): Promise<Attempt> {
   const { handler, database } = runtime
   let handlerRan = false
   let handlerError: { error: unknown } | undefined
-  const span = consumerSpanTarget(handler.name, message)
+  const span = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
   try {
     const outcome = await inConsumerSpan(span, () =>
       inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
@@ -276,7 +281,7 @@ export async function runAlone<Tx extends TransactionClient>(
     let outcome: Attempt
     const started = performance.now()
     try {
-      outcome = await attemptOnce({ ...message, attempt }, runtime)
+      outcome = await attemptOnce({ ...message, attempt }, control, runtime)
     } finally {
       release()
     }

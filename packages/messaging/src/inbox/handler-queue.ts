@@ -82,6 +82,7 @@ export function createHandlerQueue<Tx extends TransactionClient>(
   const onDelivery = (delivery: ConsumeMessage, session: ChannelSession): void => {
     const { runtime, batcher } = partsOf(session)
     const control: DeliveryControl = {
+      delivery: { exchange: delivery.fields.exchange, deliveryTag: delivery.fields.deliveryTag },
       ack: () => session.ack(delivery),
       requeue: () => session.requeue(delivery),
       deadLetter: (reason, attempts) =>

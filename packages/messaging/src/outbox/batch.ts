@@ -15,6 +15,8 @@ export interface BatchSettings {
   maxAttempts: number
   backoffBaseMs: number
   backoffMaxMs: number
+  /** The broker's address, for the producer spans' `server.address` and `server.port`. */
+  broker?: { address: string; port: number } | undefined
 }
 
 /** Outcome of one claim-publish-mark round, known after its transaction committed. */
@@ -42,9 +44,15 @@ const GUARD_MARGIN_MS = 5_000
  * whose own context replaces the row's traceparent on the wire so the consumer's span is its child.
  * Without an SDK the carrier is empty and the row is published as stored.
  */
-function traced(row: OutboxRow, exchange: string, spans: Map<string, ProducerTrace>): OutboxRow {
+function traced(row: OutboxRow, settings: BatchSettings, spans: Map<string, ProducerTrace>): OutboxRow {
   const headers = row.headers ?? {}
-  const producer = startProducerSpan(headers, exchange, row.routing_key, row.id, headers.correlationId)
+  const producer = startProducerSpan(headers, {
+    exchange: settings.exchange,
+    routingKey: row.routing_key,
+    messageId: row.id,
+    correlationId: headers.correlationId,
+    broker: settings.broker,
+  })
   spans.set(row.id, producer)
   if (!producer.carrier.traceparent) return row
   return { ...row, headers: { ...headers, ...producer.carrier } }
@@ -52,7 +60,7 @@ function traced(row: OutboxRow, exchange: string, spans: Map<string, ProducerTra
 
 /** Ends every producer span of the batch: ERROR for the rows in `failures`, OK for the others. */
 function endSpans(spans: Map<string, ProducerTrace>, failures: PublishFailure[]): void {
-  const failed = new Map(failures.map((failure) => [failure.id, failure.error]))
+  const failed = new Map(failures.map((failure) => [failure.id, failure]))
   for (const [id, { span }] of spans) endProducerSpan(span, failed.get(id))
 }
 
@@ -112,7 +120,7 @@ function toBatch(rows: readonly OutboxRow[], settings: BatchSettings, spans: Map
   const failures: PublishFailure[] = []
   for (const row of rows) {
     try {
-      const message = toPublishable(traced(row, settings.exchange, spans), settings.source)
+      const message = toPublishable(traced(row, settings, spans), settings.source)
       batch.push({ id: row.id, message })
     } catch (error) {
       failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'poison' })

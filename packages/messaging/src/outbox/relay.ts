@@ -1,5 +1,6 @@
 import { createAmqpConnection, type AmqpConnection } from '../amqp/connection.js'
 import { createSignals, type Signals } from '../signals.js'
+import { brokerAddress } from '../tracing.js'
 import type { BatchResult, BatchSettings } from './batch.js'
 import { createHousekeeping, type Housekeeping } from './housekeeping.js'
 import { runPublishLoop } from './publish-loop.js'
@@ -57,6 +58,7 @@ const batchSettings = (options: RelayOptions): BatchSettings => ({
   maxAttempts: options.maxAttempts ?? 10,
   backoffBaseMs: options.backoffBaseMs ?? 1_000,
   backoffMaxMs: options.backoffMaxMs ?? 60_000,
+  broker: brokerAddress(options.amqpUrl),
 })
 
 /**

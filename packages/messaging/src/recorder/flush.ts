@@ -20,6 +20,9 @@ export interface FlushControl {
 /** Everything a flush needs, fixed per recorder. */
 export interface FlushRuntime {
   definition: RecorderDefinition
+  /** Where the recorder consumes, for its span's destination. */
+  exchange: string
+  queue: string
   db: Queryable
   /** The recorded contracts by routing key and by type. */
   contracts: ReadonlyMap<string, MessageContract<unknown>>
@@ -85,9 +88,8 @@ async function recordWithRetry(
   for (let outage = 1; ; outage += 1) {
     try {
       // One span per statement, linked to each message's trace (tracing.ts).
-      await inBatchConsumerSpan(runtime.definition.name, messages, () =>
-        runtime.definition.record(messages, runtime.db),
-      )
+      const target = { recorder: runtime.definition.name, exchange: runtime.exchange, queue: runtime.queue }
+      await inBatchConsumerSpan(target, messages, () => runtime.definition.record(messages, runtime.db))
       runtime.counters.batchesTotal += 1
       runtime.counters.recordedTotal += messages.length
       return { kind: 'ok' }

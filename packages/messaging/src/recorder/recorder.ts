@@ -121,6 +121,8 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
   const flusher = createFlusher(
     {
       definition,
+      exchange: options.exchange,
+      queue,
       db: options.db,
       contracts: new Map(
         definition.messages.flatMap((m) => [[m.routingKey, m] as const, [m.type, m] as const]),
