@@ -96,7 +96,7 @@ describe('scenario: one order is one trace', () => {
                 x.kind === SpanKind.consumer &&
                 x.status !== 2 &&
                 x.service === reaction.service &&
-                x.name === `process ${reaction.handler}` &&
+                x.attributes['saga_messaging.handler'] === reaction.handler &&
                 messageIdOf(x) === m.messageId,
             )
             if (!consumer)
@@ -114,7 +114,7 @@ describe('scenario: one order is one trace', () => {
                 x.kind === SpanKind.consumer &&
                 x.status !== 2 &&
                 x.service === reaction.service &&
-                x.name === `process ${reaction.handler}` &&
+                x.attributes['saga_messaging.handler'] === reaction.handler &&
                 x.links.some((link) => link.spanId === producer.spanId),
             )
             if (!batch)

@@ -5,7 +5,7 @@
  * user per service with broker-users.ts's permissions). `generate.ts` writes it as YAML; a test checks
  * the committed files are what this produces, renders the overlays and validates every object.
  */
-import type { TopologyDefinitions } from '@saga/messaging'
+import type { TopologyDefinitions } from '@saga/messaging/parts'
 import type { ServiceName } from '../src/bootstrap.js'
 import { brokerUsers } from '../src/broker-users.js'
 import { DEFAULT_PORTS } from '../src/start-env.js'

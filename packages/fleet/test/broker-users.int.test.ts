@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import amqp, { type Channel, type ChannelModel } from 'amqplib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { declareTopology, topologyDefinitions, type TopologySpec } from '@saga/messaging'
+import { declareTopology, topologyDefinitions, type TopologySpec } from '@saga/messaging/parts'
 import {
   amqpUrlFor,
   brokerUsers,

@@ -8,7 +8,24 @@ import { activeTraceCarrier, endProducerSpan, inConsumerSpan, startProducerSpan 
 
 const N = 1_000_000
 const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
-const target = { handler: 'h', routingKey: 'k', messageId: 'id', correlationId: 'c', traceparent, attempt: 1 }
+const target = {
+  handler: 'h',
+  queue: 'q',
+  exchange: 'x',
+  routingKey: 'k',
+  deliveryTag: 1,
+  messageId: 'id',
+  correlationId: 'c',
+  traceparent,
+  attempt: 1,
+}
+const producerTarget = {
+  exchange: 'x',
+  routingKey: 'order.created',
+  messageId: 'id',
+  correlationId: 'c',
+  broker: { address: '127.0.0.1', port: 5672 },
+}
 const transaction = (): Promise<number> => Promise.resolve(1)
 const nsPer = (started: bigint): number => Number(process.hrtime.bigint() - started) / N
 
@@ -16,7 +33,7 @@ for (let round = 1; round <= 3; round++) {
   let started = process.hrtime.bigint()
   for (let i = 0; i < N; i++) {
     activeTraceCarrier()
-    endProducerSpan(startProducerSpan({ traceparent }, 'x', 'order.created', 'id', 'c').span)
+    endProducerSpan(startProducerSpan({ traceparent }, producerTarget).span)
   }
   const producer = nsPer(started)
   started = process.hrtime.bigint()

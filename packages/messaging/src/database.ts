@@ -130,12 +130,11 @@ async function onPooledClient<T>(
  *
  * Round trips: `enqueue`'s outbox INSERTs are sent with COMMIT, in one simple-query message
  * (`deferToCommit`), and `inboxTransaction` sends BEGIN and the inbox INSERT as one, so a handler
- * transaction costs two round trips besides the handler's own statements (it was four: BEGIN, inbox
- * INSERT, outbox INSERT, COMMIT). Each round trip is a socket write and wake-up on both sides, the
- * largest per-message cost in the services' profiles (docs/performance.md, lever 3).
+ * transaction costs two round trips besides the handler's own statements, where one statement per
+ * message would cost four (BEGIN, inbox INSERT, outbox INSERT, COMMIT). Each round trip is a socket
+ * write and a wake-up on both sides, the largest per-message cost in a service's profile.
  * `inboxBatchTransaction` does the same for several deliveries of one queue: BEGIN and one
- * multi-row inbox INSERT, the handlers, then every deferred outbox INSERT with the one COMMIT
- * (docs/performance.md, lever 5).
+ * multi-row inbox INSERT, the handlers, then every deferred outbox INSERT with the one COMMIT.
  */
 export function pgDatabase(pool: pg.Pool): Database<pg.PoolClient> {
   return {
@@ -230,9 +229,9 @@ export async function assertInTransaction(tx: TransactionClient, what = 'enqueue
     throw new NotInTransactionError(`${what} got a pg client outside BEGIN`)
   }
   try {
-    await client.query('SAVEPOINT saga_messaging_probe')
+    await client.query('SAVEPOINT messaging_probe')
   } catch {
     throw new NotInTransactionError(`${what} got a pg client outside BEGIN`)
   }
-  await client.query('RELEASE SAVEPOINT saga_messaging_probe')
+  await client.query('RELEASE SAVEPOINT messaging_probe')
 }

@@ -1,60 +1,59 @@
 /**
- * @saga/messaging: the transactional outbox, its relay, and the inbox consumer, for PostgreSQL and
- * RabbitMQ. Most services need only `createMessaging`, `enqueue`, `prismaDatabase` and `followUp`;
- * the parts below it are exported for services that compose their own.
+ * The transactional outbox, its relay, and the inbox consumer, for PostgreSQL and RabbitMQ.
+ *
+ * A service needs `createMessaging` (relay, consumers, health, metrics), `enqueue` (an event in the
+ * caller's transaction), `firstEvent`/`nextEvent` (the event a request or a handled message leads
+ * to), a `Database` (`pgDatabase`, the default, or `prismaDatabase`), and the types of its handlers.
+ * The parts underneath (the relay, the consumer, the queue channel, the topology) are exported from
+ * `@saga/messaging/parts` for services that compose their own; the fastify plugin from
+ * `@saga/messaging/fastify`; test helpers from `@saga/messaging/testing`.
  */
-export type * from './types.js'
-
 export {
   createMessaging,
   type Messaging,
   type MessagingOptions,
   type MessagingRelayOptions,
   type MessagingConsumerOptions,
-  type MessagingHealth,
-  type MessagingMetrics,
 } from './messaging.js'
 export { enqueue, InvalidMessageError } from './outbox/enqueue.js'
-export { MESSAGING_METRIC_HELP } from './metrics-help.js'
 export {
-  followUp,
+  firstEvent,
   nextEvent,
-  childTraceparent,
+  followUp,
   InvalidPayloadError,
+  type EventOptions,
+  type FirstEventOptions,
+  type NextEventOptions,
   type FollowUpContext,
   type ReactionDeps,
 } from './inbox/follow-up.js'
 export {
-  prismaDatabase,
   pgDatabase,
+  prismaDatabase,
   NotInTransactionError,
   type PrismaClientLike,
   type PrismaDatabaseOptions,
 } from './database.js'
-export { createSignals, SignalTimeoutError, type Signals, type SignalListener } from './signals.js'
-
-export { createRelay, type Relay, type RelayOptions } from './outbox/relay.js'
-export type { RelayStats } from './outbox/stats.js'
-export type { RetentionResult } from './outbox/retention.js'
-export {
-  createConsumer,
-  type Consumer,
-  type ConsumerOptions,
-  type ConsumerHealth,
-  type ConsumerMetrics,
-} from './inbox/consumer.js'
-export type { HandlerCounters } from './inbox/handle-delivery.js'
-export { deliverToHandler } from './inbox/deliver-to-handler.js'
-export type { RecorderDefinition, RecorderCounters, Queryable } from './recorder/types.js'
-export { createBatchRecorder, type BatchRecorder, type BatchRecorderOptions } from './recorder/recorder.js'
-export {
-  declareTopology,
-  topologyDefinitions,
-  queueName,
-  deadLetterQueueName,
-  TopologyError,
-  type TopologySpec,
-  type TopologyDefinitions,
-} from './topology.js'
-export { createAmqpConnection, type AmqpConnection, type AmqpConnectionOptions } from './amqp/connection.js'
-export { TimeoutError } from './amqp/timeout.js'
+export { TopologyError } from './topology.js'
+export type { Signals, SignalListener } from './signals.js'
+export type { HealthArea, HealthAreaName, HealthSettings, MessagingHealth } from './observability/health.js'
+export type { HistogramMetric, MetricDescriptor, MetricSample, ValueMetric } from './observability/metrics.js'
+export type { MessagingStats } from './observability/parts.js'
+export type { RecorderDefinition, Queryable } from './recorder/types.js'
+export type {
+  ConsumedMessage,
+  Database,
+  Envelope,
+  HandlerDefinition,
+  InboxEntry,
+  InboxOutcome,
+  Logger,
+  MessageContract,
+  OutgoingMessage,
+  PgClientLike,
+  PrismaTransactionLike,
+  SignalMap,
+  SignalName,
+  StandardSchemaV1,
+  TransactionClient,
+} from './types.js'

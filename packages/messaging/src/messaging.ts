@@ -1,19 +1,16 @@
-import type pg from 'pg'
+import pg from 'pg'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
+import { pgDatabase } from './database.js'
 import { createConsumer, type Consumer } from './inbox/consumer.js'
+import { messagingHealth, type HealthSettings, type MessagingHealth } from './observability/health.js'
+import { messagingMetrics, type MetricDescriptor } from './observability/metrics.js'
+import { messagingStats, type MessagingParts, type MessagingStats } from './observability/parts.js'
 import { createRelay, type Relay, type RelayOptions } from './outbox/relay.js'
 import { createBatchRecorder, type BatchRecorder } from './recorder/recorder.js'
 import type { RecorderDefinition } from './recorder/types.js'
-import {
-  messagingHealth,
-  messagingMetrics,
-  type MessagingHealth,
-  type MessagingMetrics,
-} from './messaging-health.js'
 import { createSignals, type Signals } from './signals.js'
+import { topologyDefinitions } from './topology.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from './types.js'
-
-export type { MessagingHealth, MessagingMetrics } from './messaging-health.js'
 
 /** Relay settings of `createMessaging` (see `createRelay` for each default). */
 export type MessagingRelayOptions = Omit<
@@ -26,7 +23,7 @@ export type MessagingRelayOptions = Omit<
 
 /** Consumer settings of `createMessaging`. Durations in milliseconds. */
 export interface MessagingConsumerOptions {
-  /** Consume in this process (when there are handlers). Default true. */
+  /** Consume in this process (when there are handlers or recorders). Default true. */
   enabled?: boolean
   /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 40. */
   prefetch?: number
@@ -40,7 +37,7 @@ export interface MessagingConsumerOptions {
   /**
    * Handler transactions at once across all handlers of this instance (each holds a connection).
    * Default 40 % of `pool`'s `max`, at least 1: 4 of a 10-connection pool, leaving the rest to
-   * routes and the relay (see README "Sizing").
+   * routes and the relay (see README, "Sizing").
    */
   concurrency?: number
   /** Attempts per message, the first included, before dead-lettering. Default 10. */
@@ -49,6 +46,12 @@ export interface MessagingConsumerOptions {
   retryBaseMs?: number
   /** Longest retry delay, ms. Default 30,000. */
   retryMaxMs?: number
+  /**
+   * How long a message may keep failing for transient database reasons (a lost connection, a
+   * terminated session, a serialization failure or deadlock) without spending attempts, ms.
+   * Default 300,000.
+   */
+  transientRetryMaxMs?: number
   /** Longest `stop` waits for running handlers, ms. Default 15,000. */
   drainTimeoutMs?: number
   /** Quorum-queue `x-delivery-limit`, the broker's backstop against crash loops. Default 20. */
@@ -56,16 +59,19 @@ export interface MessagingConsumerOptions {
 }
 
 /** Options of `createMessaging`. */
-export interface MessagingOptions<Tx extends TransactionClient> {
+export interface MessagingOptions<Tx extends TransactionClient = pg.PoolClient> {
   /** The service name: CloudEvents `source`, AMQP `appId`, connection names. */
   service: string
-  /** How handlers and `messaging.transaction` open transactions: `prismaDatabase(prisma)` or `pgDatabase(pool)`. */
-  database: Database<Tx>
-  /** A pg Pool on the same database (relay claims, LISTEN/NOTIFY, retention, stats). Stays the caller's. */
+  /** A pg Pool on the service's database (relay claims, LISTEN/NOTIFY, retention, stats). Stays the caller's. */
   pool: pg.Pool
+  /**
+   * How handlers and `messaging.transaction` open transactions. Default `pgDatabase(pool)`;
+   * `prismaDatabase(prisma)` where handlers write through Prisma.
+   */
+  database?: Database<Tx>
   /** `amqp://user:pass@host:5672/vhost`. */
   amqpUrl: string
-  /** Durable topic exchange of domain events. Default `saga.events`. */
+  /** Durable topic exchange of domain events. Default `events`. */
   exchange?: string
   /** Queues are `<queuePrefix>.<handler name>`. Default `service`. */
   queuePrefix?: string
@@ -80,25 +86,31 @@ export interface MessagingOptions<Tx extends TransactionClient> {
   logger?: Logger
   relay?: MessagingRelayOptions
   consumer?: MessagingConsumerOptions
-  /** `health().ready` turns false when the oldest pending outbox row is older than this, ms. Default 60,000. */
-  readyMaxOutboxAgeMs?: number
+  /** Thresholds of `health()`: outbox age 60,000 ms, consumer stuck 60,000 ms by default. */
+  health?: Partial<HealthSettings>
+  /** Prefix of every metric name in `metrics`. Default `messaging`. */
+  metricPrefix?: string
   /** Longest `start()` waits for the broker before returning anyway (it keeps connecting), ms. Default 3,000. */
   startWaitMs?: number
 }
 
 /** The per-service facade: see `createMessaging`. */
-export interface Messaging<Tx extends TransactionClient = TransactionClient> {
+export interface Messaging<Tx extends TransactionClient = pg.PoolClient> {
   /** published, publishFailed, parked, handled, duplicate, retrying, deadLettered. */
   readonly signals: Signals
   /**
-   * Starts the relay and the consumers (declaring the topology on every connect). Never throws
+   * Starts the relay and the consumers (declaring each queue before it is consumed). Never throws
    * because the broker is down: it waits at most `startWaitMs`, then keeps connecting in the background.
    */
   start(): Promise<void>
   /** Runs `fn` in a transaction (commit on resolve, rollback on throw), then wakes the relay. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+  /** Health by area (broker, outbox, consumer): synchronous and cheap. */
   health(): MessagingHealth
-  metrics(): MessagingMetrics
+  /** The metric descriptors to register once with a metrics host; each reads its value at a scrape. */
+  readonly metrics: readonly MetricDescriptor[]
+  /** Every counter and gauge now, as one typed object. */
+  stats(): MessagingStats
   /**
    * Stops consuming, lets running handlers finish (bounded), stops the relay after its batch, closes
    * every channel and connection. The pg pool is the caller's to end afterwards. Idempotent.
@@ -115,110 +127,155 @@ const PG_POOL_DEFAULT_MAX = 10
 const defaultConcurrency = (pool: pg.Pool): number =>
   Math.max(1, Math.floor((pool.options.max ?? PG_POOL_DEFAULT_MAX) * 0.4))
 
-/**
- * Creates the messaging of one service: outbox relay, inbox consumers, topology, health and metrics.
- * Example:
- * `const messaging = createMessaging({ service: 'inventory', database: prismaDatabase(prisma), pool, amqpUrl, handlers })`,
- * then `await messaging.start()`; in a route `await messaging.transaction(async (tx) => { ...; await enqueue(tx, event) })`.
- */
-export function createMessaging<Tx extends TransactionClient>(options: MessagingOptions<Tx>): Messaging<Tx> {
-  const logger = options.logger ?? silent
-  const exchange = options.exchange ?? 'saga.events'
-  const signals = createSignals()
-  const { enabled: relayEnabled = true, ...relaySettings } = options.relay ?? {}
-  const { enabled: consumerEnabled = true, deliveryLimit, ...consumerSettings } = options.consumer ?? {}
+/** The relay of `options`, or undefined when it is turned off. */
+function relayOf<Tx extends TransactionClient>(
+  options: MessagingOptions<Tx>,
+  exchange: string,
+  signals: Signals,
+): Relay | undefined {
+  const { enabled = true, ...settings } = options.relay ?? {}
+  if (!enabled) return undefined
+  const { pool, amqpUrl, service, logger } = options
+  return createRelay({ ...settings, pool, amqpUrl, exchange, service, logger, signals })
+}
+
+/** The consumer side of `options`: one connection for the handler queues and the recorders. */
+function consumersOf<Tx extends TransactionClient>(
+  options: MessagingOptions<Tx>,
+  exchange: string,
+  signals: Signals,
+  onCommitted: () => void,
+): { connection?: AmqpConnection; consumer?: Consumer; recorders: BatchRecorder[] } {
+  const { enabled = true, deliveryLimit, ...settings } = options.consumer ?? {}
   const handlers = options.handlers ?? []
-  const recorderDefinitions = options.recorders ?? []
-  const readyMaxOutboxAgeMs = options.readyMaxOutboxAgeMs ?? 60_000
-
-  const relay: Relay | undefined = relayEnabled
-    ? createRelay({
-        ...relaySettings,
-        pool: options.pool,
-        amqpUrl: options.amqpUrl,
-        exchange,
-        service: options.service,
-        logger,
-        signals,
-      })
-    : undefined
-  const wake = (): void => relay?.wake()
-
-  let consumerConnection: AmqpConnection | undefined
-  let consumer: Consumer | undefined
-  let recorders: BatchRecorder[] = []
-  if (consumerEnabled && (handlers.length > 0 || recorderDefinitions.length > 0)) {
-    consumerConnection = createAmqpConnection({
-      url: options.amqpUrl,
-      name: `${options.service}-consumer`,
-      logger,
-    })
-    const connection = consumerConnection
-    recorders = recorderDefinitions.map((definition) =>
-      createBatchRecorder({
-        definition,
-        connection,
-        db: options.pool,
-        exchange,
-        queuePrefix: options.queuePrefix ?? options.service,
-        signals,
-        logger,
-        deliveryLimit,
-      }),
-    )
-  }
-  if (consumerConnection && handlers.length > 0) {
-    consumer = createConsumer({
-      ...consumerSettings,
-      concurrency: consumerSettings.concurrency ?? defaultConcurrency(options.pool),
-      connection: consumerConnection,
-      database: options.database,
-      handlers,
-      queuePrefix: options.queuePrefix ?? options.service,
-      declare: { exchange, deliveryLimit },
+  const definitions = options.recorders ?? []
+  if (!enabled || (handlers.length === 0 && definitions.length === 0)) return { recorders: [] }
+  const logger = options.logger ?? silent
+  const queuePrefix = options.queuePrefix ?? options.service
+  const connection = createAmqpConnection({
+    url: options.amqpUrl,
+    name: `${options.service}-consumer`,
+    logger,
+  })
+  const recorders = definitions.map((definition) =>
+    createBatchRecorder({
+      definition,
+      connection,
+      db: options.pool,
+      exchange,
+      queuePrefix,
       signals,
       logger,
-      onCommitted: wake,
-    })
-  }
-  let stopping: Promise<void> | undefined
+      deliveryLimit,
+    }),
+  )
+  const consumer =
+    handlers.length === 0
+      ? undefined
+      : createConsumer({
+          ...settings,
+          concurrency: settings.concurrency ?? defaultConcurrency(options.pool),
+          connection,
+          database: options.database ?? (pgDatabase(options.pool) as unknown as Database<Tx>),
+          handlers,
+          queuePrefix,
+          declare: { exchange, deliveryLimit },
+          signals,
+          logger,
+          onCommitted,
+        })
+  return { connection, consumer, recorders }
+}
 
-  const health = (): MessagingHealth =>
-    messagingHealth({ relay, consumer, recorders, consumerConnection, readyMaxOutboxAgeMs })
+/**
+ * Creates the messaging of one service: outbox relay, inbox consumers, batch recorders, and their
+ * health and metrics. Example:
+ * `const messaging = createMessaging({ service: 'inventory', pool, amqpUrl, handlers })`,
+ * then `await messaging.start()`; in a route
+ * `await messaging.transaction(async (tx) => { ...; await enqueue(tx, event) })`.
+ * @throws TopologyError when a handler or recorder name is not kebab-case or is used twice.
+ * @throws RangeError for a consumer setting out of range (see `createConsumer`).
+ */
+export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
+  options: MessagingOptions<Tx>,
+): Messaging<Tx> {
+  const logger = options.logger ?? silent
+  const exchange = options.exchange ?? 'events'
+  const queuePrefix = options.queuePrefix ?? options.service
+  // Refuses bad handler and recorder names now, not at the first connect.
+  topologyDefinitions({
+    exchange,
+    queuePrefix,
+    handlers: options.handlers ?? [],
+    recorders: options.recorders,
+  })
+  const database = options.database ?? (pgDatabase(options.pool) as unknown as Database<Tx>)
+  const signals = createSignals()
+  const settings: HealthSettings = { outboxMaxAgeMs: 60_000, consumerStuckAfterMs: 60_000, ...options.health }
+  const relay = relayOf({ ...options, logger }, exchange, signals)
+  const wake = (): void => relay?.wake()
+  const side = consumersOf({ ...options, logger, database }, exchange, signals, wake)
+  const parts: MessagingParts = {
+    relay,
+    consumer: side.consumer,
+    recorders: side.recorders,
+    consumerConnection: side.connection,
+  }
+  const health = (): MessagingHealth => messagingHealth(parts, settings)
+  const stats = (): MessagingStats => messagingStats(parts)
+  const metrics = messagingMetrics(options.metricPrefix ?? 'messaging', {
+    stats,
+    health,
+    signals,
+    recorders: side.recorders.length > 0,
+  })
+  let stopping: Promise<void> | undefined
 
   return {
     signals,
-    async start() {
-      await relay?.start()
-      consumer?.start()
-      recorders.forEach((recorder) => recorder.start())
-      consumerConnection?.start()
-      const deadline = Date.now() + (options.startWaitMs ?? 3_000)
-      // Bounded wait so a healthy start returns with queues declared and consumers attached; a broker
-      // that is down only delays start, health() says so, and connecting goes on in the background.
-      const consuming = (): boolean =>
-        (consumer?.health().consuming ?? true) && recorders.every((recorder) => recorder.consuming)
-      while (Date.now() < deadline && !(health().broker && consuming())) {
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      if (!health().broker)
-        logger.warn({ problems: health().problems }, 'messaging started without the broker; still connecting')
-    },
+    start: () => startAll(parts, health, logger, options.startWaitMs ?? 3_000),
     async transaction(fn) {
-      const result = await options.database.transaction(fn)
+      const result = await database.transaction(fn)
       wake()
       return result
     },
     health,
-    metrics: () => messagingMetrics({ relay, consumer, recorders, consumerConnection }),
+    metrics,
+    stats,
     stop() {
       // Consumers first: their handlers may still enqueue rows and wake the relay.
       stopping ??= (async () => {
-        await Promise.all([consumer?.stop(), ...recorders.map((recorder) => recorder.stop())])
-        await consumerConnection?.close()
+        await Promise.all([side.consumer?.stop(), ...side.recorders.map((recorder) => recorder.stop())])
+        await side.connection?.close()
         await relay?.stop()
       })()
       return stopping
     },
   }
+}
+
+/**
+ * Starts the relay, the queue channels and the consumer connection, then waits (at most `waitMs`)
+ * until the broker is up and every queue is consumed, so a healthy start returns with the queues
+ * declared and consumed; a broker that is down only delays it, and `health()` says so.
+ */
+async function startAll(
+  parts: MessagingParts,
+  health: () => MessagingHealth,
+  logger: Logger,
+  waitMs: number,
+): Promise<void> {
+  await parts.relay?.start()
+  parts.consumer?.start()
+  parts.recorders.forEach((recorder) => recorder.start())
+  parts.consumerConnection?.start()
+  const deadline = Date.now() + waitMs
+  const ready = (): boolean => {
+    const areas = health().areas
+    return areas.every((a) => a.area === 'outbox' || a.ok)
+  }
+  while (Date.now() < deadline && !ready()) await new Promise((resolve) => setTimeout(resolve, 20))
+  const broker = health().areas.find((a) => a.area === 'broker')
+  if (broker && !broker.ok)
+    logger.warn({ broker: broker.detail }, 'messaging started without the broker; still connecting')
 }

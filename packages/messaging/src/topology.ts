@@ -3,10 +3,10 @@ import type { Channel } from 'amqplib'
 /**
  * What the broker needs for one service: its exchange and, per handler, the routing key it
  * listens to. `HandlerDefinition`s fit this shape, so a service passes its handler list as is.
- * Example: `{ exchange: 'saga.events', queuePrefix: 'inventory', handlers: [reserveStockWhenPaymentProcessed] }`.
+ * Example: `{ exchange: 'events', queuePrefix: 'inventory', handlers: [reserveStockWhenPaymentProcessed] }`.
  */
 export interface TopologySpec {
-  /** Durable topic exchange all domain events are published to, e.g. `saga.events`. */
+  /** Durable topic exchange all domain events are published to, e.g. `events`. */
   exchange: string
   /** Queue names are `<queuePrefix>.<handler name>`; usually the service name. */
   queuePrefix: string

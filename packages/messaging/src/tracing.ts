@@ -14,8 +14,8 @@ import type { ConsumedMessage } from './types.js'
 /**
  * OpenTelemetry for the outbox and inbox, through @opentelemetry/api only: without a registered SDK
  * every call below is the API's no-op (no propagator, no span recorded), so a service that exports
- * no traces pays a few function calls per message and nothing else. With the SDK registered by
- * @saga/service-kit/telemetry, the outbox row carries the W3C context across the broker:
+ * no traces pays a few function calls per message and nothing else. With an SDK registered (the
+ * host's, e.g. @opentelemetry/sdk-node), the outbox row carries the W3C context across the broker:
  * `enqueue` stores the active context, the relay publishes each row in a producer span that is a
  * child of it, and the consumer runs the handler transaction in a consumer span that is a child of
  * the producer span, so the handler's own enqueues continue the same trace.
@@ -43,22 +43,58 @@ export function activeTraceCarrier(): TraceCarrier {
 const extracted = (carrier: TraceCarrier | undefined): Context =>
   carrier?.traceparent ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT
 
-/** The RabbitMQ attributes of OpenTelemetry's messaging semantic conventions (v1.30). */
-const messagingAttributes = (
-  operation: 'send' | 'process',
-  exchange: string | undefined,
-  routingKey: string,
-  messageId: string,
-  correlationId: string | undefined,
-): Record<string, string> => ({
-  'messaging.system': 'rabbitmq',
-  'messaging.operation.type': operation,
-  'messaging.operation.name': operation === 'send' ? 'publish' : 'process',
-  ...(exchange ? { 'messaging.destination.name': exchange } : {}),
-  'messaging.rabbitmq.destination.routing_key': routingKey,
-  'messaging.message.id': messageId,
-  ...(correlationId ? { 'messaging.message.conversation_id': correlationId } : {}),
-})
+/**
+ * Attribute names of OpenTelemetry's semantic conventions for RabbitMQ messaging spans, as of
+ * @opentelemetry/semantic-conventions 1.45 (https://opentelemetry.io/docs/specs/semconv/messaging/rabbitmq/).
+ * Copied rather than imported: the incubating entry point is not stable, and OpenTelemetry asks
+ * libraries to copy what they use from it. `test/tracing.int.test.ts` checks them against the package.
+ */
+export const SEMCONV = {
+  system: 'messaging.system.name',
+  operationType: 'messaging.operation.type',
+  operationName: 'messaging.operation.name',
+  destination: 'messaging.destination.name',
+  routingKey: 'rabbitmq.destination.routing_key',
+  deliveryTag: 'rabbitmq.message.delivery_tag',
+  messageId: 'messaging.message.id',
+  conversationId: 'messaging.message.conversation_id',
+  batchCount: 'messaging.batch.message_count',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
+  errorType: 'error.type',
+} as const
+
+/** This package's own span attributes, under its own prefix. */
+export const OWN = {
+  /** The handler or recorder that processed the message. */
+  handler: 'saga_messaging.handler',
+  /** 1 on the first delivery to the handler, counting retries and redeliveries. */
+  attempt: 'saga_messaging.delivery_attempt',
+} as const
+
+/**
+ * `messaging.destination.name` for RabbitMQ: `{exchange}:{routing key}` on publish,
+ * `{exchange}:{routing key}:{queue}` on process, each part left out when empty, and the routing key
+ * left out when it equals the queue (a message sent straight to its queue); `amq.default` when
+ * nothing is left.
+ */
+export function rabbitDestination(exchange: string, routingKey: string | undefined, queue?: string): string {
+  const parts = [exchange, routingKey === queue ? undefined : routingKey, queue].filter(
+    (part): part is string => part !== undefined && part !== '',
+  )
+  return parts.length > 0 ? parts.join(':') : 'amq.default'
+}
+
+/** The broker's address and port of an AMQP URL, for `server.address` and `server.port`. */
+export function brokerAddress(amqpUrl: string): { address: string; port: number } | undefined {
+  try {
+    const url = new URL(amqpUrl)
+    const port = url.port === '' ? (url.protocol === 'amqps:' ? 5671 : 5672) : Number(url.port)
+    return { address: url.hostname, port }
+  } catch {
+    return undefined
+  }
+}
 
 /** One row's producer span, and the trace headers the published message carries for it. */
 export interface ProducerTrace {
@@ -67,32 +103,64 @@ export interface ProducerTrace {
   carrier: TraceCarrier
 }
 
+/** What the producer span of one outbox row says about it. */
+export interface ProducerSpanTarget {
+  exchange: string
+  routingKey: string
+  messageId: string
+  correlationId: string | undefined
+  broker: { address: string; port: number } | undefined
+}
+
 /**
- * Starts the producer span of one outbox row (`publish <routing key>`, kind PRODUCER), a child of
- * the context stored in the row; the relay ends it when the broker confirmed or refused the
+ * Starts the producer span of one outbox row (`publish {exchange}:{routing key}`, kind PRODUCER), a
+ * child of the context stored in the row; the relay ends it when the broker confirmed or refused the
  * message (`endProducerSpan`), so its duration is the confirm latency.
  */
 export function startProducerSpan(
   stored: TraceCarrier | undefined,
-  exchange: string,
-  routingKey: string,
-  messageId: string,
-  correlationId: string | undefined,
+  target: ProducerSpanTarget,
 ): ProducerTrace {
   const parent = extracted(stored)
-  const span = tracer().startSpan(`publish ${routingKey}`, { kind: SpanKind.PRODUCER }, parent)
+  const destination = rabbitDestination(target.exchange, target.routingKey)
+  const span = tracer().startSpan(`publish ${destination}`, { kind: SpanKind.PRODUCER }, parent)
   // Attributes only for a span that records: without an SDK nothing is allocated for them.
-  if (span.isRecording())
-    span.setAttributes(messagingAttributes('send', exchange, routingKey, messageId, correlationId))
+  if (span.isRecording()) {
+    span.setAttributes({
+      [SEMCONV.system]: 'rabbitmq',
+      [SEMCONV.operationType]: 'send',
+      [SEMCONV.operationName]: 'publish',
+      [SEMCONV.destination]: destination,
+      [SEMCONV.routingKey]: target.routingKey,
+      [SEMCONV.messageId]: target.messageId,
+      ...(target.correlationId ? { [SEMCONV.conversationId]: target.correlationId } : {}),
+      ...(target.broker
+        ? { [SEMCONV.serverAddress]: target.broker.address, [SEMCONV.serverPort]: target.broker.port }
+        : {}),
+    })
+  }
   const carrier: TraceCarrier = {}
   propagation.inject(trace.setSpan(parent, span), carrier)
   return { span, carrier }
 }
 
-/** Ends a producer span: OK when confirmed, ERROR with `error` otherwise. */
-export function endProducerSpan(span: Span, error?: string): void {
-  if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error })
+/**
+ * Ends a producer span: OK when confirmed, else ERROR with `failure`'s message and its kind as
+ * `error.type` (`unroutable`, `poison`, `transport`, `rejected`: see `PublishFailure`).
+ */
+export function endProducerSpan(span: Span, failure?: { error: string; kind: string }): void {
+  if (failure !== undefined) {
+    span.setAttribute(SEMCONV.errorType, failure.kind)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: failure.error })
+  }
   span.end()
+}
+
+/** A low-cardinality class of `error` for `error.type`: its SQLSTATE or errno code, else its name. */
+function errorType(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && code !== '') return code
+  return error instanceof Error ? error.name : '_OTHER'
 }
 
 /**
@@ -105,6 +173,7 @@ async function runInSpan<T>(parentContext: Context, span: Span, fn: () => Promis
     return await context.with(trace.setSpan(parentContext, span), fn)
   } catch (error) {
     span.recordException(error as Error)
+    span.setAttribute(SEMCONV.errorType, errorType(error))
     span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message })
     throw error
   } finally {
@@ -112,20 +181,34 @@ async function runInSpan<T>(parentContext: Context, span: Span, fn: () => Promis
   }
 }
 
-/** What the consumer span needs to know about the message and the handler. */
+/** What the consumer span needs to know about the message, its delivery and the handler. */
 export interface ConsumerSpanTarget {
   handler: string
+  queue: string
+  exchange: string
   routingKey: string
+  deliveryTag: number | undefined
   messageId: string
   correlationId: string
   traceparent: string | undefined
   attempt: number
 }
 
-/** The consumer span's target for `message` handled by `handler` (the batched and the single path's). */
-export const consumerSpanTarget = (handler: string, message: ConsumedMessage): ConsumerSpanTarget => ({
+/**
+ * The consumer span's target for `message`, delivered on `queue` with `delivery` and handled by
+ * `handler` (the batched and the single path's).
+ */
+export const consumerSpanTarget = (
+  handler: string,
+  queue: string,
+  message: ConsumedMessage,
+  delivery: { exchange: string; deliveryTag: number | undefined },
+): ConsumerSpanTarget => ({
   handler,
+  queue,
+  exchange: delivery.exchange,
   routingKey: message.routingKey,
+  deliveryTag: delivery.deliveryTag,
   messageId: message.id,
   correlationId: message.correlationId,
   traceparent: message.traceparent,
@@ -133,21 +216,27 @@ export const consumerSpanTarget = (handler: string, message: ConsumedMessage): C
 })
 
 /**
- * Runs `fn` (one inbox transaction) inside a consumer span `process <handler>` (kind CONSUMER), a
- * child of the message's traceparent (the producer span), and ends it when `fn` settles: ERROR
- * with the exception when it throws. Everything `fn` does, its queries and its enqueues, runs in
- * the span's context, so follow-up events continue the trace.
+ * Runs `fn` (one inbox transaction) inside a consumer span `process {exchange}:{routing key}:{queue}`
+ * (kind CONSUMER), a child of the message's traceparent (the producer span), and ends it when `fn`
+ * settles: ERROR with the exception and `error.type` when it throws. Everything `fn` does, its
+ * queries and its enqueues, runs in the span's context, so follow-up events continue the trace.
  */
 export function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<T>): Promise<T> {
   const parent = extracted({ traceparent: target.traceparent })
-  const span = tracer().startSpan(`process ${target.handler}`, { kind: SpanKind.CONSUMER }, parent)
+  const destination = rabbitDestination(target.exchange, target.routingKey, target.queue)
+  const span = tracer().startSpan(`process ${destination}`, { kind: SpanKind.CONSUMER }, parent)
   if (span.isRecording()) {
-    span.setAttributes(
-      messagingAttributes('process', undefined, target.routingKey, target.messageId, target.correlationId),
-    )
     span.setAttributes({
-      'messaging.consumer.group.name': target.handler,
-      'messaging.rabbitmq.delivery_attempt': target.attempt,
+      [SEMCONV.system]: 'rabbitmq',
+      [SEMCONV.operationType]: 'process',
+      [SEMCONV.operationName]: 'process',
+      [SEMCONV.destination]: destination,
+      [SEMCONV.routingKey]: target.routingKey,
+      ...(target.deliveryTag === undefined ? {} : { [SEMCONV.deliveryTag]: target.deliveryTag }),
+      [SEMCONV.messageId]: target.messageId,
+      [SEMCONV.conversationId]: target.correlationId,
+      [OWN.handler]: target.handler,
+      [OWN.attempt]: target.attempt,
     })
   }
   return runInSpan(parent, span, fn)
@@ -160,15 +249,15 @@ export interface BatchMember {
 }
 
 /**
- * Runs `fn` (one statement that records a batch of deliveries) inside one consumer span
- * `process <recorder>` (kind CONSUMER) with a span link to each message's context (the producer
- * span its traceparent names), as OpenTelemetry's messaging conventions ask of batch processing: a
- * batch has many parents, so the span starts a trace of its own and links the messages' traces.
- * Without an SDK no propagator is registered, the links are never built, and the span is the
- * API's no-op: nothing is allocated per message.
+ * Runs `fn` (one statement that records a batch of deliveries of `queue`) inside one consumer span
+ * `process {exchange}:{queue}` (kind CONSUMER) with a span link to each message's context (the
+ * producer span its traceparent names), as OpenTelemetry's messaging conventions ask of batch
+ * processing: a batch has many parents, so the span starts a trace of its own and links the
+ * messages' traces. Without an SDK no propagator is registered, the links are never built, and the
+ * span is the API's no-op: nothing is allocated per message.
  */
 export function inBatchConsumerSpan<T>(
-  recorder: string,
+  target: { recorder: string; exchange: string; queue: string },
   messages: readonly BatchMember[],
   fn: () => Promise<T>,
 ): Promise<T> {
@@ -177,17 +266,19 @@ export function inBatchConsumerSpan<T>(
     for (const message of messages) {
       if (!message.traceparent) continue
       const linked = trace.getSpanContext(extracted({ traceparent: message.traceparent }))
-      if (linked) links.push({ context: linked, attributes: { 'messaging.message.id': message.id } })
+      if (linked) links.push({ context: linked, attributes: { [SEMCONV.messageId]: message.id } })
     }
   }
-  const span = tracer().startSpan(`process ${recorder}`, { kind: SpanKind.CONSUMER, links }, ROOT_CONTEXT)
+  const destination = rabbitDestination(target.exchange, undefined, target.queue)
+  const span = tracer().startSpan(`process ${destination}`, { kind: SpanKind.CONSUMER, links }, ROOT_CONTEXT)
   if (span.isRecording()) {
     span.setAttributes({
-      'messaging.system': 'rabbitmq',
-      'messaging.operation.type': 'process',
-      'messaging.operation.name': 'process',
-      'messaging.consumer.group.name': recorder,
-      'messaging.batch.message_count': messages.length,
+      [SEMCONV.system]: 'rabbitmq',
+      [SEMCONV.operationType]: 'process',
+      [SEMCONV.operationName]: 'process',
+      [SEMCONV.destination]: destination,
+      [SEMCONV.batchCount]: messages.length,
+      [OWN.handler]: target.recorder,
     })
   }
   return runInSpan(ROOT_CONTEXT, span, fn)

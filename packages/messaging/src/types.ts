@@ -53,7 +53,7 @@ export interface OutgoingMessage<P = unknown> {
   payload: P
   /** The entity the event is about (e.g. the order id); stored for look-ups, sent as CloudEvents `subject`. */
   aggregateId?: string | undefined
-  /** Ties every message of one saga together (the order id). */
+  /** Ties every message of one business process together (e.g. the order id). */
   correlationId: string
   /** The id of the message that caused this one; absent for a message caused by an HTTP request. */
   causationId?: string | undefined
@@ -209,8 +209,11 @@ export interface SignalMap {
   }
   /** A delivery the inbox had already seen for this handler. */
   duplicate: { id: string; type: string; handler: string }
-  /** A handler error that will be retried. */
-  retrying: { id: string; type: string; handler: string; attempt: number; error: string }
+  /**
+   * A handler error that will be retried. `transient`: a transient database failure, retried
+   * without spending the attempt (`attempt` is the one that runs again).
+   */
+  retrying: { id: string; type: string; handler: string; attempt: number; error: string; transient?: boolean }
   /** A delivery moved to the handler's dead-letter queue. */
   deadLettered: { id: string | undefined; type: string | undefined; handler: string; reason: string }
 }

@@ -159,6 +159,71 @@ describe('consumer and the database', () => {
   })
 })
 
+describe('consumer and transient database failures inside the handler', () => {
+  it('when the handler transaction loses its session three times (terminated by an administrator), then it is retried without spending attempts and takes effect once, at attempt 1', async () => {
+    const pool = new pg.Pool({ connectionString: fixture.db.url, max: 3 })
+    pool.on('error', () => undefined)
+    let kills = 0
+    // The handler's own session is terminated mid-transaction, as pg_terminate_backend by an
+    // operator or a failover would: the statement fails with 57P01 or a lost connection.
+    const handler = recordingHandler('session-killed', async (_message, tx) => {
+      if (kills >= 3) return
+      kills += 1
+      await tx.query('SELECT pg_terminate_backend(pg_backend_pid())')
+    })
+    const { signals, consumer } = await fixture.startConsumer([handler], {
+      database: pgDatabase(pool),
+      maxAttempts: 2,
+      logger: silent,
+    })
+    const retrying = collect(signals, 'retrying')
+    const deadLettered = collect(signals, 'deadLettered')
+    const message = envelope()
+    const handled = signals.waitFor('handled', (s) => s.id === message.id, 15_000)
+
+    await fixture.publish(message)
+    await handled
+
+    expect(kills).toBe(3)
+    expect(deadLettered).toEqual([])
+    // Every retry was transient and kept attempt 1: maxAttempts 2 would have dead-lettered it otherwise.
+    expect(retrying.map((r) => [r.transient, r.attempt])).toEqual([
+      [true, 1],
+      [true, 1],
+      [true, 1],
+    ])
+    expect(await fixture.effects('session-killed')).toEqual([
+      { message_id: message.id, handler: 'session-killed', n: 1, attempt: 1 },
+    ])
+    expect(consumer.metrics().byHandler['session-killed']).toMatchObject({
+      transientRetriedTotal: 3,
+      retriedTotal: 0,
+      handledTotal: 1,
+    })
+    await pool.end()
+  })
+
+  it('when a handler keeps failing transiently past transientRetryMaxMs (a deadlock every time), then its failures count as attempts and it is dead-lettered', async () => {
+    const handler = recordingHandler('always-deadlocked', () => {
+      throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
+    })
+    const { signals } = await fixture.startConsumer([handler], {
+      maxAttempts: 2,
+      transientRetryMaxMs: 300,
+      logger: silent,
+    })
+    const retrying = collect(signals, 'retrying')
+    const message = envelope()
+    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === message.id, 15_000)
+
+    await fixture.publish(message)
+
+    expect((await deadLettered).reason).toBe('handler failed after 2 attempts: deadlock detected')
+    expect(retrying.some((r) => r.transient === true)).toBe(true)
+    expect(retrying.filter((r) => r.transient !== true).map((r) => r.attempt)).toEqual([1])
+  })
+})
+
 describe('consumer shutdown and restart', () => {
   it('when stopped while handlers run, then they commit and ack, and deliveries not started stay queued', async () => {
     const held = turnstile()

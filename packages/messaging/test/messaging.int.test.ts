@@ -11,6 +11,8 @@ import {
 import { pgDatabase } from '../src/database.js'
 import { followUp } from '../src/inbox/follow-up.js'
 import { createMessaging, type Messaging, type MessagingOptions } from '../src/messaging.js'
+import type { HealthArea, HealthAreaName } from '../src/observability/health.js'
+import type { MetricSample } from '../src/observability/metrics.js'
 import { enqueue } from '../src/outbox/enqueue.js'
 import type { RecorderDefinition } from '../src/recorder/types.js'
 import { deadLetterQueueName, queueName } from '../src/topology.js'
@@ -62,6 +64,20 @@ const exchange = uniqueName('messaging_ex')
 const prefix = uniqueName('messaging')
 const running: Messaging<Tx>[] = []
 
+/** One health area of `messaging`. */
+function area(messaging: Messaging<Tx>, name: HealthAreaName): HealthArea {
+  const found = messaging.health().areas.find((a) => a.area === name)
+  if (!found) throw new Error(`no health area ${name}`)
+  return found
+}
+
+/** The samples of the counter or gauge named `name`. */
+function read(messaging: Messaging<Tx>, name: string): readonly MetricSample[] {
+  const metric = messaging.metrics.find((m) => m.name === name)
+  if (!metric || metric.kind === 'histogram') throw new Error(`no counter or gauge ${name}`)
+  return metric.read()
+}
+
 function start(overrides: Partial<MessagingOptions<Tx>> = {}): Messaging<Tx> {
   const messaging = createMessaging<Tx>({
     service: 'alpha',
@@ -112,7 +128,9 @@ describe('createMessaging', () => {
     const tap = await tapQueue(AMQP_URL, exchange)
     const messaging = start()
     await messaging.start()
-    expect(messaging.health()).toMatchObject({ ready: true, broker: true, consumer: { consuming: true } })
+    expect(messaging.health().ok).toBe(true)
+    expect(area(messaging, 'broker')).toMatchObject({ ok: true, status: 'up' })
+    expect(area(messaging, 'consumer')).toMatchObject({ ok: true, facts: { queues: 1, consuming: 1 } })
 
     const handled = messaging.signals.waitFor('handled', undefined, 10_000)
     // The tap can see a message before the relay has marked its row published (that follows the confirm).
@@ -168,18 +186,26 @@ describe('createMessaging', () => {
     ])
     const { rows: inbox } = await db.pool.query('SELECT message_id, handler FROM inbox_message')
     expect(inbox).toEqual([{ message_id: id, handler: HANDLER }])
-    expect(messaging.metrics()).toMatchObject({
+    expect(messaging.stats()).toMatchObject({
       brokerUp: 1,
       relay: { publishedTotal: 2 },
       consumer: { handledTotal: 1, byHandler: { [HANDLER]: { handledTotal: 1 } } },
     })
+    // The metric descriptors read the same figures, under their Prometheus names.
+    expect(read(messaging, 'messaging_broker_up')).toEqual([{ labels: {}, value: 1 }])
+    expect(read(messaging, 'messaging_relay_published_total')).toEqual([{ labels: {}, value: 2 }])
+    expect(read(messaging, 'messaging_consumer_handled_total')).toEqual([
+      { labels: { handler: HANDLER }, value: 1 },
+    ])
+    expect(read(messaging, 'messaging_consuming')).toEqual([{ labels: {}, value: 1 }])
     await tap.delete()
   })
 
   it('when a service has a recorder beside its handler, then both get the message, the recorder writes no inbox row, and health and metrics include it', async () => {
     const messaging = start({ recorders: [recordHappened] })
     await messaging.start()
-    expect(messaging.health()).toMatchObject({ ready: true, problems: [] })
+    expect(messaging.health().ok).toBe(true)
+    expect(area(messaging, 'consumer').facts).toMatchObject({ queues: 2, consuming: 2 })
     const recorded = messaging.signals.waitFor('handled', (s) => s.handler === RECORDER, 10_000)
     const handled = messaging.signals.waitFor('handled', (s) => s.handler === HANDLER, 10_000)
 
@@ -194,7 +220,10 @@ describe('createMessaging', () => {
       id,
     ])
     expect(inbox).toEqual([{ handler: HANDLER }])
-    expect(messaging.metrics().recorder).toEqual({
+    expect(read(messaging, 'messaging_recorder_recorded_total')).toEqual([
+      { labels: { handler: RECORDER }, value: 1 },
+    ])
+    expect(messaging.stats().recorder).toEqual({
       recordedTotal: 1,
       batchesTotal: 1,
       splitTotal: 0,
@@ -222,19 +251,25 @@ describe('createMessaging', () => {
     const messaging = start({ amqpUrl: proxy.url(AMQP_URL), startWaitMs: 300 })
 
     await messaging.start()
-    const down = messaging.health()
-    expect(down).toMatchObject({ ready: false, broker: false })
-    expect(down.problems).toEqual(['broker: relay connection down', 'broker: consumer connection down'])
-    expect(messaging.metrics().brokerUp).toBe(0)
+    expect(messaging.health().ok).toBe(false)
+    expect(area(messaging, 'broker')).toMatchObject({
+      ok: false,
+      status: 'down',
+      probe: 'report',
+      detail: 'relay connection down; consumer connection down',
+    })
+    // Waiting for the broker is not a stuck consumer: degraded, never down (a restart would not help).
+    expect(area(messaging, 'consumer')).toMatchObject({ ok: false, status: 'degraded', probe: 'liveness' })
+    expect(messaging.stats().brokerUp).toBe(0)
     const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(3)))
     const handled = messaging.signals.waitFor('handled', (s) => s.id === id, 15_000)
 
     proxy.restore()
     await handled
-    await eventually('healthy again', () => messaging.health().ready)
+    await eventually('healthy again', () => messaging.health().ok)
 
     await messaging.stop()
-    expect(messaging.health().broker).toBe(false)
+    expect(area(messaging, 'broker').ok).toBe(false)
     await eventually('every AMQP connection closed', () => proxy.openSockets === 0)
     // The pool stays the caller's.
     expect((await db.pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])

@@ -37,6 +37,7 @@ describe('relay: a connection the broker blocks', () => {
       // Long enough that the batch caught by the alarm is confirmed after it, not timed out.
       relay: { publishTimeoutMs: 15_000, retentionIntervalMs: 0 },
     })
+    const broker = () => messaging.health().areas.find((a) => a.area === 'broker')!
     const failures: string[] = []
     messaging.signals.on('publishFailed', (s) => failures.push(s.error))
     const publishedAt = new Map<string, number>()
@@ -53,12 +54,11 @@ describe('relay: a connection the broker blocks', () => {
       await run('rabbitmqctl', ['set_vm_memory_high_watermark', '0.0000001'])
       // The broker blocks a connection when it next publishes.
       id = await commit(1)
-      await f.until(() => messaging.health().relay.blocked !== null, 10_000, 'the relay to be blocked')
-      const health = messaging.health()
-      expect(health.relay.blocked).toMatch(/memory/)
-      expect(health.ready).toBe(false)
-      expect(health.problems.join('; ')).toMatch(/relay connection blocked by the broker \(low on memory\)/)
-      expect(messaging.metrics().brokerBlocked).toBe(1)
+      await f.until(() => broker().facts.relayBlocked !== null, 10_000, 'the relay to be blocked')
+      expect(broker().facts.relayBlocked).toMatch(/memory/)
+      expect(messaging.health().ok).toBe(false)
+      expect(broker().detail).toMatch(/relay connection blocked by the broker \(low on memory\)/)
+      expect(messaging.stats().brokerBlocked).toBe(1)
     } finally {
       clearingAt = performance.now()
       await run('rabbitmqctl', ['set_vm_memory_high_watermark', watermark])
@@ -67,8 +67,8 @@ describe('relay: a connection the broker blocks', () => {
     // Held while blocked; out once the alarm cleared (rabbitmqctl itself takes a second or two).
     expect(publishedAt.get(id)).toBeGreaterThan(clearingAt)
     expect((publishedAt.get(id) ?? 0) - clearingAt).toBeLessThan(5_000)
-    await f.until(() => messaging.health().relay.blocked === null, 5_000, 'the relay to be unblocked')
-    expect(messaging.metrics().brokerBlocked).toBe(0)
+    await f.until(() => broker().facts.relayBlocked === null, 5_000, 'the relay to be unblocked')
+    expect(messaging.stats().brokerBlocked).toBe(0)
     expect(failures).toEqual([])
     expect((await f.row(id)).attempts).toBe(0)
     await messaging.stop()

@@ -122,33 +122,47 @@ describe('relay: unroutable and poison rows', () => {
   })
   afterAll(() => f.cleanup())
 
-  it('when no queue takes a message, then it is returned, not marked published, retried and parked with the reason', async () => {
+  it('when no queue takes a message, then it is returned, not marked published, retried with a growing backoff past maxAttempts without being parked, and published once a queue is bound', async () => {
     // The fixture's tap takes every key; a second exchange with a tap on one key only leaves the rest unroutable.
-    const relay = f.relay({ maxAttempts: 3, exchange: `${f.exchange}_narrow` })
+    const narrowExchange = `${f.exchange}_narrow`
+    const relay = f.relay({ maxAttempts: 3, exchange: narrowExchange, backoffBaseMs: 50, backoffMaxMs: 200 })
     const { tapQueue, deleteBrokerObjects } = await import('@saga/testkit')
-    const narrow = await tapQueue(AMQP_URL, `${f.exchange}_narrow`, ['routed.*'])
+    const narrow = await tapQueue(AMQP_URL, narrowExchange, ['routed.*'])
+    let late: Awaited<ReturnType<typeof tapQueue>> | undefined
     try {
       await relay.start()
       const failures: number[] = []
+      const parked: string[] = []
+      relay.signals.on('parked', (s) => parked.push(s.id))
+      let unroutable = ''
       relay.signals.on('publishFailed', (s) => s.id === unroutable && failures.push(s.attempts))
-      const parking = relay.signals.waitFor('parked', (s) => s.id === unroutable, 10_000)
-      const [routed, unroutable] = await f.commit([message(1, 'routed.here'), message(2, 'nobody.home')])
+      const [routed, id] = await f.commit([message(1, 'routed.here'), message(2, 'nobody.home')])
+      unroutable = id!
       relay.wake()
-      const parked = await parking
-      const row = await f.row(unroutable!)
-      expect(parked.attempts).toBe(3)
-      expect(failures).toEqual([1, 2, 3])
-      expect(row).toMatchObject({ attempts: 3, published_at: null })
-      expect(row.failed_at).toBeInstanceOf(Date)
+      // Past maxAttempts (3): a topology gap is no reason to give a row up.
+      await f.until(() => failures.length >= 5, 10_000, 'five failed attempts')
+      const row = await f.row(unroutable)
+      expect(failures.slice(0, 5)).toEqual([1, 2, 3, 4, 5])
+      expect(row).toMatchObject({ published_at: null, failed_at: null })
       expect(row.last_error).toMatch(/312 NO_ROUTE/)
+      expect(parked).toEqual([])
       expect((await f.row(routed!)).published_at).toBeInstanceOf(Date)
       expect(narrow.ids()).toEqual([routed])
-      expect(relay.stats()).toMatchObject({ parkedTotal: 1, failedTotal: 3 })
-      expect(f.logger.entries.some((e) => e.level === 'error' && e.msg === 'outbox row parked')).toBe(true)
+
+      // The queue comes (back): the row goes out by itself within its capped backoff.
+      const published = relay.signals.waitFor('published', (s) => s.id === unroutable, 5_000)
+      late = await tapQueue(AMQP_URL, narrowExchange, ['nobody.*'])
+      await published
+      await late.waitForCount(1, 5_000)
+      expect(late.ids()).toEqual([unroutable])
+      expect((await f.row(unroutable)).published_at).toBeInstanceOf(Date)
+      expect(relay.stats()).toMatchObject({ parkedTotal: 0 })
+      expect(f.logger.entries.some((e) => e.msg === 'outbox row parked')).toBe(false)
     } finally {
       await relay.stop()
       await narrow.delete()
-      await deleteBrokerObjects({ exchanges: [`${f.exchange}_narrow`] })
+      await late?.delete()
+      await deleteBrokerObjects({ exchanges: [narrowExchange] })
     }
   })
 

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
-import { isDatabaseUnavailable } from './database-errors.js'
+import { isDatabaseUnavailable } from '@saga/messaging/parts'
 
 /** One thing wrong with a request: where (`body.lines.0.sku`) and what. */
 export interface ErrorDetail {
@@ -64,7 +64,7 @@ export const BUSY_RETRY_AFTER_S = 2
 
 /**
  * Whether `error` means the database is unavailable or overloaded, so the request is answered 503
- * with `Retry-After`; the rules live in database-errors.ts (`isDatabaseUnavailable`).
+ * with `Retry-After`; the rules are @saga/messaging's (`isDatabaseUnavailable`).
  */
 export const isDatabaseBusy = isDatabaseUnavailable
 

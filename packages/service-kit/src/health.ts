@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Pool } from 'pg'
-import type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
+import type { HealthArea, MessagingHealth } from '@saga/messaging'
 
 /**
  * The outcome of one check. `degraded`: something is wrong, but not (yet) for the probe the check
@@ -64,70 +64,40 @@ export function databaseCheck(pool: Pool, timeoutMs = 1_000): ReadinessCheck {
   }
 }
 
-/** The parts of messaging's report that the health document names, each a check of its own. */
-const MESSAGING_AREAS = ['broker', 'outbox', 'consumer'] as const
-
-/**
- * Messaging as `@saga/messaging` reports it: one check per area of `messaging.health()` (broker,
- * outbox, consumer), not up while that report lists a problem of the area (`'broker: relay
- * connection down'`, `'outbox: oldest pending row is ...'`, `'consumer: not consuming every
- * queue'`), with the problems as `error`. Messaging is the one place that knows its state, so
- * nothing is recomputed here; its thresholds are its own options (`readyMaxOutboxAgeMs`).
- *
- * Roles (design.md, "Health"): broker and outbox are `report`: the outbox exists so that writes
- * keep working while the broker is away, so taking every replica out of the load balancer then
- * would stop exactly what it protects. The consumer is `live`: `degraded` while a queue is not
- * consumed and the broker is away or it is younger than `consumerGraceMs` (messaging reopens a
- * cancelled or crashed consumer by itself), `down` when it stayed so with the broker up for longer,
- * so the orchestrator restarts an instance whose consumers are stuck for good.
- * @param timeoutMs longest a report may take, ms (default 1,000)
- * @param consumerGraceMs how long a queue may go unconsumed with the broker up before liveness fails, ms (default 60,000)
- */
-export function messagingChecks(
-  messaging: MessagingStatusSource,
-  timeoutMs = 1_000,
-  consumerGraceMs = 60_000,
-  now: () => number = Date.now,
-): ReadinessCheck[] {
-  let stuckSince: number | undefined
-  return MESSAGING_AREAS.map((area) => ({
-    name: area,
-    role: area === 'consumer' ? 'live' : 'report',
-    async check(): Promise<CheckResult> {
-      try {
-        const health = await withTimeout(Promise.resolve(messaging.health()), timeoutMs, 'messaging health')
-        const problems = health.problems.filter((p) => p.startsWith(`${area}:`))
-        const facts = areaFacts(area, health)
-        if (problems.length === 0) {
-          if (area === 'consumer') stuckSince = undefined
-          return { status: 'up', ...facts }
-        }
-        const error = problems.join('; ')
-        if (area !== 'consumer') return { status: 'down', error, ...facts }
-        // Only time with the broker up counts: without a broker no restart brings a consumer back.
-        if (!health.broker) {
-          stuckSince = undefined
-          return { status: 'degraded', error, ...facts }
-        }
-        stuckSince ??= now()
-        const stuckForMs = now() - stuckSince
-        return { status: stuckForMs > consumerGraceMs ? 'down' : 'degraded', error, stuckForMs, ...facts }
-      } catch (error) {
-        return { status: area === 'consumer' ? 'degraded' : 'down', error: message(error) }
-      }
-    },
-  }))
+/** What `messagingChecks` reads: `@saga/messaging`'s `health()`, or anything with areas of its shape. */
+export interface HealthAreaSource {
+  health(): MessagingHealth
 }
 
-function areaFacts(area: (typeof MESSAGING_AREAS)[number], health: MessagingHealthLike): object {
-  if (area === 'outbox') return { oldestPendingAgeMs: health.oldestPendingAgeMs }
-  if (area === 'consumer') return {}
-  // Scalars only: the relay/consumer sections and the problem list are reported by their own checks.
-  return Object.fromEntries(
-    Object.entries(health).filter(
-      ([key, value]) => key !== 'ready' && key !== 'oldestPendingAgeMs' && typeof value !== 'object',
-    ),
-  )
+const ROLE_OF_PROBE: Record<HealthArea['probe'], CheckRole> = { liveness: 'live', report: 'report' }
+
+/**
+ * One check per area of `source.health()` (`@saga/messaging`: broker, outbox, consumer), named by
+ * the area, with the area's status, its `detail` as `error` when it is not up, and its facts. The
+ * area's `probe` gives the check's role: `liveness` -> `live` (the orchestrator restarts the
+ * instance while it is down), `report` -> `report` (shown, never gating). The areas decide their
+ * own status and thresholds; nothing is recomputed here. A report that throws is `down` for a
+ * report area and `degraded` (never restarting) for a liveness one.
+ */
+export function messagingChecks(source: HealthAreaSource): ReadinessCheck[] {
+  return source.health().areas.map(({ area: name, probe }) => ({
+    name,
+    role: ROLE_OF_PROBE[probe],
+    check(): Promise<CheckResult> {
+      let area: HealthArea | undefined
+      try {
+        area = source.health().areas.find((a) => a.area === name)
+      } catch (error) {
+        return Promise.resolve({ status: probe === 'liveness' ? 'degraded' : 'down', error: message(error) })
+      }
+      if (!area) return Promise.resolve({ status: 'up' })
+      return Promise.resolve({
+        status: area.status,
+        ...(area.ok ? {} : { error: area.detail }),
+        ...area.facts,
+      })
+    },
+  }))
 }
 
 /** Options of `healthPlugin`. */

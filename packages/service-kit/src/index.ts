@@ -7,7 +7,7 @@ export {
   type Cancellation,
   type CancellationRegister,
 } from './cancellations.js'
-export { isDatabaseUnavailable } from './database-errors.js'
+export { isDatabaseUnavailable } from '@saga/messaging/parts'
 export { registerDatabaseMetrics, WATCHED_TABLES } from './database-metrics.js'
 export {
   DEFAULT_SESSION_LIMITS,
@@ -50,6 +50,7 @@ export {
   databaseCheck,
   healthPlugin,
   messagingChecks,
+  type HealthAreaSource,
   type CheckResult,
   type HealthOptions,
   type ReadinessBody,
@@ -62,8 +63,7 @@ export {
   type MessagingSettings,
   type ServiceMessaging,
 } from './messaging-settings.js'
-export type { MessagingHealthLike, MessagingStatusSource } from './messaging-status.js'
-export { helpOf, messagingSamples, type MessagingSample } from './messaging-series.js'
+export { registerDescriptors } from './metric-descriptors.js'
 export { metricsPlugin, type MetricsOptions } from './metrics.js'
 /** prom-client's Histogram and Registry, for a service's own series on `app.metricsRegistry` (one prom-client copy). */
 export { Histogram, Registry } from 'prom-client'

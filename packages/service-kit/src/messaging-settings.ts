@@ -28,13 +28,13 @@ export interface MessagingSettings {
     /** Deliveries of one queue per transaction; undefined lets messaging take half the prefetch (at most 20). */
     batchMax: number | undefined
   }
-  /** ms */
-  readyMaxOutboxAgeMs: number
+  /** The outbox health area is down while its oldest pending row is older than `outboxMaxAgeMs`, ms. */
+  health: { outboxMaxAgeMs: number }
 }
 
 /**
  * Maps the OUTBOX_*, CONSUMER_* and READY_MAX_OUTBOX_AGE_MS variables to `createMessaging`'s `relay`,
- * `consumer` and `readyMaxOutboxAgeMs` options (spread them into the call).
+ * `consumer` and `health` options (spread them into the call).
  */
 export const messagingSettings = (config: BaseServiceConfig): MessagingSettings => ({
   relay: {
@@ -51,20 +51,19 @@ export const messagingSettings = (config: BaseServiceConfig): MessagingSettings 
     concurrency: config.CONSUMER_CONCURRENCY,
     batchMax: config.CONSUMER_BATCH_MAX,
   },
-  readyMaxOutboxAgeMs: config.READY_MAX_OUTBOX_AGE_MS,
+  health: { outboxMaxAgeMs: config.READY_MAX_OUTBOX_AGE_MS },
 })
 
 /** What `messagingOptions` needs besides the config: the service and what its db plugin decorated. */
 export interface ServiceMessaging<Tx extends TransactionClient> {
   service: ServiceName
   /**
-   * How handlers and `messaging.transaction` open transactions. `pgDatabase(app.pool)` keeps Prisma off
-   * the per-message path (BEGIN, inbox INSERT, the handler's statements, outbox INSERT, COMMIT straight
-   * on a pooled pg client; the pool's session limits bound it, see `DEFAULT_SESSION_LIMITS`);
-   * `prismaDatabase(app.prisma)` (5 s wait for a connection, 10 s per transaction) where routes write
-   * through Prisma in it.
+   * How handlers and `messaging.transaction` open transactions. Default `pgDatabase(pool)`, which keeps
+   * Prisma off the per-message path (BEGIN and the inbox INSERT, the handler's statements, the outbox
+   * INSERTs with COMMIT straight on a pooled pg client; the pool's session limits bound it, see
+   * `DEFAULT_SESSION_LIMITS`); `prismaDatabase(app.prisma)` where handlers write through Prisma.
    */
-  database: Database<Tx>
+  database?: Database<Tx> | undefined
   /** The pg pool under Prisma (`app.pool`): relay claims, LISTEN, retention. */
   pool: pg.Pool
   /** The service's reactions (src/reactions/index.ts). */
@@ -74,9 +73,15 @@ export interface ServiceMessaging<Tx extends TransactionClient> {
 }
 
 /**
+ * The fleet's own names for what messaging leaves neutral: metrics under `saga_messaging_*`, the
+ * outbox wake-up on NOTIFY channel `saga_outbox` (every instance of a service must use the same one).
+ */
+export const FLEET_MESSAGING_NAMES = { metricPrefix: 'saga_messaging', wakeupChannel: 'saga_outbox' } as const
+
+/**
  * `createMessaging`'s options for a service of the fleet (hand them to `@saga/messaging/fastify`'s
- * `messagingPlugin`): the service's `database`, AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX and
- * `messagingSettings(config)`.
+ * `messagingPlugin`): the service's `database`, AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX,
+ * `messagingSettings(config)` and the fleet's names (`FLEET_MESSAGING_NAMES`).
  */
 export const messagingOptions = <Tx extends TransactionClient>(
   config: BaseServiceConfig,
@@ -91,4 +96,9 @@ export const messagingOptions = <Tx extends TransactionClient>(
   handlers,
   recorders,
   ...messagingSettings(config),
+  relay: {
+    ...messagingSettings(config).relay,
+    wakeup: { channel: FLEET_MESSAGING_NAMES.wakeupChannel },
+  },
+  metricPrefix: FLEET_MESSAGING_NAMES.metricPrefix,
 })

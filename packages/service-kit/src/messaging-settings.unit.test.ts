@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseEnv, serviceEnvSchema } from './env.js'
-import { messagingSettings } from './messaging-settings.js'
+import { messagingOptions, messagingSettings } from './messaging-settings.js'
 
 const schema = serviceEnvSchema({ service: 'payment', port: 3002 })
 
@@ -33,7 +33,7 @@ describe('messagingSettings', () => {
         concurrency: Number(env.CONSUMER_CONCURRENCY),
         batchMax: Number(env.CONSUMER_BATCH_MAX),
       },
-      readyMaxOutboxAgeMs: Number(env.READY_MAX_OUTBOX_AGE_MS),
+      health: { outboxMaxAgeMs: Number(env.READY_MAX_OUTBOX_AGE_MS) },
     })
   })
 
@@ -45,5 +45,18 @@ describe('messagingSettings', () => {
   it('when CONSUMER_BATCH_MAX is unset, then batchMax stays undefined (messaging takes half the prefetch, at most 20)', () => {
     const settings = messagingSettings(parseEnv(schema, {}))
     expect(settings.consumer.batchMax).toBeUndefined()
+  })
+
+  it("when the fleet's options are built, then metrics and the outbox wake-up carry the fleet's names and the relay keeps its settings", () => {
+    const config = parseEnv(schema, { OUTBOX_BATCH_SIZE: '7' })
+    const pool = {} as never
+    const options = messagingOptions(config, { service: 'payment', pool, handlers: [] })
+    expect(options).toMatchObject({
+      service: 'payment',
+      exchange: 'saga.events',
+      queuePrefix: 'payment',
+      metricPrefix: 'saga_messaging',
+      relay: { batchSize: 7, wakeup: { channel: 'saga_outbox' } },
+    })
   })
 })

@@ -1,11 +1,10 @@
+import type { MetricDescriptor } from '@saga/messaging'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Pool } from 'pg'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { registerDatabaseMetrics } from './database-metrics.js'
-import { registerMessagingHistograms } from './messaging-histograms.js'
-import { helpOf, messagingSamples } from './messaging-series.js'
-import type { MessagingStatusSource } from './messaging-status.js'
+import { registerDescriptors } from './metric-descriptors.js'
 
 /** Options of `metricsPlugin`. */
 export interface MetricsOptions {
@@ -15,11 +14,8 @@ export interface MetricsOptions {
    * `exported_service`.
    */
   service: string
-  /**
-   * When given, its `metrics()` snapshot is exported under `saga_messaging_*` at every scrape (see
-   * `messagingSamples`: per-handler counters carry a `handler` label).
-   */
-  messaging?: MessagingStatusSource | undefined
+  /** Metric descriptors to export as they are (`app.messaging.metrics`: `saga_messaging_*`). */
+  metrics?: readonly MetricDescriptor[] | undefined
   /**
    * The pool whose database is reported under `saga_db_*` (see `registerDatabaseMetrics`); default
    * the app's `pool` decoration when the db plugin registered one before.
@@ -34,28 +30,9 @@ declare module 'fastify' {
   }
 }
 
-function messagingCollector(registry: Registry, messaging: MessagingStatusSource) {
-  const series = new Map<string, Counter | Gauge>()
-  return () => {
-    // Messaging owns the running totals; the collector mirrors the latest snapshot (a handler gone
-    // since the last scrape loses its series).
-    for (const metric of series.values()) metric.reset()
-    for (const { name, kind, value, labels } of messagingSamples(messaging.metrics())) {
-      let metric = series.get(name)
-      if (!metric) {
-        const config = { name, help: helpOf(name), labelNames: Object.keys(labels), registers: [registry] }
-        metric = kind === 'counter' ? new Counter(config) : new Gauge(config)
-        series.set(name, metric)
-      }
-      if (metric instanceof Counter) metric.inc(labels, value)
-      else metric.set(labels, value)
-    }
-  }
-}
-
 /**
  * `GET /metrics` in Prometheus text format: prom-client's default process metrics, an
- * `http_request_duration_seconds` histogram by method/route/status, the messaging snapshot, and the
+ * `http_request_duration_seconds` histogram by method/route/status, the given descriptors, and the
  * database's oldest transaction and dead messaging rows (`registerDatabaseMetrics`), load shedding
  * (`saga_http_overloaded`, `saga_http_requests_shed_total`) when `overloadPlugin` was registered before; every
  * series carries the `saga_service` label. No blank lines between families (prom-client puts one after each).
@@ -74,23 +51,11 @@ export const metricsPlugin = fp(
     })
     const database = opts.database ?? (app as FastifyInstance & { pool?: Pool }).pool
     if (database) registerDatabaseMetrics(registry, database)
-    const collectMessaging = opts.messaging ? messagingCollector(registry, opts.messaging) : undefined
-    // From health(), not metrics(): whether every queue is consumed is a health fact of messaging.
-    const consuming = opts.messaging
-      ? new Gauge({
-          name: 'saga_messaging_consuming',
-          help: helpOf('saga_messaging_consuming'),
-          registers: [registry],
-        })
-      : undefined
-    const signals = opts.messaging?.signals
-    if (signals) {
-      const stop = registerMessagingHistograms(registry, signals)
-      app.addHook('onClose', (_app, done) => {
-        stop()
-        done()
-      })
-    }
+    const stopDescriptors = registerDescriptors(registry, opts.metrics ?? [])
+    app.addHook('onClose', (_app, done) => {
+      stopDescriptors()
+      done()
+    })
     const overload = (app as FastifyInstance & { overload?: FastifyInstance['overload'] }).overload
     if (overload) {
       new Gauge({
@@ -125,11 +90,6 @@ export const metricsPlugin = fp(
     })
 
     app.get('/metrics', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => {
-      collectMessaging?.()
-      if (opts.messaging && consuming) {
-        const health = await opts.messaging.health()
-        consuming.set(health.problems.some((p) => p.startsWith('consumer:')) ? 0 : 1)
-      }
       const text = await registry.metrics()
       return reply.type(registry.contentType).send(text.replace(/\n{2,}/g, '\n'))
     })

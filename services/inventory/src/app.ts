@@ -54,7 +54,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   await app.register(healthPlugin, {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
-  await app.register(metricsPlugin, { service: 'inventory', messaging: app.messaging })
+  await app.register(metricsPlugin, { service: 'inventory', metrics: app.messaging.metrics })
   await app.register(stockRoutes, { db: app.prisma })
   return app
 }

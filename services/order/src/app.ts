@@ -56,7 +56,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   await app.register(healthPlugin, {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
-  await app.register(metricsPlugin, { service: 'order', messaging: app.messaging })
+  await app.register(metricsPlugin, { service: 'order', metrics: app.messaging.metrics })
   const stopObserving = metrics.register(app.metricsRegistry)
   app.addHook('onClose', (_app, done) => {
     stopObserving()

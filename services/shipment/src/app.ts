@@ -49,7 +49,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   await app.register(healthPlugin, {
     checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
   })
-  await app.register(metricsPlugin, { service: 'shipment', messaging: app.messaging })
+  await app.register(metricsPlugin, { service: 'shipment', metrics: app.messaging.metrics })
   await app.register(shipmentRoutes, { db: app.prisma })
   return app
 }

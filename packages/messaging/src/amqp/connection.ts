@@ -8,7 +8,7 @@ import { withTimeout } from './timeout.js'
 export interface AmqpConnectionOptions {
   /** `amqp://user:pass@host:5672/vhost`; a `heartbeat` query parameter in it wins over `heartbeatS`. */
   url: string
-  /** Shown in the broker's connection list and in logs, e.g. `inventory-relay`. */
+  /** Shown in the broker's connection list and in logs, e.g. `inventory-relay`. Default `messaging`. */
   name?: string
   logger?: Logger
   /** Longest a connect (TCP + AMQP handshake) may take, ms. Default 5,000. A silent peer cannot hang it. */
@@ -16,14 +16,14 @@ export interface AmqpConnectionOptions {
   /**
    * AMQP heartbeat, s. Default 10: a dead peer is noticed after about two missed beats (~20 s); a
    * publish notices sooner through its confirm timeout. 5 s dropped live connections when the CPU
-   * was starved (e2e on 2 busy cores).
+   * was starved (two busy cores).
    */
   heartbeatS?: number
   /** First reconnect delay, ms. Default 100. */
   reconnectBaseMs?: number
   /**
    * Longest reconnect delay, ms. Default 1,000, so a broker that comes back is in use again within
-   * about a second (design.md: "resumes within about a second of the dependency coming back").
+   * about a second.
    */
   reconnectMaxMs?: number
 }
@@ -34,23 +34,34 @@ export type ConnectedHook = (connection: ChannelModel) => void | Promise<void>
 export type LostHook = (error: Error) => void
 
 /**
+ * Where an `AmqpConnection` is in its life. `idle` before `start`; `connecting` while a connect
+ * (TCP and AMQP handshake) runs; `waiting` for the backoff timer before the next connect; `connected`;
+ * `blocked` while connected but the broker holds its publishes (AMQP `connection.blocked`, e.g. a
+ * memory alarm: https://www.rabbitmq.com/docs/connection-blocked); `closed` for good.
+ */
+export type ConnectionState =
+  | { readonly name: 'idle' }
+  | { readonly name: 'connecting'; readonly attempt: number }
+  | { readonly name: 'waiting'; readonly attempt: number; readonly timer: NodeJS.Timeout }
+  | { readonly name: 'connected'; readonly connection: ChannelModel }
+  | { readonly name: 'blocked'; readonly connection: ChannelModel; readonly reason: string }
+  | { readonly name: 'closed' }
+
+/**
  * A connection to RabbitMQ that reconnects by itself, forever, with capped exponential backoff.
  * It never emits an unhandled 'error': the connection and every channel made through it carry
- * handlers. amqplib's own recovery does not recreate channels (design.md), hence the hooks.
+ * handlers. amqplib's own recovery does not recreate channels, hence the hooks.
  */
 export interface AmqpConnection {
   /** Starts connecting in the background; never throws because the broker is down. */
   start(): void
-  /** True while a connection is open. */
+  /** The state now (see `ConnectionState`). */
+  readonly state: ConnectionState
+  /** True while a connection is open (`connected` or `blocked`). */
   readonly isConnected: boolean
   /** The open connection, if any. */
   readonly current: ChannelModel | undefined
-  /**
-   * The broker's reason while it blocks this connection's publishes (AMQP `connection.blocked`,
-   * e.g. `low on memory` during a memory alarm:
-   * https://www.rabbitmq.com/docs/connection-blocked), else undefined. Cleared by
-   * `connection.unblocked` and by a reconnect.
-   */
+  /** The broker's reason while it blocks this connection's publishes, else undefined. */
   readonly blocked: string | undefined
   /** Resolves once the connection is not blocked (unblocked, lost or closed), or after `timeoutMs`. */
   waitUntilUnblocked(timeoutMs: number): Promise<void>
@@ -62,8 +73,8 @@ export interface AmqpConnection {
   waitForConnection(timeoutMs: number): Promise<ChannelModel>
   /**
    * Opens a channel (`confirm: true` for publisher confirms) on the current connection, with an
-   * 'error' handler attached, within `timeoutMs` ms (a silent broker cannot hang it: the
-   * connection is then dropped and remade). Rejects when not connected.
+   * 'error' handler attached, within `timeoutMs` ms (default the connect timeout; a silent broker
+   * cannot hang it: the connection is then dropped and remade). Rejects when not connected.
    */
   openChannel(confirm: true, timeoutMs?: number): Promise<ConfirmChannel>
   openChannel(confirm: false, timeoutMs?: number): Promise<Channel>
@@ -73,20 +84,319 @@ export interface AmqpConnection {
   close(): Promise<void>
 }
 
-interface RawConnection {
-  stream?: { destroy(error?: Error): void }
+interface ConnectionWaiter {
+  resolve: (connection: ChannelModel) => void
+  reject: (error: Error) => void
 }
 
+/** Sets the AMQP heartbeat unless the URL names one. */
 function withHeartbeat(url: string, heartbeatS: number): string {
   const parsed = new URL(url)
   if (!parsed.searchParams.has('heartbeat')) parsed.searchParams.set('heartbeat', String(heartbeatS))
   return parsed.toString()
 }
 
-function redact(url: string): string {
-  const parsed = new URL(url)
-  if (parsed.password) parsed.password = '***'
-  return parsed.toString()
+/** The URL without its password, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return '(an invalid URL)'
+  }
+}
+
+/** Destroys the socket under an amqplib connection: no close handshake with a broker gone silent. */
+function destroySocket(connection: ChannelModel, error?: Error): void {
+  const raw = (connection as unknown as { connection?: { stream?: { destroy(error?: Error): void } } })
+    .connection
+  raw?.stream?.destroy(error)
+}
+
+/** The message of an error, for a log line about an expected outage (no stack). */
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * The state machine behind `createAmqpConnection`: one method per transition (`connect`, `opened`,
+ * `retryLater`, `lost`, `block`/`unblock`, `close`), each moving `state` and running the hooks of
+ * that transition.
+ */
+class ResilientConnection implements AmqpConnection {
+  #state: ConnectionState = { name: 'idle' }
+  readonly #url: string
+  readonly #name: string
+  readonly #log: Logger | undefined
+  readonly #connectTimeoutMs: number
+  readonly #baseMs: number
+  readonly #maxMs: number
+  readonly #connectedHooks = new Set<ConnectedHook>()
+  readonly #lostHooks = new Set<LostHook>()
+  readonly #waiters = new Set<ConnectionWaiter>()
+  readonly #unblockWaiters = new Set<() => void>()
+  /** When the connection went away (or the first connect failed), for the "back after" line. */
+  #downSince: number | undefined
+
+  constructor(options: AmqpConnectionOptions) {
+    this.#url = withHeartbeat(options.url, options.heartbeatS ?? 10)
+    this.#name = options.name ?? 'messaging'
+    this.#log = options.logger
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 5_000
+    this.#baseMs = options.reconnectBaseMs ?? 100
+    this.#maxMs = options.reconnectMaxMs ?? 1_000
+  }
+
+  get state(): ConnectionState {
+    return this.#state
+  }
+
+  /** Read through a getter: a check after an await must see the state now, not the narrowed one. */
+  get #closed(): boolean {
+    return this.#state.name === 'closed'
+  }
+
+  get current(): ChannelModel | undefined {
+    const state = this.#state
+    return state.name === 'connected' || state.name === 'blocked' ? state.connection : undefined
+  }
+
+  get isConnected(): boolean {
+    return this.current !== undefined
+  }
+
+  get blocked(): string | undefined {
+    return this.#state.name === 'blocked' ? this.#state.reason : undefined
+  }
+
+  start(): void {
+    if (this.#state.name === 'idle') void this.#connect(0)
+  }
+
+  /** `idle`/`waiting` -> `connecting`: one connect, then `opened` or `retryLater`. */
+  async #connect(attempt: number): Promise<void> {
+    this.#state = { name: 'connecting', attempt }
+    let connection: ChannelModel
+    try {
+      connection = await this.#handshake()
+    } catch (error) {
+      this.#retryLater(attempt, error)
+      return
+    }
+    if (this.#closed) {
+      await connection.close().catch(() => undefined)
+      return
+    }
+    this.#opened(connection)
+  }
+
+  /** TCP and AMQP handshake, bounded; a connect that succeeds after the bound is closed, not leaked. */
+  async #handshake(): Promise<ChannelModel> {
+    const connecting = amqp.connect(this.#url, {
+      timeout: this.#connectTimeoutMs,
+      // Small frames (a confirm, a channel open) must not wait for Nagle's algorithm and the
+      // peer's delayed ACK (up to 40 ms on Linux): the relay waits on every confirm round trip.
+      noDelay: true,
+      clientProperties: { connection_name: this.#name },
+    })
+    try {
+      return await withTimeout(connecting, this.#connectTimeoutMs + 500, 'amqp connect')
+    } catch (error) {
+      connecting.then((late) => late.close().catch(() => undefined)).catch(() => undefined)
+      throw error
+    }
+  }
+
+  /** `connecting` -> `waiting`: the connect failed; the next one after a backoff. */
+  #retryLater(attempt: number, error: unknown): void {
+    if (this.#closed) return
+    if (this.#downSince === undefined) {
+      // The broker was never reached, or went away while connecting: one line now, none per retry.
+      this.#downSince = performance.now()
+      this.#log?.warn(
+        { connection: this.#name, url: redactUrl(this.#url), reason: reasonOf(error) },
+        'amqp connect failed; retrying',
+      )
+    } else {
+      this.#log?.debug(
+        { connection: this.#name, attempt, reason: reasonOf(error) },
+        'amqp connect failed; retrying',
+      )
+    }
+    const timer = setTimeout(
+      () => void this.#connect(attempt + 1),
+      backoffDelay(attempt, this.#baseMs, this.#maxMs),
+    )
+    this.#state = { name: 'waiting', attempt: attempt + 1, timer }
+  }
+
+  /** `connecting` -> `connected`: listens to the connection's events, then runs the connected hooks. */
+  #opened(connection: ChannelModel): void {
+    connection.on('error', (error: Error) =>
+      this.#log?.debug({ connection: this.#name, reason: error.message }, 'amqp connection error'),
+    )
+    connection.on('handler-error', (error: Error, event: string) =>
+      this.#log?.error({ err: error, event, connection: this.#name }, 'amqp event handler threw'),
+    )
+    connection.on('close', (error?: Error) => this.#lost(connection, error ?? new Error('connection closed')))
+    connection.on('blocked', (reason: string) =>
+      this.#block(connection, String(reason || 'blocked by the broker')),
+    )
+    connection.on('unblocked', () => this.#unblock(connection))
+    this.#state = { name: 'connected', connection }
+    if (this.#downSince === undefined) {
+      this.#log?.info({ connection: this.#name, url: redactUrl(this.#url) }, 'amqp connected')
+    } else {
+      const downMs = Math.round(performance.now() - this.#downSince)
+      this.#log?.info({ connection: this.#name, downMs }, `amqp connection back after ${downMs} ms`)
+    }
+    this.#downSince = undefined
+    for (const waiter of this.#waiters) waiter.resolve(connection)
+    this.#waiters.clear()
+    void this.#runConnectedHooks(connection)
+  }
+
+  /** The connected hooks in order; one that throws is logged and the others still run. */
+  async #runConnectedHooks(connection: ChannelModel): Promise<void> {
+    for (const hook of this.#connectedHooks) {
+      if (this.current !== connection) return
+      await this.#runConnectedHook(hook, connection)
+    }
+  }
+
+  async #runConnectedHook(hook: ConnectedHook, connection: ChannelModel): Promise<void> {
+    try {
+      await hook(connection)
+    } catch (error) {
+      this.#log?.warn({ err: error, connection: this.#name }, 'amqp connected hook failed')
+    }
+  }
+
+  /** `connected`/`blocked` -> `waiting`: the connection closed or was dropped; reconnect soon. */
+  #lost(connection: ChannelModel, error: Error): void {
+    if (this.current !== connection) return
+    this.#downSince = performance.now()
+    this.#log?.warn({ connection: this.#name, reason: error.message }, 'amqp connection lost')
+    this.#releaseUnblockWaiters()
+    this.#state = { name: 'idle' }
+    for (const hook of this.#lostHooks) {
+      try {
+        hook(error)
+      } catch (hookError) {
+        this.#log?.warn({ err: hookError, connection: this.#name }, 'amqp lost hook failed')
+      }
+    }
+    if (this.#state.name !== 'idle') return
+    const timer = setTimeout(() => void this.#connect(1), backoffDelay(0, this.#baseMs, this.#maxMs))
+    this.#state = { name: 'waiting', attempt: 1, timer }
+  }
+
+  /** `connected` -> `blocked`. */
+  #block(connection: ChannelModel, reason: string): void {
+    if (this.current !== connection) return
+    this.#log?.warn({ reason, connection: this.#name }, 'amqp connection blocked by the broker')
+    this.#state = { name: 'blocked', connection, reason }
+  }
+
+  /** `blocked` -> `connected`. */
+  #unblock(connection: ChannelModel): void {
+    if (this.current !== connection) return
+    this.#log?.info({ connection: this.#name }, 'amqp connection unblocked')
+    this.#state = { name: 'connected', connection }
+    this.#releaseUnblockWaiters()
+  }
+
+  #releaseUnblockWaiters(): void {
+    for (const waiter of this.#unblockWaiters) waiter()
+    this.#unblockWaiters.clear()
+  }
+
+  waitUntilUnblocked(timeoutMs: number): Promise<void> {
+    if (this.blocked === undefined) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        this.#unblockWaiters.delete(done)
+        resolve()
+      }
+      const timer = setTimeout(done, timeoutMs)
+      this.#unblockWaiters.add(done)
+    })
+  }
+
+  onConnected(hook: ConnectedHook): () => void {
+    this.#connectedHooks.add(hook)
+    const connection = this.current
+    if (connection) void this.#runConnectedHook(hook, connection)
+    return () => this.#connectedHooks.delete(hook)
+  }
+
+  onLost(hook: LostHook): () => void {
+    this.#lostHooks.add(hook)
+    return () => this.#lostHooks.delete(hook)
+  }
+
+  waitForConnection(timeoutMs: number): Promise<ChannelModel> {
+    const connection = this.current
+    if (connection) return Promise.resolve(connection)
+    if (this.#state.name === 'closed') return Promise.reject(new Error('amqp connection closed'))
+    let waiter: ConnectionWaiter | undefined
+    const waiting = new Promise<ChannelModel>((resolve, reject) => {
+      waiter = { resolve, reject }
+      this.#waiters.add(waiter)
+    })
+    return withTimeout(waiting, timeoutMs, `amqp connection (${this.#name})`).finally(() => {
+      if (waiter) this.#waiters.delete(waiter)
+    })
+  }
+
+  openChannel(confirm: true, timeoutMs?: number): Promise<ConfirmChannel>
+  openChannel(confirm: false, timeoutMs?: number): Promise<Channel>
+  async openChannel(confirm: boolean, timeoutMs = this.#connectTimeoutMs): Promise<Channel> {
+    const connection = this.current
+    if (!connection) throw new Error(`amqp connection (${this.#name}) is not open`)
+    const opening: Promise<Channel> = confirm ? connection.createConfirmChannel() : connection.createChannel()
+    let channel: Channel
+    try {
+      channel = await withTimeout(opening, timeoutMs, 'amqp channel open')
+    } catch (error) {
+      opening.then((late) => late.close().catch(() => undefined)).catch(() => undefined)
+      // A channel that cannot open in time means the broker went silent: remake the connection.
+      if (this.current === connection) this.drop('channel open timed out')
+      throw error
+    }
+    channel.on('error', (error: Error) =>
+      this.#log?.debug({ connection: this.#name, reason: error.message }, 'amqp channel error'),
+    )
+    channel.on('handler-error', (error: Error, event: string) =>
+      this.#log?.error({ err: error, event, connection: this.#name }, 'amqp channel event handler threw'),
+    )
+    return channel
+  }
+
+  drop(reason: string): void {
+    const connection = this.current
+    if (!connection) return
+    const error = new Error(`amqp connection dropped: ${reason}`)
+    this.#lost(connection, error)
+    destroySocket(connection, error)
+  }
+
+  /** Any state -> `closed`: stops reconnecting and closes the open connection, if any. */
+  async close(): Promise<void> {
+    const state = this.#state
+    const connection = this.current
+    if (state.name === 'waiting') clearTimeout(state.timer)
+    this.#state = { name: 'closed' }
+    for (const waiter of this.#waiters) waiter.reject(new Error('amqp connection closed'))
+    this.#waiters.clear()
+    this.#releaseUnblockWaiters()
+    if (!connection) return
+    try {
+      await withTimeout(connection.close(), this.#connectTimeoutMs, 'amqp close')
+    } catch {
+      destroySocket(connection)
+    }
+  }
 }
 
 /**
@@ -95,213 +405,5 @@ function redact(url: string): string {
  * `const conn = createAmqpConnection({ url, name: 'relay' }); conn.onConnected(openChannels); conn.start()`.
  */
 export function createAmqpConnection(options: AmqpConnectionOptions): AmqpConnection {
-  const url = withHeartbeat(options.url, options.heartbeatS ?? 10)
-  const name = options.name ?? 'saga-messaging'
-  const log = options.logger
-  const connectTimeoutMs = options.connectTimeoutMs ?? 5_000
-  const baseMs = options.reconnectBaseMs ?? 100
-  const maxMs = options.reconnectMaxMs ?? 1_000
-  const connectedHooks = new Set<ConnectedHook>()
-  const lostHooks = new Set<LostHook>()
-  const waiters = new Set<{ resolve: (c: ChannelModel) => void; reject: (e: Error) => void }>()
-  let current: ChannelModel | undefined
-  let blocked: string | undefined
-  const unblockWaiters = new Set<() => void>()
-  const setBlocked = (reason: string | undefined): void => {
-    blocked = reason
-    if (reason !== undefined) return
-    for (const waiter of unblockWaiters) waiter()
-    unblockWaiters.clear()
-  }
-  let started = false
-  let closed = false
-  let attempt = 0
-  let timer: NodeJS.Timeout | undefined
-
-  const schedule = (): void => {
-    if (closed || timer) return
-    const delay = backoffDelay(attempt, baseMs, maxMs)
-    attempt += 1
-    timer = setTimeout(() => {
-      timer = undefined
-      void connectOnce()
-    }, delay)
-  }
-
-  const runConnectedHook = async (hook: ConnectedHook, connection: ChannelModel): Promise<void> => {
-    try {
-      await hook(connection)
-    } catch (error) {
-      log?.warn({ err: error, connection: name }, 'amqp connected hook failed')
-    }
-  }
-
-  const lose = (connection: ChannelModel, error: Error): void => {
-    if (current !== connection) return
-    current = undefined
-    setBlocked(undefined)
-    log?.warn({ err: error, connection: name }, 'amqp connection lost')
-    for (const hook of lostHooks) {
-      try {
-        hook(error)
-      } catch (hookError) {
-        log?.warn({ err: hookError, connection: name }, 'amqp lost hook failed')
-      }
-    }
-    attempt = 0
-    schedule()
-  }
-
-  const connectOnce = async (): Promise<void> => {
-    let connection: ChannelModel
-    try {
-      const connecting = amqp.connect(url, {
-        timeout: connectTimeoutMs,
-        // Small frames (a confirm, a channel open) must not wait for Nagle's algorithm and the
-        // peer's delayed ACK (up to 40 ms on Linux): the relay waits on every confirm round trip.
-        noDelay: true,
-        clientProperties: { connection_name: name },
-      })
-      connection = await withTimeout(connecting, connectTimeoutMs + 500, 'amqp connect').catch(
-        (error: unknown) => {
-          // A connect that succeeds after we gave up must not leak an open connection.
-          connecting.then((late) => late.close().catch(() => undefined)).catch(() => undefined)
-          throw error
-        },
-      )
-    } catch (error) {
-      // Warn on the first failure and then now and again: a broker down for an hour must not flood the log.
-      const level = attempt % 30 === 0 ? 'warn' : 'debug'
-      log?.[level](
-        { err: error, connection: name, url: redact(url), attempt },
-        'amqp connect failed; retrying',
-      )
-      schedule()
-      return
-    }
-    if (closed) {
-      await connection.close().catch(() => undefined)
-      return
-    }
-    connection.on('error', (error: Error) =>
-      log?.warn({ err: error, connection: name }, 'amqp connection error'),
-    )
-    connection.on('handler-error', (error: Error, event: string) =>
-      log?.error({ err: error, event, connection: name }, 'amqp event handler threw'),
-    )
-    connection.on('close', (error?: Error) => lose(connection, error ?? new Error('connection closed')))
-    connection.on('blocked', (reason: string) => {
-      if (current !== connection) return
-      log?.warn({ reason, connection: name }, 'amqp connection blocked')
-      setBlocked(String(reason || 'blocked by the broker'))
-    })
-    connection.on('unblocked', () => {
-      if (current !== connection) return
-      log?.info({ connection: name }, 'amqp connection unblocked')
-      setBlocked(undefined)
-    })
-    current = connection
-    attempt = 0
-    log?.info({ connection: name, url: redact(url) }, 'amqp connected')
-    for (const waiter of waiters) waiter.resolve(connection)
-    waiters.clear()
-    for (const hook of connectedHooks) await runConnectedHook(hook, connection)
-  }
-
-  const api: AmqpConnection = {
-    start() {
-      if (started || closed) return
-      started = true
-      void connectOnce()
-    },
-    get isConnected() {
-      return current !== undefined
-    },
-    get current() {
-      return current
-    },
-    get blocked() {
-      return blocked
-    },
-    waitUntilUnblocked(timeoutMs) {
-      if (blocked === undefined) return Promise.resolve()
-      return new Promise<void>((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer)
-          unblockWaiters.delete(done)
-          resolve()
-        }
-        const timer = setTimeout(done, timeoutMs)
-        unblockWaiters.add(done)
-      })
-    },
-    onConnected(hook) {
-      connectedHooks.add(hook)
-      if (current) void runConnectedHook(hook, current)
-      return () => connectedHooks.delete(hook)
-    },
-    onLost(hook) {
-      lostHooks.add(hook)
-      return () => lostHooks.delete(hook)
-    },
-    waitForConnection(timeoutMs) {
-      if (current) return Promise.resolve(current)
-      if (closed) return Promise.reject(new Error('amqp connection closed'))
-      let waiter: { resolve: (c: ChannelModel) => void; reject: (e: Error) => void } | undefined
-      const waiting = new Promise<ChannelModel>((resolve, reject) => {
-        waiter = { resolve, reject }
-        waiters.add(waiter)
-      })
-      return withTimeout(waiting, timeoutMs, `amqp connection (${name})`).finally(() => {
-        if (waiter) waiters.delete(waiter)
-      })
-    },
-    async openChannel(confirm: boolean, timeoutMs = connectTimeoutMs): Promise<never> {
-      const connection = current
-      if (!connection) throw new Error(`amqp connection (${name}) is not open`)
-      const opening = confirm ? connection.createConfirmChannel() : connection.createChannel()
-      let channel: Channel
-      try {
-        channel = await withTimeout(opening, timeoutMs, 'amqp channel open')
-      } catch (error) {
-        opening.then((late) => late.close().catch(() => undefined)).catch(() => undefined)
-        // A channel that cannot open in time means the broker went silent: remake the connection.
-        if (current === connection) api.drop('channel open timed out')
-        throw error
-      }
-      channel.on('error', (error: Error) =>
-        log?.debug({ err: error, connection: name }, 'amqp channel error'),
-      )
-      channel.on('handler-error', (error: Error, event: string) =>
-        log?.error({ err: error, event, connection: name }, 'amqp channel event handler threw'),
-      )
-      return channel as never
-    },
-    drop(reason) {
-      const connection = current
-      if (!connection) return
-      const error = new Error(`amqp connection dropped: ${reason}`)
-      const raw = (connection as unknown as { connection?: RawConnection }).connection
-      lose(connection, error)
-      raw?.stream?.destroy(error)
-    },
-    async close() {
-      closed = true
-      if (timer) clearTimeout(timer)
-      timer = undefined
-      for (const waiter of waiters) waiter.reject(new Error('amqp connection closed'))
-      waiters.clear()
-      const connection = current
-      current = undefined
-      setBlocked(undefined)
-      if (!connection) return
-      try {
-        await withTimeout(connection.close(), connectTimeoutMs, 'amqp close')
-      } catch {
-        const raw = (connection as unknown as { connection?: RawConnection }).connection
-        raw?.stream?.destroy()
-      }
-    },
-  }
-  return api
+  return new ResilientConnection(options)
 }

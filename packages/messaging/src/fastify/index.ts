@@ -1,5 +1,5 @@
 /**
- * @saga/messaging/fastify: messaging as a fastify plugin, written once for every service. The
+ * @saga/messaging/fastify: messaging as a fastify plugin. The
  * service keeps only its typed augmentation (`messaging: Messaging<Tx>` on FastifyInstance), since
  * the transaction client type is the service's own.
  */

@@ -4,8 +4,9 @@ import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import type { HandlerCounters } from './handle-delivery.js'
 import type { BatchSettings } from './batch.js'
-import { createQueueConsumer, type QueueConsumer } from './queue-consumer.js'
-import { createSlots } from './slots.js'
+import { noCounters } from './counters.js'
+import { createHandlerQueue, type HandlerQueue } from './handler-queue.js'
+import { createSlots, type Slots } from './slots.js'
 
 /** Options of `createConsumer`. Durations in milliseconds. */
 export interface ConsumerOptions<Tx extends TransactionClient> {
@@ -17,8 +18,9 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   /** Queues are `<queuePrefix>.<handler name>`; usually the service name. */
   queuePrefix: string
   /**
-   * When set, the topology (exchange, queues, dead-letter queues, bindings) is declared on every
-   * (re)connect before consuming, so a broker that lost its definitions is repaired. Default: not declared.
+   * When set, each handler's topology (the exchange, its queue, dead-letter queue and binding) is
+   * declared before every consume (each reconnect, each reopen), so a broker that lost its
+   * definitions, or a queue deleted behind our back, is repaired. Default: not declared.
    */
   declare?: { exchange: string; deliveryLimit?: number }
   signals?: Signals
@@ -55,6 +57,12 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   retryBaseMs?: number
   /** Longest retry delay, ms. Default 30,000. */
   retryMaxMs?: number
+  /**
+   * How long a message may keep failing for transient database reasons (a lost connection, a
+   * terminated session, a serialization failure or deadlock) without spending attempts, ms.
+   * Default 300,000 (5 minutes).
+   */
+  transientRetryMaxMs?: number
   /** Longest `stop` waits for running handlers, ms. Default 15,000. */
   drainTimeoutMs?: number
   /** Called after each handler transaction committed; the facade wakes the relay here. */
@@ -67,7 +75,7 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
  */
 export const DEFAULT_CONSUMER_CONCURRENCY = 4
 
-/** Unacked deliveries per handler queue when `prefetch` is not set (it was 10 before batching). */
+/** Unacked deliveries per handler queue when `prefetch` is not set. */
 export const DEFAULT_PREFETCH = 40
 
 /** Most deliveries per transaction when `batchMax` is not set: half the prefetch, at most this. */
@@ -111,6 +119,8 @@ export interface ConsumerMetrics extends HandlerCounters {
 
 /** The consumer half of messaging: see `createConsumer`. */
 export interface Consumer {
+  /** One per handler, in the order of `handlers`. */
+  readonly queues: readonly HandlerQueue[]
   /** Starts consuming whenever the connection is up (now, and after every reconnect). Never throws. */
   start(): void
   /** Cancels the consumers, waits for running handlers (bounded), closes the channels. Idempotent. */
@@ -140,110 +150,79 @@ const positiveInteger = (name: string, value: number): number => {
  */
 export function createConsumer<Tx extends TransactionClient>(options: ConsumerOptions<Tx>): Consumer {
   const { connection, queuePrefix, declare } = options
-  const logger = options.logger ?? silent
-  const signals = options.signals ?? createSignals()
-  const policy = {
-    maxAttempts: positiveInteger('maxAttempts', options.maxAttempts ?? 10),
-    baseMs: options.retryBaseMs ?? 500,
-    maxMs: options.retryMaxMs ?? 30_000,
-  }
   const prefetch = positiveInteger('prefetch', options.prefetch ?? DEFAULT_PREFETCH)
-  const slots = createSlots(options.concurrency ?? DEFAULT_CONSUMER_CONCURRENCY)
-  const batch = batchSettings(options, prefetch)
-
-  async function declareOnce(spec: NonNullable<typeof declare>): Promise<void> {
-    const channel = await connection.openChannel(false)
-    try {
-      await declareTopology(channel, { ...spec, queuePrefix, handlers: options.handlers })
-    } finally {
-      await channel.close().catch(() => undefined)
-    }
+  const shared = {
+    connection,
+    prefetch,
+    batch: batchSettings(options, prefetch),
+    drainTimeoutMs: options.drainTimeoutMs ?? 15_000,
+    database: options.database,
+    policy: {
+      maxAttempts: positiveInteger('maxAttempts', options.maxAttempts ?? 10),
+      baseMs: options.retryBaseMs ?? 500,
+      maxMs: options.retryMaxMs ?? 30_000,
+      transientMaxMs: options.transientRetryMaxMs ?? 300_000,
+    },
+    signals: options.signals ?? createSignals(),
+    logger: options.logger ?? silent,
+    onCommitted: options.onCommitted ?? (() => undefined),
+    slots: createSlots(options.concurrency ?? DEFAULT_CONSUMER_CONCURRENCY),
   }
-
-  const redeclare = declare ? (): Promise<void> => declareOnce(declare) : undefined
-  const queues: QueueConsumer[] = options.handlers.map((handler) => {
+  const queues = options.handlers.map((handler) => {
     const queue = queueName(queuePrefix, handler.name)
-    return createQueueConsumer({
-      connection,
+    const spec = declare && { ...declare, queuePrefix, handlers: [handler] }
+    return createHandlerQueue({
+      ...shared,
+      handler,
       queue,
       deadLetterQueue: deadLetterQueueName(queue),
-      prefetch,
-      batch,
-      drainTimeoutMs: options.drainTimeoutMs ?? 15_000,
-      handler,
-      database: options.database,
-      policy,
-      signals,
-      logger,
-      onCommitted: options.onCommitted ?? (() => undefined),
-      slots,
-      redeclare,
+      declare: spec && ((channel) => declareTopology(channel, spec)),
     })
   })
-  const unsubscribe: Array<() => void> = []
-  let started = false
   let stopped: Promise<void> | undefined
 
-  const declareThenConsume = async (): Promise<void> => {
-    if (declare) {
-      // Consume anyway: a queue declared with other arguments (a policy, an older deploy) still works.
-      await declareOnce(declare).catch((error: unknown) =>
-        logger.error({ err: error }, 'topology declaration failed'),
-      )
-    }
-    await Promise.all(queues.map((queue) => queue.open()))
-  }
-
   return {
-    start() {
-      if (started) return
-      started = true
-      unsubscribe.push(connection.onLost(() => queues.forEach((queue) => queue.lost())))
-      unsubscribe.push(connection.onConnected(declareThenConsume))
-    },
+    queues,
+    start: () => queues.forEach((queue) => queue.start()),
     stop() {
-      stopped ??= (async () => {
-        unsubscribe.forEach((off) => off())
-        await Promise.all(queues.map((queue) => queue.stop()))
-      })()
+      stopped ??= Promise.all(queues.map((queue) => queue.stop())).then(() => undefined)
       return stopped
     },
-    health() {
-      const handlers: ConsumerHealth['handlers'] = {}
-      options.handlers.forEach((handler, index) => {
-        const queue = queues[index] as QueueConsumer
-        handlers[handler.name] = {
-          queue: queue.queue,
-          consuming: queue.consuming,
-          inFlight: queue.counters.inFlight,
-        }
-      })
-      // A batcher waits in the slots' queue once for all its deliveries: count the deliveries.
-      let waiting = slots.waiting
-      for (const { batched } of queues) waiting += batched.waiting - (batched.asking ? 1 : 0)
-      return {
-        consuming: queues.every((queue) => queue.consuming),
-        transactions: { limit: slots.limit, running: slots.running, waiting: Math.max(0, waiting) },
-        handlers,
-      }
-    },
+    health: () => consumerHealth(queues, options.handlers, shared.slots),
     metrics() {
-      const total: HandlerCounters = {
-        handledTotal: 0,
-        duplicatesTotal: 0,
-        retriedTotal: 0,
-        deadLetteredTotal: 0,
-        inFlight: 0,
-        batchesTotal: 0,
-        batchFallbacksTotal: 0,
-      }
+      const total = noCounters()
       const byHandler: Record<string, HandlerCounters> = {}
       options.handlers.forEach((handler, index) => {
-        const counters = { ...(queues[index] as QueueConsumer).counters }
+        const counters = { ...(queues[index] as HandlerQueue).counters }
         byHandler[handler.name] = counters
         for (const key of Object.keys(total) as Array<keyof HandlerCounters>) total[key] += counters[key]
       })
       return { ...total, byHandler }
     },
+  }
+}
+
+/** The consumer's health from its queues and the slots they share. */
+function consumerHealth(
+  queues: readonly HandlerQueue[],
+  handlers: ReadonlyArray<{ name: string }>,
+  slots: Slots,
+): ConsumerHealth {
+  const byHandler: ConsumerHealth['handlers'] = {}
+  handlers.forEach((handler, index) => {
+    const queue = queues[index] as HandlerQueue
+    byHandler[handler.name] = {
+      queue: queue.queue,
+      consuming: queue.channel.consuming,
+      inFlight: queue.counters.inFlight,
+    }
+  })
+  // A batcher waits in the slots' queue once for all its deliveries: count the deliveries.
+  let waiting = slots.waiting
+  for (const { batched } of queues) waiting += batched.waiting - (batched.asking ? 1 : 0)
+  return {
+    consuming: queues.every((queue) => queue.channel.consuming),
+    transactions: { limit: slots.limit, running: slots.running, waiting: Math.max(0, waiting) },
+    handlers: byHandler,
   }
 }

@@ -28,7 +28,7 @@ export function childTraceparent(
 
 /**
  * What a handler puts into the message it enqueues in reaction to `cause`: the same correlation id
- * (the saga), `cause.id` as causation id, and a child of its traceparent. Example:
+ * (the process), `cause.id` as causation id, and a child of its traceparent. Example:
  * `await enqueue(tx, { type: 'stock.reserved.v1', routingKey: 'stock.reserved', payload, aggregateId, ...followUp(message) })`.
  */
 export const followUp = (
@@ -62,33 +62,84 @@ export class InvalidPayloadError extends Error {
   }
 }
 
+/** What every event says besides its contract. */
+export interface EventOptions<P> {
+  /** The entity the event is about (CloudEvents `subject`), e.g. the order id. */
+  aggregateId: string
+  /** The event data, as the contract's schema takes it; checked here. */
+  payload: NoInfer<P>
+  /** When it happened, by the caller's clock (CloudEvents `time`). */
+  occurredAt: Date
+}
+
+/** `nextEvent`'s options: the event, and the message it is a consequence of. */
+export interface NextEventOptions<P> extends EventOptions<P> {
+  /** The handled message: its correlation id, its id as causation id, a child of its traceparent. */
+  cause: Pick<ConsumedMessage, 'id' | 'correlationId' | 'traceparent'>
+}
+
+/** `firstEvent`'s options: the event that starts a process (caused by a request, not a message). */
+export interface FirstEventOptions<P> extends EventOptions<P> {
+  /** Ties every message of the process together. Default `aggregateId` (the process is the entity's). */
+  correlationId?: string | undefined
+  /** A W3C traceparent to store when no OpenTelemetry context is active (see `enqueue`). */
+  traceparent?: string | undefined
+}
+
 /**
- * The next event of a saga, caused by `cause`: its contract's type and routing key, the payload as
- * the contract's schema outputs it, `aggregateId`, `occurredAt`, and the tracing of `followUp` (same
- * correlation id, causation id = the cause's id, a child traceparent). The payload is checked here,
- * so a bug fails the reaction that made it (retried, then dead-lettered at its own queue) instead
- * of poisoning the consumers downstream. Example:
- * `await enqueue(tx, nextEvent(message, StockReserved, orderId, payload, deps.clock()))`.
- * @throws InvalidPayloadError when `payload` does not satisfy `contract.schema`
- * @throws TypeError when the schema validates asynchronously (a reaction's schema must be synchronous)
+ * `payload` as `contract`'s schema outputs it.
+ * @throws InvalidPayloadError when it does not satisfy the schema
+ * @throws TypeError when the schema validates asynchronously (an event's schema must be synchronous)
  */
-export function nextEvent<P>(
-  cause: Pick<ConsumedMessage, 'id' | 'correlationId' | 'traceparent'>,
-  contract: MessageContract<P>,
-  aggregateId: string,
-  payload: NoInfer<P>,
-  occurredAt: Date,
-): OutgoingMessage<P> {
+function validPayload<P>(contract: MessageContract<P>, payload: unknown): P {
   const result = contract.schema['~standard'].validate(payload)
   if (result instanceof Promise)
     throw new TypeError(`${contract.type}: asynchronous schemas are not supported`)
   if (result.issues) throw new InvalidPayloadError(contract.type, result.issues)
+  return result.value
+}
+
+/**
+ * The first event of a process, caused by a request rather than a message (an order placed): its
+ * contract's type and routing key, the payload as the contract's schema outputs it, `aggregateId`
+ * as subject and, unless given, as correlation id. The payload is checked here, so a bug fails the
+ * request instead of poisoning the consumers downstream. Example:
+ * `await enqueue(tx, firstEvent(OrderCreated, { aggregateId: orderId, payload, occurredAt: now }))`.
+ * @throws InvalidPayloadError when `payload` does not satisfy `contract.schema`
+ * @throws TypeError when the schema validates asynchronously
+ */
+export function firstEvent<P>(
+  contract: MessageContract<P>,
+  options: FirstEventOptions<P>,
+): OutgoingMessage<P> {
   return {
     type: contract.type,
     routingKey: contract.routingKey,
-    payload: result.value,
-    aggregateId,
-    occurredAt,
-    ...followUp(cause),
+    payload: validPayload(contract, options.payload),
+    aggregateId: options.aggregateId,
+    occurredAt: options.occurredAt,
+    correlationId: options.correlationId ?? options.aggregateId,
+    traceparent: options.traceparent,
+  }
+}
+
+/**
+ * The next event of a process, caused by the handled message `options.cause`: its contract's type
+ * and routing key, the payload as the contract's schema outputs it, `aggregateId`, `occurredAt`, and
+ * the tracing of `followUp` (same correlation id, causation id = the cause's id, a child
+ * traceparent). The payload is checked here, so a bug fails the reaction that made it (retried,
+ * then dead-lettered at its own queue) instead of poisoning the consumers downstream. Example:
+ * `await enqueue(tx, nextEvent(StockReserved, { cause: message, aggregateId: orderId, payload, occurredAt: now }))`.
+ * @throws InvalidPayloadError when `payload` does not satisfy `contract.schema`
+ * @throws TypeError when the schema validates asynchronously (a reaction's schema must be synchronous)
+ */
+export function nextEvent<P>(contract: MessageContract<P>, options: NextEventOptions<P>): OutgoingMessage<P> {
+  return {
+    type: contract.type,
+    routingKey: contract.routingKey,
+    payload: validPayload(contract, options.payload),
+    aggregateId: options.aggregateId,
+    occurredAt: options.occurredAt,
+    ...followUp(options.cause),
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { MessageContract, StandardSchemaV1 } from '../types.js'
-import { childTraceparent, followUp, InvalidPayloadError, nextEvent } from './follow-up.js'
+import { childTraceparent, firstEvent, followUp, InvalidPayloadError, nextEvent } from './follow-up.js'
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
 const parent = `00-${traceId}-00f067aa0ba902b7-01`
@@ -65,7 +65,12 @@ const cause = { id: '0190f1d2-3c4b-7a5e-8f00-000000000001', correlationId: 'orde
 describe('nextEvent', () => {
   it('when the payload satisfies its contract, then the message carries the schema output, aggregate, time and tracing', () => {
     const at = new Date('2026-01-31T12:00:00.000Z')
-    const next = nextEvent(cause, Charged, 'order-7', { amount: 4499, extra: 'dropped' } as never, at)
+    const next = nextEvent(Charged, {
+      cause,
+      aggregateId: 'order-7',
+      payload: { amount: 4499, extra: 'dropped' } as never,
+      occurredAt: at,
+    })
     expect(next).toMatchObject({
       type: 'charge.made.v1',
       routingKey: 'charge.made',
@@ -80,10 +85,46 @@ describe('nextEvent', () => {
   })
 
   it('when the payload breaks its contract, then it throws naming the type and the field', () => {
-    expect(() => nextEvent(cause, Charged, 'order-7', { amount: -1 }, new Date())).toThrow(
-      InvalidPayloadError,
+    const invalid = { cause, aggregateId: 'order-7', payload: { amount: -1 }, occurredAt: new Date() }
+    expect(() => nextEvent(Charged, invalid)).toThrow(InvalidPayloadError)
+    expect(() => nextEvent(Charged, invalid)).toThrow(
+      'charge.made.v1 payload is invalid: amount must be a non-negative integer',
     )
-    expect(() => nextEvent(cause, Charged, 'order-7', { amount: -1 }, new Date())).toThrow(
+  })
+})
+
+describe('firstEvent', () => {
+  it('when a request starts a process, then the event is correlated by its aggregate and has no cause', () => {
+    const at = new Date('2026-01-31T12:00:00.000Z')
+    const first = firstEvent(Charged, { aggregateId: 'order-8', payload: { amount: 10 }, occurredAt: at })
+    expect(first).toEqual({
+      type: 'charge.made.v1',
+      routingKey: 'charge.made',
+      payload: { amount: 10 },
+      aggregateId: 'order-8',
+      occurredAt: at,
+      correlationId: 'order-8',
+      traceparent: undefined,
+    })
+    expect(first.causationId).toBeUndefined()
+  })
+
+  it('when a correlation id and a traceparent are given, then they are carried', () => {
+    const options = {
+      aggregateId: 'o',
+      payload: { amount: 1 },
+      occurredAt: new Date(),
+      correlationId: 'saga-1',
+    }
+    expect(firstEvent(Charged, { ...options, traceparent: parent })).toMatchObject({
+      correlationId: 'saga-1',
+      traceparent: parent,
+    })
+  })
+
+  it('when the payload breaks its contract, then it throws naming the type and the field', () => {
+    const invalid = { aggregateId: 'order-8', payload: { amount: 1.5 }, occurredAt: new Date() }
+    expect(() => firstEvent(Charged, invalid)).toThrow(
       'charge.made.v1 payload is invalid: amount must be a non-negative integer',
     )
   })

@@ -3,6 +3,7 @@ import type { Message } from 'amqplib'
 import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
+import { isTransientDatabaseError } from '../database-errors.js'
 import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
@@ -24,10 +25,14 @@ export interface HandlerCounters {
   batchesTotal: number
   /** Such transactions rolled back, whose deliveries were then handled one by one. */
   batchFallbacksTotal: number
+  /** Handler transactions that failed for transient database reasons and were retried without spending an attempt. */
+  transientRetriedTotal: number
 }
 
 /** What the pipeline needs from the channel the delivery came on. */
 export interface DeliveryControl {
+  /** Where the delivery came from: its exchange (`''`: sent straight to the queue) and delivery tag. */
+  readonly delivery: { exchange: string; deliveryTag: number | undefined }
   /** Acks the delivery; a channel that closed meanwhile is logged, not thrown (redelivery is a duplicate). */
   ack(): void
   /** Puts the delivery back in the queue (nack with requeue). */
@@ -39,6 +44,8 @@ export interface DeliveryControl {
 /** The handler and everything around it, fixed per handler queue. */
 export interface DeliveryRuntime<Tx extends TransactionClient> {
   handler: HandlerDefinition<Tx>
+  /** The handler's queue. */
+  queue: string
   database: Database<Tx>
   policy: RetryPolicy
   signals: Signals
@@ -64,6 +71,12 @@ type Attempt =
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+/** The SQLSTATE or errno code of `error`, if it has one. */
+const codeOf = (error: unknown): string | undefined => {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : undefined
+}
+
 /** Resolves true after `ms`, or false at once when `signal` aborts first. */
 const pause = (ms: number, signal: AbortSignal): Promise<boolean> =>
   sleep(ms, true, { signal }).catch(() => false)
@@ -88,12 +101,13 @@ const priorDeliveries = (delivery: Message): number => {
  */
 async function attemptOnce<Tx extends TransactionClient>(
   message: ConsumedMessage,
+  control: DeliveryControl,
   runtime: DeliveryRuntime<Tx>,
 ): Promise<Attempt> {
   const { handler, database } = runtime
   let handlerRan = false
   let handlerError: { error: unknown } | undefined
-  const span = consumerSpanTarget(handler.name, message)
+  const span = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
   try {
     const outcome = await inConsumerSpan(span, () =>
       inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
@@ -207,10 +221,34 @@ export async function handleDelivery<Tx extends TransactionClient>(
 }
 
 /**
+ * Counts, logs (without a stack: it is expected) and signals a transient failure of the handler's
+ * transaction, then waits before it runs again; resolves false when the wait was cut short (the
+ * consumer stops or the channel is gone). The message's attempt is not spent.
+ */
+async function retryTransient<Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  error: unknown,
+  outages: number,
+  runtime: DeliveryRuntime<Tx>,
+): Promise<boolean> {
+  const { handler, signals, logger, counters, stopping, policy } = runtime
+  const { id, type, correlationId, attempt } = message
+  const reason = describe(error)
+  counters.transientRetriedTotal += 1
+  logger.warn(
+    { messageId: id, type, handler: handler.name, correlationId, attempt, reason, code: codeOf(error) },
+    'transient database failure in the handler transaction; retrying without spending an attempt',
+  )
+  signals.emit('retrying', { id, type, handler: handler.name, attempt, error: reason, transient: true })
+  return pause(retryDelayMs(outages, policy), stopping)
+}
+
+/**
  * A valid message in transactions of its own: runs its handler in an inbox transaction and acks
  * only after COMMIT; a handler error is retried in-process with backoff (the delivery stays unacked
  * meanwhile) until the attempts are used up (`message.attempt` is the first one's number), then
- * dead-lettered. Each transaction first takes a slot of `runtime.slots` (the consumer-wide limit),
+ * dead-lettered. A transient database failure of the transaction (`isTransientDatabaseError`) is
+ * retried without spending an attempt for up to `policy.transientMaxMs`. Each transaction first takes a slot of `runtime.slots` (the consumer-wide limit),
  * waiting in FIFO order; `held` is a slot the caller already took for the first transaction. Never
  * throws. When the consumer stops or the delivery's channel is gone, a delivery not yet running,
  * waiting for a slot or waiting for a retry is left unacked (the broker returns it to the queue); a
@@ -228,6 +266,7 @@ export async function runAlone<Tx extends TransactionClient>(
   const log = { messageId: id, type, handler: handler.name, correlationId }
   let attempt = message.attempt
   let outages = 0
+  let transientSince: number | undefined
   let slot = held
   for (;;) {
     // A slot per transaction, not per delivery: a delivery waiting for a retry holds no connection.
@@ -242,7 +281,7 @@ export async function runAlone<Tx extends TransactionClient>(
     let outcome: Attempt
     const started = performance.now()
     try {
-      outcome = await attemptOnce({ ...message, attempt }, runtime)
+      outcome = await attemptOnce({ ...message, attempt }, control, runtime)
     } finally {
       release()
     }
@@ -266,6 +305,14 @@ export async function runAlone<Tx extends TransactionClient>(
 
     // The channel went while the transaction ran: the redelivered copy takes over from here.
     if (stopping.aborted) return
+    if (isTransientDatabaseError(outcome.error)) {
+      transientSince ??= performance.now()
+      if (performance.now() - transientSince <= policy.transientMaxMs) {
+        outages += 1
+        if (!(await retryTransient({ ...message, attempt }, outcome.error, outages, runtime))) return
+        continue
+      }
+    }
     const error = describe(outcome.error)
     if (afterFailure(attempt, policy) === 'dead-letter') {
       await deadLetter(control, runtime, `handler failed after ${attempt} attempts: ${error}`, attempt, {

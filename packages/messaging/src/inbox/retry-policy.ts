@@ -8,6 +8,13 @@ export interface RetryPolicy {
   baseMs: number
   /** Cap of the delay, ms. */
   maxMs: number
+  /**
+   * How long a message may keep failing for transient database reasons (a lost connection, a
+   * terminated session, a serialization failure or deadlock: `isTransientDatabaseError`) without
+   * spending attempts, ms, from its first such failure. Past it they count like the handler's own
+   * errors, so a handler that always deadlocks is dead-lettered in the end.
+   */
+  transientMaxMs: number
 }
 
 /**

@@ -15,6 +15,8 @@ export interface BatchSettings {
   maxAttempts: number
   backoffBaseMs: number
   backoffMaxMs: number
+  /** The broker's address, for the producer spans' `server.address` and `server.port`. */
+  broker?: { address: string; port: number } | undefined
 }
 
 /** Outcome of one claim-publish-mark round, known after its transaction committed. */
@@ -42,9 +44,15 @@ const GUARD_MARGIN_MS = 5_000
  * whose own context replaces the row's traceparent on the wire so the consumer's span is its child.
  * Without an SDK the carrier is empty and the row is published as stored.
  */
-function traced(row: OutboxRow, exchange: string, spans: Map<string, ProducerTrace>): OutboxRow {
+function traced(row: OutboxRow, settings: BatchSettings, spans: Map<string, ProducerTrace>): OutboxRow {
   const headers = row.headers ?? {}
-  const producer = startProducerSpan(headers, exchange, row.routing_key, row.id, headers.correlationId)
+  const producer = startProducerSpan(headers, {
+    exchange: settings.exchange,
+    routingKey: row.routing_key,
+    messageId: row.id,
+    correlationId: headers.correlationId,
+    broker: settings.broker,
+  })
   spans.set(row.id, producer)
   if (!producer.carrier.traceparent) return row
   return { ...row, headers: { ...headers, ...producer.carrier } }
@@ -52,7 +60,7 @@ function traced(row: OutboxRow, exchange: string, spans: Map<string, ProducerTra
 
 /** Ends every producer span of the batch: ERROR for the rows in `failures`, OK for the others. */
 function endSpans(spans: Map<string, ProducerTrace>, failures: PublishFailure[]): void {
-  const failed = new Map(failures.map((failure) => [failure.id, failure.error]))
+  const failed = new Map(failures.map((failure) => [failure.id, failure]))
   for (const [id, { span }] of spans) endProducerSpan(span, failed.get(id))
 }
 
@@ -71,6 +79,56 @@ export interface PublishedBatch {
   finish(): Promise<BatchResult>
 }
 
+/** A pooled client inside the relay's transaction; a failure rolls back and destroys it. */
+class RelayTransaction {
+  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
+  readonly #onError = (): void => undefined
+
+  constructor(readonly client: pg.PoolClient) {
+    client.on('error', this.#onError)
+  }
+
+  /** Back to the pool; with an error the client is destroyed (it may be dead or half-way). */
+  release(error?: Error): void {
+    this.client.off('error', this.#onError)
+    this.client.release(error)
+  }
+
+  /** ROLLBACK, destroy the client, rethrow `error`. */
+  async fail(error: unknown): Promise<never> {
+    await this.client.query('ROLLBACK').catch(() => undefined)
+    this.release(error as Error)
+    throw error
+  }
+}
+
+const NOTHING_DUE: BatchResult = {
+  claimed: 0,
+  published: [],
+  failed: [],
+  channelBroken: false,
+  sinceClaimMs: 0,
+  confirmMs: 0,
+}
+
+/**
+ * The wire form of each claimed row, each in its producer span (`spans`); a row that cannot be
+ * serialised is a poison failure instead.
+ */
+function toBatch(rows: readonly OutboxRow[], settings: BatchSettings, spans: Map<string, ProducerTrace>) {
+  const batch: { id: string; message: Publishable }[] = []
+  const failures: PublishFailure[] = []
+  for (const row of rows) {
+    try {
+      const message = toPublishable(traced(row, settings, spans), settings.source)
+      batch.push({ id: row.id, message })
+    } catch (error) {
+      failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'poison' })
+    }
+  }
+  return { batch, failures }
+}
+
 /**
  * The first half of one round, in one database transaction: claim a batch (FOR UPDATE SKIP
  * LOCKED) and publish it, without waiting for the confirms; `finish()` does the rest. The publish
@@ -78,8 +136,8 @@ export interface PublishedBatch {
  *
  * The transaction is bounded by the publish timeout on the server side too: a relay that freezes
  * (stopped process, stalled event loop) while holding row locks is cut off by
- * `idle_in_transaction_session_timeout`, so its rows go back to the other relays (design.md: "No
- * transaction stays open longer than the publish timeout").
+ * `idle_in_transaction_session_timeout`, so its rows go back to the other relays: no transaction
+ * stays open much longer than the publish timeout.
  *
  * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again.
  *
@@ -91,58 +149,22 @@ export async function claimAndPublish(
   settings: BatchSettings,
   rejectedDelayMs = 0,
 ): Promise<PublishedBatch> {
-  const client = await pool.connect()
-  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
-  const onError = (): void => undefined
-  client.on('error', onError)
-  const release = (error?: Error): void => {
-    client.off('error', onError)
-    // A client that failed mid-transaction may be dead or half-way: destroy it rather than reuse it.
-    client.release(error)
-  }
-  const fail = async (error: unknown): Promise<never> => {
-    await client.query('ROLLBACK').catch(() => undefined)
-    release(error as Error)
-    throw error
-  }
+  const transaction = new RelayTransaction(await pool.connect())
   let rows: OutboxRow[]
-  let claimedAt: number
   try {
-    rows = await beginAndClaim(
-      client,
-      settings.batchSize,
-      Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS,
-    )
-    claimedAt = performance.now()
+    const guardMs = Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS
+    rows = await beginAndClaim(transaction.client, settings.batchSize, guardMs)
     if (rows.length === 0) {
-      await client.query('COMMIT')
-      release()
-      const empty: BatchResult = {
-        claimed: 0,
-        published: [],
-        failed: [],
-        channelBroken: false,
-        sinceClaimMs: 0,
-        confirmMs: 0,
-      }
-      return { claimed: 0, finish: () => Promise.resolve(empty) }
+      await transaction.client.query('COMMIT')
+      transaction.release()
+      return { claimed: 0, finish: () => Promise.resolve(NOTHING_DUE) }
     }
   } catch (error) {
-    return fail(error)
+    return transaction.fail(error)
   }
-  const batch: { id: string; message: Publishable }[] = []
-  const failures: PublishFailure[] = []
+  const claimedAt = performance.now()
   const spans = new Map<string, ProducerTrace>()
-  for (const row of rows) {
-    try {
-      batch.push({
-        id: row.id,
-        message: toPublishable(traced(row, settings.exchange, spans), settings.source),
-      })
-    } catch (error) {
-      failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'message' })
-    }
-  }
+  const { batch, failures } = toBatch(rows, settings, spans)
   // Published now (synchronously); only the confirms are awaited in finish().
   const publishedAt = performance.now()
   const confirming =
@@ -153,23 +175,24 @@ export async function claimAndPublish(
       const confirmedAt = performance.now()
       failures.push(...(outcome?.failed ?? []))
       endSpans(spans, failures)
-      const result = await markOutcome(
-        client,
+      const published = outcome?.published ?? []
+      const marked = await markOutcome(
+        transaction.client,
         rows,
         failures,
-        outcome?.published ?? [],
+        published,
         settings,
         rejectedDelayMs,
       )
-      release()
+      transaction.release()
       return {
-        ...result,
+        ...marked,
         channelBroken: outcome?.channelBroken ?? false,
         sinceClaimMs: confirmedAt - claimedAt,
         confirmMs: confirmedAt - publishedAt,
       }
     } catch (error) {
-      return fail(error)
+      return transaction.fail(error)
     }
   }
   return { claimed: rows.length, finish }
@@ -198,21 +221,27 @@ async function markOutcome(
   rejectedDelayMs: number,
 ): Promise<Omit<BatchResult, 'channelBroken' | 'sinceClaimMs' | 'confirmMs'>> {
   const byId = new Map(rows.map((row) => [row.id, row]))
-  const toMark = failures.map((failure) => ({
-    id: failure.id,
-    error: failure.error,
-    // Only a message failure is the row's own: it backs off per row, counts an attempt and parks
-    // after maxAttempts, so one poison row never blocks the rows behind it. A transport failure
-    // is the link's (retried as soon as it works; the loop backs off itself), a rejection the
-    // queue's (retried after the loop's short backoff): neither counts an attempt or parks.
-    delayMs:
-      failure.kind === 'message'
-        ? backoffDelay(byId.get(failure.id)?.attempts ?? 0, settings.backoffBaseMs, settings.backoffMaxMs)
+  const toMark = failures.map((failure) => {
+    // A poison row's failure is its own: it backs off per row, counts an attempt and parks after
+    // maxAttempts, so it never blocks the rows behind it. An unroutable row waits for a queue to
+    // be bound: it backs off per row too (its attempts grow the delay up to backoffMaxMs) but is
+    // never parked. A transport failure is the link's (retried as soon as it works; the loop backs
+    // off itself), a rejection the queue's (retried after the loop's short backoff): neither
+    // counts an attempt or parks.
+    const own = failure.kind === 'poison' || failure.kind === 'unroutable'
+    const attempts = byId.get(failure.id)?.attempts ?? 0
+    return {
+      id: failure.id,
+      error: failure.error,
+      delayMs: own
+        ? backoffDelay(attempts, settings.backoffBaseMs, settings.backoffMaxMs)
         : failure.kind === 'rejected'
           ? rejectedDelayMs
           : 0,
-    parkable: failure.kind === 'message',
-  }))
+      counts: own,
+      parkable: failure.kind === 'poison',
+    }
+  })
   // Two round trips when every row went out (the usual case), three otherwise.
   const marked = await markFailed(client, toMark, settings.maxAttempts)
   await markPublished(client, publishedIds, true)

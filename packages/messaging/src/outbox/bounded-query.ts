@@ -10,8 +10,8 @@ export interface StatementBounds {
 
 /**
  * The relay's bounds on its housekeeping statements (stats, retention). 1 s for a lock: the one
- * lock they can wait for is a table lock queued behind a migration's `ALTER TABLE` (issue 14: a
- * queued ALTER held every later statement on the table for a minute); giving up after a second
+ * lock they can wait for is a table lock queued behind a migration's `ALTER TABLE` (a queued
+ * ALTER holds every later statement on the table for as long as it waits); giving up after a second
  * and retrying later lets the ALTER through and frees the connection. 5 s for a statement: a
  * chunk of 1,000 rows or a count over the pending index takes milliseconds.
  */

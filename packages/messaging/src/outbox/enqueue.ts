@@ -24,7 +24,7 @@ export interface OutboxHeaders {
 
 // occurred_at is always the database's now(): every age, backoff and retention judgement on the
 // row compares it with the database's clock, so a service whose clock is off cannot make a row
-// look old at birth or hide a stuck one (issue 14). The caller's own time travels in headers.
+// look old at birth or hide a stuck one. The caller's own time travels in headers.
 const INSERT = `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id)
 VALUES ($1::uuid, $2, $3, $4::jsonb, $5::jsonb, $6)`
 

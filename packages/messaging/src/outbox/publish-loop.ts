@@ -32,6 +32,15 @@ export interface PublishLoopOptions {
 const REJECTED_BASE_MS = 250
 const REJECTED_MAX_MS = 5_000
 
+/** A settled batch: nothing failed, some rows failed on their own, or the database or the link failed. */
+type Outcome = 'clean' | 'failed' | 'database' | 'transport'
+const SEVERITY: Record<Outcome, number> = { clean: 0, failed: 1, database: 2, transport: 3 }
+
+/** The more serious of two batch outcomes (a transport failure backs off the longest). */
+function worst(a: Outcome, b: Outcome): Outcome {
+  return SEVERITY[a] >= SEVERITY[b] ? a : b
+}
+
 /**
  * The relay's publish loop: claim, publish, confirm, mark, until `running()` turns false.
  *
@@ -47,24 +56,109 @@ const REJECTED_MAX_MS = 5_000
  * database down: backs off (100 ms doubling to 1 s) and tries again; never rejects for them.
  */
 export async function runPublishLoop(options: PublishLoopOptions): Promise<void> {
-  const { connection, settings, waker, logger: log } = options
-  let declareExchange = options.declareExchange
-  let channel: ConfirmChannel | undefined
+  await new PublishLoop(options).run()
+}
 
-  const discardChannel = (): void => {
-    const old = channel
-    channel = undefined
+/** The loop's state: its channel, the batch in flight, and its failure streaks. */
+class PublishLoop {
+  readonly #options: PublishLoopOptions
+  #declareExchange: boolean
+  #channel: ConfirmChannel | undefined
+  #transportFailures = 0
+  #databaseFailures = 0
+  // Batches in a row with rows the broker nacked: their rows wait 250 ms doubling to 5 s, so a
+  // queue that stays full is not hammered, yet rows go out within seconds once it takes them.
+  #rejectedStreak = 0
+  #changedSinceIdle = false
+  // The batch whose confirms are in flight while the next one is claimed, and its channel.
+  #inFlight: { batch: PublishedBatch; on: ConfirmChannel } | undefined
+
+  constructor(options: PublishLoopOptions) {
+    this.#options = options
+    this.#declareExchange = options.declareExchange
+  }
+
+  async run(): Promise<void> {
+    try {
+      while (this.#options.running()) await this.#step()
+    } finally {
+      await this.#drainPipeline()
+      this.#discardChannel()
+    }
+  }
+
+  /** One turn: wait for the link, or claim and publish the next batch and settle what is due. */
+  async #step(): Promise<void> {
+    const { connection, waker, settings, pollIntervalMs } = this.#options
+    if (!connection.isConnected) {
+      await this.#drainPipeline()
+      await connection.waitForConnection(pollIntervalMs).catch(() => undefined)
+      return
+    }
+    if (connection.blocked !== undefined) {
+      // The broker holds every publish while it blocks the connection (a memory or disk alarm):
+      // a batch would only time out. Wait for connection.unblocked, spending nothing.
+      await this.#drainPipeline()
+      await connection.waitUntilUnblocked(pollIntervalMs)
+      return
+    }
+    const next = await this.#claimNext()
+    if (!next) return
+    // The previous batch's confirms were in flight while `next` was claimed and published.
+    let outcome = await this.#drainPipeline()
+    this.#inFlight = next
+    // A full, clean batch means more may be due: claim the next while this one confirms.
+    if (outcome === 'clean' && next.batch.claimed === settings.batchSize) return
+    outcome = worst(outcome, await this.#drainPipeline())
+    if (outcome === 'transport' || outcome === 'database') {
+      const failures = outcome === 'transport' ? this.#transportFailures++ : this.#databaseFailures++
+      await waker.sleep(backoffDelay(failures, 100, 1_000))
+      return
+    }
+    if (next.batch.claimed === settings.batchSize) return
+    this.#options.onIdle?.(this.#changedSinceIdle)
+    this.#changedSinceIdle = false
+    await waker.sleep(pollIntervalMs)
+  }
+
+  /** Opens a channel if needed, then claims and publishes a batch; undefined after a failure (backed off). */
+  async #claimNext(): Promise<{ batch: PublishedBatch; on: ConfirmChannel } | undefined> {
+    const { waker, pool, settings, logger: log } = this.#options
+    let open: ConfirmChannel
+    try {
+      open = await this.#openChannel()
+    } catch (error) {
+      await this.#drainPipeline()
+      log?.warn({ reason: (error as Error).message }, 'outbox relay cannot open a channel; retrying')
+      await waker.sleep(backoffDelay(this.#transportFailures++, 100, 1_000))
+      return undefined
+    }
+    try {
+      const rejectedDelay = backoffDelay(this.#rejectedStreak, REJECTED_BASE_MS, REJECTED_MAX_MS)
+      return { batch: await claimAndPublish(pool, open, settings, rejectedDelay), on: open }
+    } catch (error) {
+      await this.#drainPipeline()
+      this.#logDatabaseFailure(error)
+      await waker.sleep(backoffDelay(this.#databaseFailures++, 100, 1_000))
+      return undefined
+    }
+  }
+
+  #discardChannel(): void {
+    const old = this.#channel
+    this.#channel = undefined
     // Not awaited: on a silent broker close() would wait for a close-ok that never comes.
     old?.close().catch(() => undefined)
   }
 
-  const openChannel = async (): Promise<ConfirmChannel> => {
-    if (channel) return channel
+  async #openChannel(): Promise<ConfirmChannel> {
+    if (this.#channel) return this.#channel
+    const { connection, settings } = this.#options
     const opened = await connection.openChannel(true, settings.publishTimeoutMs)
     opened.on('close', () => {
-      if (channel === opened) channel = undefined
+      if (this.#channel === opened) this.#channel = undefined
     })
-    if (declareExchange) {
+    if (this.#declareExchange) {
       try {
         await withTimeout(
           opened.assertExchange(settings.exchange, 'topic', { durable: true }),
@@ -74,120 +168,45 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
       } catch (error) {
         opened.close().catch(() => undefined)
         // 406: the exchange exists with other arguments; it is someone else's to declare then.
-        if ((error as { code?: number }).code === 406) declareExchange = false
+        if ((error as { code?: number }).code === 406) this.#declareExchange = false
         throw error
       }
     }
-    channel = opened
+    this.#channel = opened
     return opened
   }
 
-  let transportFailures = 0
-  let databaseFailures = 0
-  // Batches in a row with rows the broker nacked: their rows wait 250 ms doubling to 5 s, so a
-  // queue that stays full is not hammered, yet rows go out within seconds once it takes them.
-  let rejectedStreak = 0
-  let changedSinceIdle = false
-  // The batch whose confirms are in flight while the next one is claimed, and its channel.
-  let inFlight: { batch: PublishedBatch; on: ConfirmChannel } | undefined
-
-  const logDatabaseFailure = (error: unknown): void => {
-    const level = databaseFailures % 30 === 0 ? 'warn' : 'debug'
-    log?.[level]({ err: error }, 'outbox relay database round failed; retrying')
+  #logDatabaseFailure(error: unknown): void {
+    // The first failure of an outage at warn, the rest at debug: one line when it goes.
+    const level = this.#databaseFailures === 0 ? 'warn' : 'debug'
+    this.#options.logger?.[level]({ err: error }, 'outbox relay database round failed; retrying')
   }
 
   /** Awaits a batch's confirms and marks, reports it; 'clean' when nothing failed. */
-  const settle = async (batch: PublishedBatch, on: ConfirmChannel): Promise<Outcome> => {
+  async #settle(batch: PublishedBatch, on: ConfirmChannel): Promise<Outcome> {
     let result: BatchResult
     try {
       result = await batch.finish()
-      databaseFailures = 0
+      this.#databaseFailures = 0
     } catch (error) {
-      logDatabaseFailure(error)
+      this.#logDatabaseFailure(error)
       return 'database'
     }
-    if (result.published.length + result.failed.length > 0) changedSinceIdle = true
+    if (result.published.length + result.failed.length > 0) this.#changedSinceIdle = true
     // Only the batch's own channel: the loop may already publish on a fresh one.
-    if (result.channelBroken && channel === on) discardChannel()
-    if (result.failed.some((failure) => failure.kind === 'rejected')) rejectedStreak += 1
-    else if (result.published.length > 0) rejectedStreak = 0
-    options.onBatch(result)
+    if (result.channelBroken && this.#channel === on) this.#discardChannel()
+    if (result.failed.some((failure) => failure.kind === 'rejected')) this.#rejectedStreak += 1
+    else if (result.published.length > 0) this.#rejectedStreak = 0
+    this.#options.onBatch(result)
     if (result.failed.some((failure) => failure.kind === 'transport')) return 'transport'
-    transportFailures = 0
+    this.#transportFailures = 0
     return result.failed.length > 0 || result.channelBroken ? 'failed' : 'clean'
   }
 
   /** Settles the batch in flight, if any; its outcome, or 'clean' when there was none. */
-  const drainPipeline = async (): Promise<Outcome> => {
-    const pending = inFlight
-    inFlight = undefined
-    return pending ? settle(pending.batch, pending.on) : 'clean'
+  async #drainPipeline(): Promise<Outcome> {
+    const pending = this.#inFlight
+    this.#inFlight = undefined
+    return pending ? this.#settle(pending.batch, pending.on) : 'clean'
   }
-
-  try {
-    while (options.running()) {
-      if (!connection.isConnected) {
-        await drainPipeline()
-        await connection.waitForConnection(options.pollIntervalMs).catch(() => undefined)
-        continue
-      }
-      if (connection.blocked !== undefined) {
-        // The broker holds every publish while it blocks the connection (a memory or disk alarm):
-        // a batch would only time out. Wait for connection.unblocked, spending nothing.
-        await drainPipeline()
-        await connection.waitUntilUnblocked(options.pollIntervalMs)
-        continue
-      }
-      let open: ConfirmChannel
-      try {
-        open = await openChannel()
-      } catch (error) {
-        await drainPipeline()
-        log?.warn({ err: error }, 'outbox relay cannot open a channel; retrying')
-        await waker.sleep(backoffDelay(transportFailures++, 100, 1_000))
-        continue
-      }
-      let next: PublishedBatch
-      try {
-        next = await claimAndPublish(
-          options.pool,
-          open,
-          settings,
-          backoffDelay(rejectedStreak, REJECTED_BASE_MS, REJECTED_MAX_MS),
-        )
-      } catch (error) {
-        await drainPipeline()
-        logDatabaseFailure(error)
-        await waker.sleep(backoffDelay(databaseFailures++, 100, 1_000))
-        continue
-      }
-      // The previous batch's confirms were in flight while `next` was claimed and published.
-      let outcome = await drainPipeline()
-      inFlight = { batch: next, on: open }
-      // A full, clean batch means more may be due: claim the next while this one confirms.
-      if (outcome === 'clean' && next.claimed === settings.batchSize) continue
-      outcome = worst(outcome, await drainPipeline())
-      if (outcome === 'transport' || outcome === 'database') {
-        const failures = outcome === 'transport' ? transportFailures++ : databaseFailures++
-        await waker.sleep(backoffDelay(failures, 100, 1_000))
-        continue
-      }
-      if (next.claimed === settings.batchSize) continue
-      options.onIdle?.(changedSinceIdle)
-      changedSinceIdle = false
-      await waker.sleep(options.pollIntervalMs)
-    }
-  } finally {
-    await drainPipeline()
-    discardChannel()
-  }
-}
-
-/** A settled batch: nothing failed, some rows failed on their own, or the database or the link failed. */
-type Outcome = 'clean' | 'failed' | 'database' | 'transport'
-const SEVERITY: Record<Outcome, number> = { clean: 0, failed: 1, database: 2, transport: 3 }
-
-/** The more serious of two batch outcomes (a transport failure backs off the longest). */
-function worst(a: Outcome, b: Outcome): Outcome {
-  return SEVERITY[a] >= SEVERITY[b] ? a : b
 }

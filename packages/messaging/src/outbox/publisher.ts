@@ -6,8 +6,12 @@ export interface PublishFailure {
   id: string
   error: string
   /**
-   * `message`: this message's own fault (returned as unroutable, nacked, refused by the client);
+   * `poison`: the message itself cannot be sent (amqplib cannot encode it, e.g. headers over 64 KiB);
    * retried with backoff and parked after the attempts run out.
+   * `unroutable`: returned by the broker because no queue is bound to its routing key
+   * (`312 NO_ROUTE`). A topology gap (a queue deleted, a consumer not deployed yet), not the
+   * message's fault: retried with the row's growing backoff (at most `backoffMaxMs`) for as long as
+   * it takes, never parked, so it goes out by itself once a queue is bound again.
    * `transport`: the batch as a whole failed (confirm timeout, channel or connection closed);
    * retried as soon as the link works again, never parked for it.
    * `rejected`: nacked by the broker. RabbitMQ nacks for a queue's state, never for a message's
@@ -17,7 +21,7 @@ export interface PublishFailure {
    * `reject-publish` state sticks to the channel that saw it (RabbitMQ 3.10: the same channel was
    * nacked for minutes after the limit was lifted while a fresh one was acked).
    */
-  kind: 'message' | 'transport' | 'rejected'
+  kind: 'poison' | 'unroutable' | 'transport' | 'rejected'
 }
 
 /** Outcome of one batch: confirmed ids and failures; together they cover every message. */
@@ -28,15 +32,107 @@ export interface BatchOutcome {
   channelBroken: boolean
 }
 
+/** basic.return fields: https://www.rabbitmq.com/amqp-0-9-1-reference#basic.return */
+type ReturnFields = Message['fields'] & { replyCode?: number; replyText?: string }
+
+/**
+ * What the broker said about one batch on its channel: returns, confirms, nacks, a close. Settles
+ * `done` once every message has an outcome or the channel closed.
+ */
+class BatchConfirms {
+  readonly #returned = new Map<string, string>()
+  readonly #outcome = new Map<string, PublishFailure | 'ok'>()
+  #closeReason = ''
+  #nacked = false
+  #settle: () => void = () => undefined
+  readonly done = new Promise<void>((resolve) => (this.#settle = resolve))
+
+  constructor(
+    readonly exchange: string,
+    readonly size: number,
+  ) {}
+
+  readonly onReturn = (message: Message): void => {
+    const id = message.properties.messageId as string | undefined
+    const fields = message.fields as ReturnFields
+    if (id === undefined) return
+    const reply = `${fields.replyCode ?? '?'} ${fields.replyText ?? 'unroutable'}`
+    this.#returned.set(
+      id,
+      `returned by the broker as ${reply} (exchange ${this.exchange}, routing key ${fields.routingKey})`,
+    )
+  }
+
+  readonly onClose = (): void => {
+    this.#closeReason ||= 'channel closed before confirming'
+    this.#settle()
+  }
+
+  readonly onError = (error: Error): void => {
+    this.#closeReason = `channel closed: ${error.message}`
+  }
+
+  /** The publish timeout passed: whatever has no answer now is counted as timed out. */
+  readonly timeout = (): void => this.#settle()
+
+  /** The broker's confirm (or nack, or the channel's close) of message `id`. */
+  confirmed(id: string, error: unknown): void {
+    if (error) {
+      // A channel that closes calls back every pending publish with an error: that is the
+      // transport's failure, not this message's.
+      const transport = this.#closeReason !== '' || /closed/i.test((error as Error).message ?? '')
+      if (!transport) this.#nacked = true
+      this.#record(id, {
+        id,
+        error: transport ? this.#closeReason || 'channel closed' : 'nacked by the broker',
+        kind: transport ? 'transport' : 'rejected',
+      })
+      return
+    }
+    // The broker sends the return before the ack on the same channel.
+    const why = this.#returned.get(id)
+    this.#record(id, why ? { id, error: why, kind: 'unroutable' } : 'ok')
+  }
+
+  /** `publish` threw: a closed channel (IllegalOperationError) or a message amqplib cannot encode. */
+  refused(id: string, error: Error): void {
+    const closed = /closed/i.test(error.message)
+    this.#record(id, { id, error: `publish failed: ${error.message}`, kind: closed ? 'transport' : 'poison' })
+  }
+
+  #record(id: string, result: PublishFailure | 'ok'): void {
+    if (this.#outcome.has(id)) return
+    this.#outcome.set(id, result)
+    if (this.#outcome.size === this.size) this.#settle()
+  }
+
+  /** The outcome of every message of `ids`; one without an answer timed out or was cut off. */
+  result(ids: readonly string[], timeoutMs: number): BatchOutcome {
+    const timedOut = this.#outcome.size < this.size && this.#closeReason === ''
+    const published: string[] = []
+    const failed: PublishFailure[] = []
+    for (const id of ids) {
+      const result = this.#outcome.get(id)
+      if (result === 'ok') published.push(id)
+      else if (result) failed.push(result)
+      else {
+        const error = timedOut ? `broker confirm timed out after ${timeoutMs} ms` : this.#closeReason
+        failed.push({ id, error, kind: 'transport' })
+      }
+    }
+    return { published, failed, channelBroken: this.#closeReason !== '' || timedOut || this.#nacked }
+  }
+}
+
 /**
  * Publishes a batch on a confirm channel and awaits the broker's confirms for the whole batch at
  * once (not one message at a time), for at most `timeoutMs` ms.
  *
  * A message published with `mandatory` that no queue takes comes back as `basic.return` and is
  * then confirmed (acked) by the broker all the same
- * (https://www.rabbitmq.com/docs/confirms#when-publishes-are-confirmed): it counts as failed. The
- * broker sends the return before the ack on the same channel, so the return is known by the time
- * the confirm callback runs.
+ * (https://www.rabbitmq.com/docs/confirms#when-publishes-are-confirmed): it counts as failed
+ * (`unroutable`). The broker sends the return before the ack on the same channel, so the return
+ * is known by the time the confirm callback runs.
  *
  * A timeout or a closed channel leaves every unconfirmed message unpublished (it may still have
  * reached the broker: delivery is at least once). Never rejects.
@@ -47,93 +143,32 @@ export async function publishBatch(
   batch: { id: string; message: Publishable }[],
   timeoutMs: number,
 ): Promise<BatchOutcome> {
-  const returned = new Map<string, string>()
-  const outcome = new Map<string, PublishFailure | 'ok'>()
-  let settle: () => void = () => undefined
-  const allSettled = new Promise<void>((resolve) => (settle = resolve))
-  const record = (id: string, result: PublishFailure | 'ok'): void => {
-    if (outcome.has(id)) return
-    outcome.set(id, result)
-    if (outcome.size === batch.length) settle()
-  }
-
-  const onReturn = (message: Message): void => {
-    const id = message.properties.messageId as string | undefined
-    // basic.return fields: https://www.rabbitmq.com/amqp-0-9-1-reference#basic.return
-    const fields = message.fields as typeof message.fields & { replyCode?: number; replyText?: string }
-    if (id) {
-      returned.set(
-        id,
-        `returned by the broker as ${fields.replyCode ?? '?'} ${fields.replyText ?? 'unroutable'} (exchange ${exchange}, routing key ${fields.routingKey})`,
-      )
-    }
-  }
-  let closeReason = ''
-  let nacked = false
-  const onClose = (): void => {
-    closeReason ||= 'channel closed before confirming'
-    settle()
-  }
-  const onError = (error: Error): void => {
-    closeReason = `channel closed: ${error.message}`
-  }
-  channel.on('return', onReturn)
-  channel.on('close', onClose)
-  channel.on('error', onError)
-  const timer = setTimeout(settle, timeoutMs)
+  const confirms = new BatchConfirms(exchange, batch.length)
+  channel.on('return', confirms.onReturn)
+  channel.on('close', confirms.onClose)
+  channel.on('error', confirms.onError)
+  const timer = setTimeout(confirms.timeout, timeoutMs)
   try {
     for (const { id, message } of batch) {
       try {
         // publish() returning false only means the socket buffer is full; the batch is bounded,
         // so it is not awaited (the confirms are).
-        channel.publish(exchange, message.routingKey, message.content, message.options, (error: unknown) => {
-          if (error) {
-            // A channel that closes calls back every pending publish with an error: that is the
-            // transport's failure, not this message's.
-            const transport = closeReason !== '' || /closed/i.test((error as Error).message ?? '')
-            if (!transport) nacked = true
-            record(id, {
-              id,
-              error: transport ? closeReason || 'channel closed' : 'nacked by the broker',
-              kind: transport ? 'transport' : 'rejected',
-            })
-            return
-          }
-          const why = returned.get(id)
-          record(id, why ? { id, error: why, kind: 'message' } : 'ok')
-        })
+        channel.publish(exchange, message.routingKey, message.content, message.options, (error: unknown) =>
+          confirms.confirmed(id, error),
+        )
       } catch (error) {
-        // Thrown synchronously: a closed channel (IllegalOperationError) or a message amqplib
-        // cannot encode (e.g. headers over 64 KiB).
-        const closed = /closed/i.test((error as Error).message)
-        record(id, {
-          id,
-          error: `publish failed: ${(error as Error).message}`,
-          kind: closed ? 'transport' : 'message',
-        })
+        confirms.refused(id, error as Error)
       }
     }
-    await allSettled
+    await confirms.done
   } finally {
     clearTimeout(timer)
-    channel.off('return', onReturn)
-    channel.off('close', onClose)
-    channel.off('error', onError)
+    channel.off('return', confirms.onReturn)
+    channel.off('close', confirms.onClose)
+    channel.off('error', confirms.onError)
   }
-
-  const timedOut = outcome.size < batch.length && closeReason === ''
-  const published: string[] = []
-  const failed: PublishFailure[] = []
-  for (const { id } of batch) {
-    const result = outcome.get(id)
-    if (result === 'ok') published.push(id)
-    else if (result) failed.push(result)
-    else
-      failed.push({
-        id,
-        error: timedOut ? `broker confirm timed out after ${timeoutMs} ms` : closeReason,
-        kind: 'transport',
-      })
-  }
-  return { published, failed, channelBroken: closeReason !== '' || timedOut || nacked }
+  return confirms.result(
+    batch.map(({ id }) => id),
+    timeoutMs,
+  )
 }

@@ -8,7 +8,7 @@ export interface RelayOptions {
   pool: pg.Pool
   /** Broker URL; the relay opens its own connection (publishers apart from consumers, as RabbitMQ advises). */
   amqpUrl: string
-  /** Topic exchange to publish to, e.g. `saga.events`. */
+  /** Topic exchange to publish to, e.g. `events`. */
   exchange: string
   /** Producing service: CloudEvents `source`, AMQP `appId`, connection name. */
   service: string
@@ -22,10 +22,11 @@ export interface RelayOptions {
   /** Longest wait for a batch's confirms; also bounds the claim transaction. Default 5,000. */
   publishTimeoutMs?: number
   /**
-   * Attempts after which a row whose own publish failed (returned as unroutable, not encodable)
-   * is parked. Default 10. Only those failures count in `attempts`. Link failures (confirm
-   * timeout, closed channel) are retried as soon as the link works; broker nacks (a full queue)
-   * after at most 5 s on a fresh channel; both only set `last_error`, and never park a row.
+   * Attempts after which a poison row (one amqplib cannot encode) is parked. Default 10. A row the
+   * broker returns as unroutable (no queue bound to its routing key) counts attempts too, which
+   * grow its backoff up to `backoffMaxMs`, but is never parked: it goes out once a queue is bound.
+   * Link failures (confirm timeout, closed channel) are retried as soon as the link works; broker
+   * nacks (a full queue) after at most 5 s on a fresh channel; both only set `last_error`.
    */
   maxAttempts?: number
   /** First retry delay of a failed row. Default 1,000. */

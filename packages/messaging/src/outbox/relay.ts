@@ -1,7 +1,8 @@
 import { createAmqpConnection, type AmqpConnection } from '../amqp/connection.js'
 import { createSignals, type Signals } from '../signals.js'
+import { brokerAddress } from '../tracing.js'
 import type { BatchResult, BatchSettings } from './batch.js'
-import { createHousekeeping } from './housekeeping.js'
+import { createHousekeeping, type Housekeeping } from './housekeeping.js'
 import { runPublishLoop } from './publish-loop.js'
 import type { RelayOptions } from './relay-options.js'
 import type { RetentionResult } from './retention.js'
@@ -42,21 +43,34 @@ export type { RelayOptions } from './relay-options.js'
  * or database down: logs, backs off (at most 1 s), resumes by itself; never throws out of its loop.
  * The publish loop (`runPublishLoop`) and the housekeeping (stats, retention, VACUUM:
  * `createHousekeeping`) run apart, so a slow retention pass never delays a publish.
- * Example: `const relay = createRelay({ pool, amqpUrl, exchange: 'saga.events', service: 'order' }); await relay.start()`.
+ * Example: `const relay = createRelay({ pool, amqpUrl, exchange: 'events', service: 'order' }); await relay.start()`.
  */
 export function createRelay(options: RelayOptions): Relay {
-  const log = options.logger
-  const signals = options.signals ?? createSignals()
-  const settings: BatchSettings = {
-    exchange: options.exchange,
-    source: options.service,
-    batchSize: options.batchSize ?? 100,
-    publishTimeoutMs: options.publishTimeoutMs ?? 5_000,
-    maxAttempts: options.maxAttempts ?? 10,
-    backoffBaseMs: options.backoffBaseMs ?? 1_000,
-    backoffMaxMs: options.backoffMaxMs ?? 60_000,
-  }
-  const current: RelayStats = {
+  return new OutboxRelay(options)
+}
+
+/** Fills in `RelayOptions`' defaults for one batch round. */
+const batchSettings = (options: RelayOptions): BatchSettings => ({
+  exchange: options.exchange,
+  source: options.service,
+  batchSize: options.batchSize ?? 100,
+  publishTimeoutMs: options.publishTimeoutMs ?? 5_000,
+  maxAttempts: options.maxAttempts ?? 10,
+  backoffBaseMs: options.backoffBaseMs ?? 1_000,
+  backoffMaxMs: options.backoffMaxMs ?? 60_000,
+  broker: brokerAddress(options.amqpUrl),
+})
+
+/**
+ * The relay's lifecycle: stopped -> running (its own AMQP connection, LISTEN client, publish loop
+ * and housekeeping, made anew by every start, since a closed connection stays closed) -> stopping
+ * -> stopped. Reports each batch's outcome as signals, counters and log lines.
+ */
+class OutboxRelay implements Relay {
+  readonly signals: Signals
+  readonly #options: RelayOptions
+  readonly #settings: BatchSettings
+  readonly #current: RelayStats = {
     pending: 0,
     oldestPendingAgeMs: 0,
     parked: 0,
@@ -65,136 +79,176 @@ export function createRelay(options: RelayOptions): Relay {
     parkedTotal: 0,
     refreshedAt: 0,
   }
-  const housekeeping = createHousekeeping({
-    pool: options.pool,
-    logger: log,
-    stats: current,
-    statsIntervalMs: options.statsIntervalMs ?? 1_000,
-    retentionIntervalMs: options.retentionIntervalMs ?? 10_000,
-    retention: { retentionMs: options.retentionMs ?? 3_600_000, inboxRetentionMs: options.inboxRetentionMs },
-    vacuumAfterRows: options.vacuumAfterRows ?? 10_000,
-  })
-  const waker = new Waker()
-  const poolError = (error: Error): void => log?.warn({ err: error }, 'idle database connection failed')
-  // Made anew by every start(): a closed connection or LISTEN client stays closed.
-  let connection: AmqpConnection | undefined
-  let wakeup: CrossInstanceWakeup | undefined
-  let running = false
-  let loopDone: Promise<void> = Promise.resolve()
-  let stopping: Promise<void> | undefined
+  readonly #housekeeping: Housekeeping
+  readonly #waker = new Waker()
+  #connection: AmqpConnection | undefined
+  #wakeup: CrossInstanceWakeup | undefined
+  #running = false
+  #loopDone: Promise<void> = Promise.resolve()
+  #stopping: Promise<void> | undefined
 
-  const report = (result: BatchResult): void => {
+  constructor(options: RelayOptions) {
+    this.#options = options
+    this.signals = options.signals ?? createSignals()
+    this.#settings = batchSettings(options)
+    this.#housekeeping = createHousekeeping({
+      pool: options.pool,
+      logger: options.logger,
+      stats: this.#current,
+      statsIntervalMs: options.statsIntervalMs ?? 1_000,
+      retentionIntervalMs: options.retentionIntervalMs ?? 10_000,
+      retention: {
+        retentionMs: options.retentionMs ?? 3_600_000,
+        inboxRetentionMs: options.inboxRetentionMs,
+      },
+      vacuumAfterRows: options.vacuumAfterRows ?? 10_000,
+    })
+  }
+
+  get isConnected(): boolean {
+    return this.#connection?.isConnected ?? false
+  }
+
+  get blocked(): string | undefined {
+    return this.#connection?.blocked
+  }
+
+  get running(): boolean {
+    return this.#running
+  }
+
+  async start(): Promise<void> {
+    // A start during a stop waits for it, so the old loop and connections are gone first.
+    await this.#stopping
+    if (!this.#running) this.#start()
+  }
+
+  /**
+   * An idle pooled client that loses its connection makes the pool emit 'error', which would crash
+   * the process without a listener. The pool is the caller's: when the caller listens too, it logs
+   * the loss (one line per connection), and this listener only keeps the process alive.
+   */
+  #poolError = (error: Error): void => {
+    const level = this.#options.pool.listenerCount('error') > 1 ? 'debug' : 'warn'
+    const code = (error as { code?: unknown }).code
+    this.#options.logger?.[level]({ reason: error.message, code }, 'idle database connection lost')
+  }
+
+  #start(): void {
+    const options = this.#options
+    this.#running = true
+    options.pool.on('error', this.#poolError)
+    const link = createAmqpConnection({
+      url: options.amqpUrl,
+      name: `${options.service}-relay`,
+      logger: options.logger,
+      heartbeatS: options.amqp?.heartbeatS,
+      connectTimeoutMs: options.amqp?.connectTimeoutMs,
+    })
+    this.#connection = link
+    const wakeup = createCrossInstanceWakeup({
+      pool: options.pool,
+      channel: options.wakeup?.channel,
+      windowMs: options.wakeup?.windowMs,
+      logger: options.logger,
+    })
+    this.#wakeup = wakeup
+    link.start()
+    if (options.wakeup?.listen ?? true) wakeup.listen(() => this.#waker.wake())
+    this.#loopDone = runPublishLoop({
+      pool: options.pool,
+      connection: link,
+      settings: this.#settings,
+      waker: this.#waker,
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+      declareExchange: options.declareExchange ?? true,
+      logger: options.logger,
+      onBatch: (result) => this.#report(result),
+      onIdle: (changed) => {
+        if (changed) this.#housekeeping.refreshSoon()
+      },
+      running: () => this.#running,
+    }).catch((error: unknown) =>
+      options.logger?.error({ err: error }, 'outbox relay loop ended unexpectedly'),
+    )
+    this.#housekeeping.start()
+  }
+
+  /** Signals, counters and log lines of one settled batch. */
+  #report(result: BatchResult): void {
+    const log = this.#options.logger
     for (const row of result.published)
-      signals.emit('published', {
+      this.signals.emit('published', {
         id: row.id,
         type: row.type,
         routingKey: row.routing_key,
         lagMs: row.age_ms === undefined ? undefined : row.age_ms + result.sinceClaimMs,
         confirmMs: result.confirmMs,
       })
-    current.publishedTotal += result.published.length
-    housekeeping.noteChanged(result.published.length + result.failed.length)
+    this.#current.publishedTotal += result.published.length
+    this.#housekeeping.noteChanged(result.published.length + result.failed.length)
     for (const failure of result.failed) {
-      current.failedTotal += 1
+      this.#current.failedTotal += 1
       const { id, type, attempts, error } = failure
-      signals.emit('publishFailed', { id, type, attempts, error })
+      this.signals.emit('publishFailed', { id, type, attempts, error })
       if (!failure.parked) continue
-      current.parkedTotal += 1
-      current.parked += 1
+      this.#current.parkedTotal += 1
+      this.#current.parked += 1
       log?.error({ messageId: id, type, attempts, error }, 'outbox row parked')
-      signals.emit('parked', { id, type, attempts, error })
+      this.signals.emit('parked', { id, type, attempts, error })
     }
     if (result.failed.length > 0) {
+      const [first] = result.failed
       log?.warn(
-        { failed: result.failed.length, published: result.published.length, error: result.failed[0]?.error },
+        {
+          failed: result.failed.length,
+          published: result.published.length,
+          error: first?.error,
+          kind: first?.kind,
+        },
         'outbox publish failed; will retry',
       )
     }
   }
 
-  const start = (): void => {
-    running = true
-    options.pool.on('error', poolError)
-    const link = createAmqpConnection({
-      url: options.amqpUrl,
-      name: `${options.service}-relay`,
-      logger: log,
-      heartbeatS: options.amqp?.heartbeatS,
-      connectTimeoutMs: options.amqp?.connectTimeoutMs,
+  stop(): Promise<void> {
+    if (!this.#running) return this.#stopping ?? Promise.resolve()
+    this.#stopping = this.#stop().finally(() => {
+      this.#stopping = undefined
     })
-    connection = link
-    wakeup = createCrossInstanceWakeup({
-      pool: options.pool,
-      channel: options.wakeup?.channel,
-      windowMs: options.wakeup?.windowMs,
-      logger: log,
-    })
-    link.start()
-    if (options.wakeup?.listen ?? true) wakeup.listen(() => waker.wake())
-    loopDone = runPublishLoop({
-      pool: options.pool,
-      connection: link,
-      settings,
-      waker,
-      pollIntervalMs: options.pollIntervalMs ?? 1_000,
-      declareExchange: options.declareExchange ?? true,
-      logger: log,
-      onBatch: report,
-      onIdle: (changed) => {
-        if (changed) housekeeping.refreshSoon()
-      },
-      running: () => running,
-    }).catch((error: unknown) => log?.error({ err: error }, 'outbox relay loop ended unexpectedly'))
-    housekeeping.start()
+    return this.#stopping
   }
 
-  const stop = async (): Promise<void> => {
-    running = false
-    waker.wake()
-    await loopDone
-    await housekeeping.stop()
-    await wakeup?.close()
-    await connection?.close()
-    options.pool.off('error', poolError)
+  async #stop(): Promise<void> {
+    this.#running = false
+    this.#waker.wake()
+    await this.#loopDone
+    await this.#housekeeping.stop()
+    await this.#wakeup?.close()
+    await this.#connection?.close()
+    this.#options.pool.off('error', this.#poolError)
   }
 
-  return {
-    signals,
-    get isConnected() {
-      return connection?.isConnected ?? false
-    },
-    get blocked() {
-      return connection?.blocked
-    },
-    get running() {
-      return running
-    },
-    async start() {
-      // A start during a stop waits for it, so the old loop and connections are gone first.
-      await stopping
-      if (!running) start()
-    },
-    stop() {
-      if (!running) return stopping ?? Promise.resolve()
-      stopping = stop().finally(() => {
-        stopping = undefined
-      })
-      return stopping
-    },
-    wake() {
-      waker.wake()
-      if (options.wakeup?.notify ?? true) wakeup?.notify()
-    },
-    stats: () => {
-      // The oldest pending row, if still pending, has aged since the read: add the time elapsed,
-      // so a stuck row's age never looks younger than it is between reads.
-      const sinceRead =
-        current.refreshedAtMono === undefined ? 0 : performance.now() - current.refreshedAtMono
-      const oldestPendingAgeMs =
-        current.pending > 0 ? Math.round(current.oldestPendingAgeMs + sinceRead) : current.oldestPendingAgeMs
-      return { ...current, oldestPendingAgeMs }
-    },
-    refreshStats: () => housekeeping.refreshStats(),
-    runRetention: () => housekeeping.runRetention(),
+  wake(): void {
+    this.#waker.wake()
+    if (this.#options.wakeup?.notify ?? true) this.#wakeup?.notify()
+  }
+
+  stats(): RelayStats {
+    // The oldest pending row, if still pending, has aged since the read: add the time elapsed,
+    // so a stuck row's age never looks younger than it is between reads.
+    const current = this.#current
+    const sinceRead = current.refreshedAtMono === undefined ? 0 : performance.now() - current.refreshedAtMono
+    const oldestPendingAgeMs =
+      current.pending > 0 ? Math.round(current.oldestPendingAgeMs + sinceRead) : current.oldestPendingAgeMs
+    return { ...current, oldestPendingAgeMs }
+  }
+
+  refreshStats(): Promise<RelayStats> {
+    return this.#housekeeping.refreshStats()
+  }
+
+  runRetention(): Promise<RetentionResult> {
+    return this.#housekeeping.runRetention()
   }
 }

@@ -3,7 +3,7 @@ import { OUTBOX_COLUMNS, type OutboxRow } from './envelope.js'
 
 /**
  * The claim's longest wait for a lock, ms. SKIP LOCKED never waits for a row, but the table lock
- * can queue behind a migration's `ALTER TABLE outbox_message` (issue 14): the relay then gives up
+ * can queue behind a migration's `ALTER TABLE outbox_message`: the relay then gives up
  * after 1 s, backs off and claims again once the ALTER is through, instead of holding a
  * connection in the lock queue for as long as the migration waits.
  */
@@ -70,9 +70,11 @@ export interface FailedRow {
   error: string
   /** Retry after this many ms. */
   delayMs: number
+  /** Counts an attempt (`attempts + 1`): the row's own backoff grows with it. */
+  counts: boolean
   /**
-   * The row's own fault: counts an attempt and sets `failed_at` (park) once attempts reach
-   * `maxAttempts`. A link or broker fault (false) only records `last_error` and the delay.
+   * The row's own fault (poison): sets `failed_at` (park) once attempts reach `maxAttempts`. A link,
+   * broker or topology fault (false) never parks a row.
    */
   parkable: boolean
 }
@@ -86,9 +88,9 @@ export interface FailedResult {
 }
 
 /**
- * Records a failed publish: last_error, available_at = now + delay (the database's clock); a
- * parkable row also gets attempts + 1, and `failed_at` once its attempts reach `maxAttempts`
- * (parked: never claimed again, kept for a person).
+ * Records a failed publish: last_error, available_at = now + delay (the database's clock); a row
+ * whose failure `counts` gets attempts + 1, and a `parkable` one `failed_at` once its attempts reach
+ * `maxAttempts` (parked: never claimed again, kept for a person).
  */
 export async function markFailed(
   client: pg.ClientBase,
@@ -98,11 +100,12 @@ export async function markFailed(
   if (failed.length === 0) return []
   const { rows } = await client.query<FailedResult>(
     `UPDATE outbox_message AS o SET
-       attempts = o.attempts + f.parkable::int,
+       attempts = o.attempts + f.counts::int,
        last_error = left(f.error, 2000),
        available_at = now() + f.delay_ms * interval '1 millisecond',
        failed_at = CASE WHEN f.parkable AND o.attempts + 1 >= $4 THEN now() END
-     FROM unnest($1::uuid[], $2::text[], $3::int[], $5::bool[]) AS f(id, error, delay_ms, parkable)
+     FROM unnest($1::uuid[], $2::text[], $3::int[], $5::bool[], $6::bool[])
+       AS f(id, error, delay_ms, parkable, counts)
      WHERE o.id = f.id
      RETURNING o.id, o.type, o.attempts, o.failed_at IS NOT NULL AS parked`,
     [
@@ -111,6 +114,7 @@ export async function markFailed(
       failed.map((f) => f.delayMs),
       maxAttempts,
       failed.map((f) => f.parkable),
+      failed.map((f) => f.counts),
     ],
   )
   return rows

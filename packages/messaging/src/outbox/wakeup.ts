@@ -40,7 +40,7 @@ export class Waker {
 export interface CrossInstanceWakeupOptions {
   /** Pool on the service database: NOTIFYs go through it, and LISTEN copies its connection settings. */
   pool: pg.Pool
-  /** NOTIFY channel. Default `saga_outbox`. NOTIFY is per database, so one name serves every service. */
+  /** NOTIFY channel. Default `outbox`. NOTIFY is per database, so one name serves every service. */
   channel?: string
   /** At most one NOTIFY per this window per process, ms. Default 25. */
   windowMs?: number
@@ -51,8 +51,7 @@ export interface CrossInstanceWakeupOptions {
  * Cross-instance wake-up without a NOTIFY in every business transaction.
  *
  * Why: a NOTIFY inside a transaction takes a cluster-wide lock at commit, serialising every
- * committing transaction that notifies (design.md measured 16 writers falling from ~4,700 to
- * ~1,200 tx/s). Here the NOTIFY is sent after the business commit, on its own, and coalesced:
+ * committing transaction that notifies (measured here: 16 writers fell from ~4,700 to ~1,200 tx/s). Here the NOTIFY is sent after the business commit, on its own, and coalesced:
  * at most one per `windowMs` per process (the first at once, then one trailing NOTIFY if more
  * commits came within the window), so a burst of commits costs a handful of NOTIFYs. Other
  * relays LISTEN on a dedicated connection; a killed LISTEN connection (`pg_terminate_backend`) is
@@ -74,111 +73,126 @@ export interface CrossInstanceWakeup {
 
 /** Creates the cross-instance wake-up (see `CrossInstanceWakeup`). */
 export function createCrossInstanceWakeup(options: CrossInstanceWakeupOptions): CrossInstanceWakeup {
-  const channel = options.channel ?? 'saga_outbox'
-  const windowMs = options.windowMs ?? 25
-  const log = options.logger
-  const instanceId = randomUUID()
-  let closed = false
-  let windowTimer: NodeJS.Timeout | undefined
-  let dirty = false
-  let inFlight: Promise<void> = Promise.resolve()
-  let listener: pg.Client | undefined
-  let listening = false
-  let reconnectTimer: NodeJS.Timeout | undefined
-  let failures = 0
+  return new NotifyWakeup(options)
+}
 
-  const send = (): void => {
-    inFlight = options.pool
-      .query('SELECT pg_notify($1, $2)', [channel, instanceId])
+/**
+ * Two halves: the NOTIFY side (`notify`: at once, then at most one trailing NOTIFY per window) and
+ * the LISTEN side (`listen`: a dedicated client, remade with backoff when it is lost).
+ */
+class NotifyWakeup implements CrossInstanceWakeup {
+  readonly instanceId = randomUUID()
+  readonly #pool: pg.Pool
+  readonly #channel: string
+  readonly #windowMs: number
+  readonly #log: Logger | undefined
+  #closed = false
+  #windowTimer: NodeJS.Timeout | undefined
+  #dirty = false
+  #inFlight: Promise<void> = Promise.resolve()
+  #listener: pg.Client | undefined
+  #listening = false
+  #reconnectTimer: NodeJS.Timeout | undefined
+  #failures = 0
+
+  constructor(options: CrossInstanceWakeupOptions) {
+    this.#pool = options.pool
+    this.#channel = options.channel ?? 'outbox'
+    this.#windowMs = options.windowMs ?? 25
+    this.#log = options.logger
+  }
+
+  get listening(): boolean {
+    return this.#listening
+  }
+
+  notify(): void {
+    if (this.#closed) return
+    if (this.#windowTimer) {
+      this.#dirty = true
+      return
+    }
+    this.#send()
+    this.#openWindow()
+  }
+
+  #send(): void {
+    this.#inFlight = this.#pool
+      .query('SELECT pg_notify($1, $2)', [this.#channel, this.instanceId])
       .then(() => undefined)
       .catch((error: unknown) =>
-        log?.debug({ err: error }, 'outbox wake-up NOTIFY failed (polling covers it)'),
+        this.#log?.debug({ err: error }, 'outbox wake-up NOTIFY failed (polling covers it)'),
       )
   }
 
-  const openWindow = (): void => {
-    windowTimer = setTimeout(() => {
-      windowTimer = undefined
-      if (dirty && !closed) {
-        dirty = false
-        send()
-        openWindow()
+  /** The window after a NOTIFY: commits within it are announced by one NOTIFY at its end. */
+  #openWindow(): void {
+    this.#windowTimer = setTimeout(() => {
+      this.#windowTimer = undefined
+      if (this.#dirty && !this.#closed) {
+        this.#dirty = false
+        this.#send()
+        this.#openWindow()
       }
-    }, windowMs)
+    }, this.#windowMs)
   }
 
-  const connect = async (onWake: () => void): Promise<void> => {
-    const client = new pg.Client(options.pool.options)
-    const lost = (error?: Error): void => {
-      if (listener !== client) return
-      listener = undefined
-      listening = false
-      client.removeAllListeners('notification')
-      client.end().catch(() => undefined)
-      if (closed) return
-      log?.warn({ err: error }, 'outbox LISTEN connection lost; reconnecting')
-      schedule(onWake)
-    }
-    client.on('error', lost)
-    client.on('end', () => lost(new Error('connection ended')))
+  listen(onWake: () => void): void {
+    if (this.#closed || this.#listener) return
+    void this.#connect(onWake)
+  }
+
+  async #connect(onWake: () => void): Promise<void> {
+    const client = new pg.Client(this.#pool.options)
+    client.on('error', (error: Error) => this.#lost(client, onWake, error))
+    client.on('end', () => this.#lost(client, onWake, new Error('connection ended')))
     client.on('notification', (message) => {
-      if (message.channel === channel && message.payload !== instanceId) onWake()
+      if (message.channel === this.#channel && message.payload !== this.instanceId) onWake()
     })
-    listener = client
+    this.#listener = client
     try {
       await client.connect()
-      await client.query(`LISTEN "${channel}"`)
+      await client.query(`LISTEN "${this.#channel}"`)
     } catch (error) {
-      lost(error as Error)
+      this.#lost(client, onWake, error as Error)
       return
     }
-    if (closed) {
+    if (this.#closed) {
       await client.end().catch(() => undefined)
       return
     }
-    listening = true
-    failures = 0
+    this.#listening = true
+    this.#failures = 0
     // NOTIFYs sent while we were not listening are gone: look at the outbox now.
     onWake()
   }
 
-  const schedule = (onWake: () => void): void => {
-    if (closed || reconnectTimer) return
-    const delay = backoffDelay(failures, 100, 1_000)
-    failures += 1
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined
-      void connect(onWake)
+  #lost(client: pg.Client, onWake: () => void, error: Error): void {
+    if (this.#listener !== client) return
+    this.#listener = undefined
+    this.#listening = false
+    client.removeAllListeners('notification')
+    client.end().catch(() => undefined)
+    if (this.#closed) return
+    if (this.#failures === 0)
+      this.#log?.warn({ reason: error.message }, 'outbox LISTEN connection lost; reconnecting')
+    if (this.#reconnectTimer) return
+    const delay = backoffDelay(this.#failures, 100, 1_000)
+    this.#failures += 1
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined
+      void this.#connect(onWake)
     }, delay)
   }
 
-  return {
-    instanceId,
-    get listening() {
-      return listening
-    },
-    notify() {
-      if (closed) return
-      if (windowTimer) {
-        dirty = true
-        return
-      }
-      send()
-      openWindow()
-    },
-    listen(onWake) {
-      if (closed || listener) return
-      void connect(onWake)
-    },
-    async close() {
-      closed = true
-      if (windowTimer) clearTimeout(windowTimer)
-      if (reconnectTimer) clearTimeout(reconnectTimer)
-      const client = listener
-      listener = undefined
-      listening = false
-      await inFlight
-      await client?.end().catch(() => undefined)
-    },
+  async close(): Promise<void> {
+    this.#closed = true
+    if (this.#windowTimer) clearTimeout(this.#windowTimer)
+    if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer)
+    const client = this.#listener
+    this.#listener = undefined
+    this.#listening = false
+    await this.#inFlight
+    await client?.end().catch(() => undefined)
   }
 }

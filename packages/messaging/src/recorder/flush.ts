@@ -20,6 +20,9 @@ export interface FlushControl {
 /** Everything a flush needs, fixed per recorder. */
 export interface FlushRuntime {
   definition: RecorderDefinition
+  /** Where the recorder consumes, for its span's destination. */
+  exchange: string
+  queue: string
   db: Queryable
   /** The recorded contracts by routing key and by type. */
   contracts: ReadonlyMap<string, MessageContract<unknown>>
@@ -27,8 +30,11 @@ export interface FlushRuntime {
   signals: Signals
   logger: Logger
   /** Backoff while the database is unavailable (no attempt limit: it is not the messages' fault). */
-  policy: RetryPolicy
-  /** Aborted at stop: a flush waiting to retry gives up and leaves its deliveries unacked (redelivered). */
+  policy: Pick<RetryPolicy, 'baseMs' | 'maxMs'>
+  /**
+   * Aborted when the channel is gone or the recorder stops: a flush waiting to retry gives up and
+   * leaves its deliveries unacked (the broker redelivers them).
+   */
   stopping: AbortSignal
 }
 
@@ -82,9 +88,8 @@ async function recordWithRetry(
   for (let outage = 1; ; outage += 1) {
     try {
       // One span per statement, linked to each message's trace (tracing.ts).
-      await inBatchConsumerSpan(runtime.definition.name, messages, () =>
-        runtime.definition.record(messages, runtime.db),
-      )
+      const target = { recorder: runtime.definition.name, exchange: runtime.exchange, queue: runtime.queue }
+      await inBatchConsumerSpan(target, messages, () => runtime.definition.record(messages, runtime.db))
       runtime.counters.batchesTotal += 1
       runtime.counters.recordedTotal += messages.length
       return { kind: 'ok' }
@@ -99,61 +104,35 @@ async function recordWithRetry(
   }
 }
 
-/**
- * Records a batch of deliveries of one channel, in order, and settles every one of them before it
- * resolves: invalid ones are dead-lettered at once; the valid ones are recorded in one `record` call
- * (one round trip); if it refuses the batch, each message is recorded alone and one still refused
- * alone is dead-lettered with the error. When every delivery ended well, one `basic.ack` with
- * `multiple` settles the whole batch. This is safe because the caller runs one flush at a time per
- * channel, so every earlier delivery of the channel is already settled. Resolves false when the
- * recorder stopped meanwhile (the unsettled deliveries stay unacked and are redelivered).
- */
-export async function flushBatch(
-  deliveries: readonly ConsumeMessage[],
-  control: FlushControl,
-  runtime: FlushRuntime,
-): Promise<boolean> {
-  const { definition, counters, signals, logger } = runtime
-  const outcomes = new Map<ConsumeMessage, Outcome>()
-  const valid: Array<{ delivery: ConsumeMessage; message: ConsumedMessage<unknown> }> = []
+type Valid = { delivery: ConsumeMessage; message: ConsumedMessage<unknown> }
 
-  const deadLetter = async (delivery: ConsumeMessage, reason: string, id?: string, type?: string) => {
-    try {
-      await control.deadLetter(delivery, reason)
-      outcomes.set(delivery, 'done')
-      counters.deadLetteredTotal += 1
-      logger.error({ messageId: id, type, recorder: definition.name, reason }, 'message dead-lettered')
-      signals.emit('deadLettered', { id, type, handler: definition.name, reason })
-    } catch (error) {
-      // The copy is not safely in the DLQ, so the original must not be acked.
-      logger.error(
-        { err: error, messageId: id, recorder: definition.name },
-        'dead-lettering failed; requeueing',
-      )
-      outcomes.set(delivery, 'requeue')
-    }
+/** What one flush decided per delivery so far, and how it dead-letters one. */
+class FlushOutcomes {
+  readonly #outcomes = new Map<ConsumeMessage, Outcome>()
+
+  constructor(
+    readonly control: FlushControl,
+    readonly runtime: FlushRuntime,
+  ) {}
+
+  done(delivery: ConsumeMessage): void {
+    this.#outcomes.set(delivery, 'done')
   }
 
-  for (const delivery of deliveries) {
-    const contract = contractOf(delivery, runtime.contracts)
-    if (!contract) {
-      await deadLetter(
-        delivery,
-        `neither routing key '${delivery.fields.routingKey}' nor the type is recorded here`,
-      )
-      continue
-    }
-    const parsed = await parseDelivery(
-      { content: delivery.content, routingKey: delivery.fields.routingKey },
-      contract,
-    )
-    if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
-    else await deadLetter(delivery, parsed.reason, parsed.id, parsed.type)
+  /** Whether every one of `deliveries` ended well. */
+  allDone(deliveries: readonly ConsumeMessage[]): boolean {
+    return deliveries.every((delivery) => this.#outcomes.get(delivery) === 'done')
   }
 
-  const recorded = (items: typeof valid): void => {
+  isDone(delivery: ConsumeMessage): boolean {
+    return this.#outcomes.get(delivery) === 'done'
+  }
+
+  /** Records a valid message as handled: signalled, to be acked. */
+  recorded(items: readonly Valid[]): void {
+    const { signals, definition } = this.runtime
     for (const { delivery, message } of items) {
-      outcomes.set(delivery, 'done')
+      this.done(delivery)
       signals.emit('handled', {
         id: message.id,
         type: message.type,
@@ -163,40 +142,103 @@ export async function flushBatch(
     }
   }
 
-  if (valid.length > 0) {
-    const all = await recordWithRetry(
-      valid.map((v) => v.message),
-      runtime,
-    )
-    if (all.kind === 'stopped') return false
-    if (all.kind === 'ok') recorded(valid)
-    else {
-      if (valid.length > 1) counters.splitTotal += 1
-      for (const item of valid) {
-        const alone = valid.length > 1 ? await recordWithRetry([item.message], runtime) : all
-        if (alone.kind === 'stopped') return false
-        if (alone.kind === 'ok') recorded([item])
-        else
-          await deadLetter(
-            item.delivery,
-            `recording failed: ${describe(alone.error)}`,
-            item.message.id,
-            item.message.type,
-          )
-      }
+  /** Dead-letters `delivery`; when the broker does not take the copy, it is to be requeued instead. */
+  async deadLetter(delivery: ConsumeMessage, reason: string, id?: string, type?: string): Promise<void> {
+    const { counters, signals, logger, definition } = this.runtime
+    try {
+      await this.control.deadLetter(delivery, reason)
+      this.done(delivery)
+      counters.deadLetteredTotal += 1
+      logger.error({ messageId: id, type, recorder: definition.name, reason }, 'message dead-lettered')
+      signals.emit('deadLettered', { id, type, handler: definition.name, reason })
+    } catch (error) {
+      // The copy is not safely in the DLQ, so the original must not be acked.
+      logger.error(
+        { err: error, messageId: id, recorder: definition.name },
+        'dead-lettering failed; requeueing',
+      )
+      this.#outcomes.set(delivery, 'requeue')
     }
   }
+}
 
-  const last = deliveries.at(-1)
-  if (last && deliveries.every((d) => outcomes.get(d) === 'done')) control.ack(last, true)
-  else {
-    // Only a dead-letter copy the broker did not take gets here: give the link a moment first, so a
-    // broken DLQ does not turn into a hot redelivery loop.
-    if (!(await pause(retryDelayMs(1, runtime.policy), runtime.stopping))) return false
-    for (const delivery of deliveries) {
-      if (outcomes.get(delivery) === 'done') control.ack(delivery, false)
-      else control.requeue(delivery)
+/** Parses each delivery against its contract; dead-letters those that are not valid. */
+async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOutcomes): Promise<Valid[]> {
+  const valid: Valid[] = []
+  for (const delivery of deliveries) {
+    const contract = contractOf(delivery, outcomes.runtime.contracts)
+    if (!contract) {
+      const reason = `neither routing key '${delivery.fields.routingKey}' nor the type is recorded here`
+      await outcomes.deadLetter(delivery, reason)
+      continue
     }
+    const parsed = await parseDelivery(
+      { content: delivery.content, routingKey: delivery.fields.routingKey },
+      contract,
+    )
+    if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
+    else await outcomes.deadLetter(delivery, parsed.reason, parsed.id, parsed.type)
+  }
+  return valid
+}
+
+/**
+ * Records `valid` in one `record` call; if it refuses the batch, records each message alone and
+ * dead-letters one still refused alone. Resolves false when the recorder stopped meanwhile.
+ */
+async function recordValid(valid: readonly Valid[], outcomes: FlushOutcomes): Promise<boolean> {
+  const { runtime } = outcomes
+  const all = await recordWithRetry(
+    valid.map((v) => v.message),
+    runtime,
+  )
+  if (all.kind === 'stopped') return false
+  if (all.kind === 'ok') {
+    outcomes.recorded(valid)
+    return true
+  }
+  if (valid.length > 1) runtime.counters.splitTotal += 1
+  for (const item of valid) {
+    const alone = valid.length > 1 ? await recordWithRetry([item.message], runtime) : all
+    if (alone.kind === 'stopped') return false
+    if (alone.kind === 'ok') outcomes.recorded([item])
+    else {
+      const reason = `recording failed: ${describe(alone.error)}`
+      await outcomes.deadLetter(item.delivery, reason, item.message.id, item.message.type)
+    }
+  }
+  return true
+}
+
+/**
+ * Records a batch of deliveries of one channel, in order, and settles every one of them before it
+ * resolves: invalid ones are dead-lettered at once; the valid ones are recorded in one `record` call
+ * (one round trip); if it refuses the batch, each message is recorded alone and one still refused
+ * alone is dead-lettered with the error. When every delivery ended well, one `basic.ack` with
+ * `multiple` settles the whole batch. This is safe because the caller runs one flush at a time per
+ * channel, so every earlier delivery of the channel is already settled. Resolves false when the
+ * recorder stopped or the channel went meanwhile (the unsettled deliveries stay unacked and are
+ * redelivered).
+ */
+export async function flushBatch(
+  deliveries: readonly ConsumeMessage[],
+  control: FlushControl,
+  runtime: FlushRuntime,
+): Promise<boolean> {
+  const outcomes = new FlushOutcomes(control, runtime)
+  const valid = await validate(deliveries, outcomes)
+  if (valid.length > 0 && !(await recordValid(valid, outcomes))) return false
+  const last = deliveries.at(-1)
+  if (last && outcomes.allDone(deliveries)) {
+    control.ack(last, true)
+    return true
+  }
+  // Only a dead-letter copy the broker did not take gets here: give the link a moment first, so a
+  // broken DLQ does not turn into a hot redelivery loop.
+  if (!(await pause(retryDelayMs(1, runtime.policy), runtime.stopping))) return false
+  for (const delivery of deliveries) {
+    if (outcomes.isDone(delivery)) control.ack(delivery, false)
+    else control.requeue(delivery)
   }
   return true
 }

@@ -1,10 +1,9 @@
-import type { ConfirmChannel, ConsumeMessage } from 'amqplib'
+import type { Channel, ConsumeMessage } from 'amqplib'
 import type { AmqpConnection } from '../amqp/connection.js'
-import { withTimeout } from '../amqp/timeout.js'
-import { createDeadLetterPublisher, DeadLetterError } from '../inbox/dead-letter.js'
+import { createQueueChannel, type ChannelSession, type QueueChannel } from '../amqp/queue-channel.js'
 import type { RetryPolicy } from '../inbox/retry-policy.js'
 import type { Signals } from '../signals.js'
-import { DEAD_LETTER_QUEUE_ARGUMENTS, deadLetterQueueName, declareTopology, queueName } from '../topology.js'
+import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
 import type { Logger } from '../types.js'
 import { flushBatch, type FlushControl, type FlushRuntime } from './flush.js'
 import type { Queryable, RecorderCounters, RecorderDefinition } from './types.js'
@@ -23,9 +22,11 @@ export interface BatchRecorderOptions {
   /** Most messages per `record` call. Default 100. */
   maxBatch?: number
   /** Quorum-queue `x-delivery-limit`, the broker's backstop against crash loops. Default 20. */
-  deliveryLimit?: number
+  deliveryLimit?: number | undefined
   /** Backoff while the database is unavailable, ms. Default 500 doubling to 30,000. */
   policy?: Pick<RetryPolicy, 'baseMs' | 'maxMs'>
+  /** Longest `stop` waits for the running flush, ms. Default 15,000. */
+  drainTimeoutMs?: number
 }
 
 /** One recorder's consumer; see `createBatchRecorder`. */
@@ -34,6 +35,8 @@ export interface BatchRecorder {
   readonly name: string
   readonly queue: string
   readonly counters: Readonly<RecorderCounters>
+  /** The queue's channel lifecycle (state, whether it consumes, since when not). */
+  readonly channel: QueueChannel
   readonly consuming: boolean
   /** Consumes whenever the connection is up (now and after every reconnect). */
   start(): void
@@ -41,19 +44,72 @@ export interface BatchRecorder {
   stop(): Promise<void>
 }
 
-const CHANNEL_OP_TIMEOUT_MS = 5_000
+/** The deliveries of one channel waiting for the next flush, and what settles them. */
+interface Buffered {
+  session: ChannelSession
+  control: FlushControl
+  runtime: FlushRuntime
+  deliveries: ConsumeMessage[]
+}
 
 /**
- * Consumes a `RecorderDefinition`'s queue on its own confirm channel and records deliveries in
- * batches: a delivery starts a flush on the next turn of the event loop, so every delivery that
- * arrived in the same socket read joins it; deliveries that arrive while a flush runs form the
- * next one (up to `maxBatch`). No wait window: at low load a batch is one message and adds no
- * latency; under load batches grow by themselves. Prefetch is twice `maxBatch` so the next batch
- * fills while one is written. One flush runs at a time, which is what makes the flush's
- * `multiple` ack safe.
+ * The flushes of one recorder: deliveries buffered per channel, one flush at a time, the next one
+ * started when the last is done. `onDelivery` and `drain` are its queue channel's.
+ */
+function createFlusher(base: Omit<FlushRuntime, 'stopping'>, maxBatch: number, queue: string) {
+  let buffered: Buffered | undefined
+  let flushing: Promise<void> | undefined
+
+  /** The buffer of `session`'s channel; a new channel drops the old one's (the broker redelivers them). */
+  const bufferOf = (session: ChannelSession): Buffered => {
+    if (buffered?.session === session) return buffered
+    const handler = base.definition.name
+    const control: FlushControl = {
+      ack: (delivery, upTo) => session.ack(delivery, upTo),
+      requeue: (delivery) => session.requeue(delivery),
+      deadLetter: (delivery, reason) => session.deadLetter(delivery, { reason, attempts: 0, handler }),
+    }
+    buffered = { session, control, runtime: { ...base, stopping: session.gone }, deliveries: [] }
+    return buffered
+  }
+
+  /** Starts the next flush of `buffer` unless one runs; the next follows when it is done. */
+  const flushNext = (buffer: Buffered): void => {
+    if (flushing || buffer.deliveries.length === 0 || buffer.session.gone.aborted) return
+    const batch = buffer.deliveries.splice(0, maxBatch)
+    flushing = flushBatch(batch, buffer.control, buffer.runtime)
+      .then(() => undefined)
+      .catch((error: unknown) =>
+        base.logger.error({ err: error, queue }, 'recorder flush failed unexpectedly'),
+      )
+      .finally(() => {
+        flushing = undefined
+        if (buffered === buffer) flushNext(buffer)
+      })
+  }
+
+  return {
+    onDelivery: (delivery: ConsumeMessage, session: ChannelSession): void => {
+      const buffer = bufferOf(session)
+      buffer.deliveries.push(delivery)
+      if (buffer.deliveries.length === 1) setImmediate(() => flushNext(buffer))
+    },
+    drain: (): Promise<void> => flushing ?? Promise.resolve(),
+  }
+}
+
+/**
+ * Consumes a `RecorderDefinition`'s queue and records deliveries in batches. The channel's life
+ * (declare, consume, reopen after a deleted queue, a broker-side cancel, a closed channel or
+ * connection; stop with drain) is the `QueueChannel` every handler queue has too. A delivery starts a
+ * flush on the next turn of the event loop, so every delivery that arrived in the same socket read
+ * joins it; deliveries that arrive while a flush runs form the next one (up to `maxBatch`). No wait
+ * window: at low load a batch is one message and adds no latency; under load batches grow by
+ * themselves. Prefetch is twice `maxBatch` so the next batch fills while one is written. One flush
+ * runs at a time, which is what makes the flush's `multiple` ack safe.
  */
 export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorder {
-  const { definition, connection, logger } = options
+  const { definition, logger } = options
   const queue = queueName(options.queuePrefix, definition.name)
   const maxBatch = options.maxBatch ?? 100
   const counters: RecorderCounters = {
@@ -62,144 +118,52 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
     splitTotal: 0,
     deadLetteredTotal: 0,
   }
-  const stopping = new AbortController()
-  const runtime: FlushRuntime = {
-    definition,
-    db: options.db,
-    contracts: new Map(
-      definition.messages.flatMap((m) => [[m.routingKey, m] as const, [m.type, m] as const]),
-    ),
-    counters,
-    signals: options.signals,
+  const flusher = createFlusher(
+    {
+      definition,
+      exchange: options.exchange,
+      queue,
+      db: options.db,
+      contracts: new Map(
+        definition.messages.flatMap((m) => [[m.routingKey, m] as const, [m.type, m] as const]),
+      ),
+      counters,
+      signals: options.signals,
+      logger,
+      policy: { baseMs: 500, maxMs: 30_000, ...options.policy },
+    },
+    maxBatch,
+    queue,
+  )
+  const spec = {
+    exchange: options.exchange,
+    queuePrefix: options.queuePrefix,
+    handlers: [],
+    recorders: [definition],
+    deliveryLimit: options.deliveryLimit,
+  }
+  const channel = createQueueChannel({
+    connection: options.connection,
+    queue,
+    deadLetterQueue: deadLetterQueueName(queue),
+    prefetch: maxBatch * 2,
+    declare: (setup: Channel) => declareTopology(setup, spec),
+    onDelivery: flusher.onDelivery,
+    drain: flusher.drain,
     logger,
-    policy: { maxAttempts: 1, baseMs: 500, maxMs: 30_000, ...options.policy },
-    stopping: stopping.signal,
-  }
-  let channel: ConfirmChannel | undefined
-  let consumerTag: string | undefined
-  let buffer: ConsumeMessage[] = []
-  let flushing: Promise<void> | undefined
-  const unsubscribe: Array<() => void> = []
-
-  const controlFor = (ch: ConfirmChannel): FlushControl => {
-    const publish = createDeadLetterPublisher(ch)
-    const dlq = deadLetterQueueName(queue)
-    return {
-      ack(delivery, upTo) {
-        try {
-          ch.ack(delivery, upTo)
-        } catch (error) {
-          // The channel is gone: the broker redelivers, and recording again changes nothing.
-          logger.warn({ err: error, queue }, 'ack failed')
-        }
-      },
-      requeue(delivery) {
-        try {
-          ch.nack(delivery, false, true)
-        } catch {
-          // The closed channel returns the delivery anyway.
-        }
-      },
-      async deadLetter(delivery, reason) {
-        const details = { queue: dlq, handler: definition.name, reason, attempts: 0 }
-        try {
-          await publish(delivery, details)
-        } catch (error) {
-          if (!(error instanceof DeadLetterError && error.queueMissing)) throw error
-          await ch.assertQueue(dlq, { durable: true, arguments: DEAD_LETTER_QUEUE_ARGUMENTS })
-          await publish(delivery, details)
-        }
-      },
-    }
-  }
-
-  const drain = (ch: ConfirmChannel, control: FlushControl): void => {
-    if (flushing || buffer.length === 0) return
-    const batch = buffer.slice(0, maxBatch)
-    buffer = buffer.slice(batch.length)
-    flushing = flushBatch(batch, control, runtime)
-      .then(() => undefined)
-      .catch((error: unknown) => logger.error({ err: error, queue }, 'recorder flush failed unexpectedly'))
-      .finally(() => {
-        flushing = undefined
-        // Deliveries of a channel that closed meanwhile are redelivered on the next one.
-        if (channel === ch && !stopping.signal.aborted) drain(ch, control)
-        else buffer = []
-      })
-  }
-
-  let opening = false
-  async function open(): Promise<void> {
-    // The reconnect hook and a closed channel's retry may both call this; one channel at a time.
-    if (stopping.signal.aborted || channel || opening) return
-    opening = true
-    let opened: ConfirmChannel | undefined
-    try {
-      const setup = await connection.openChannel(false, CHANNEL_OP_TIMEOUT_MS)
-      // The topology plan declares a recorder's queue, DLQ and bindings exactly as a handler's.
-      await declareTopology(setup, {
-        exchange: options.exchange,
-        queuePrefix: options.queuePrefix,
-        handlers: [],
-        recorders: [definition],
-        deliveryLimit: options.deliveryLimit,
-      }).finally(() => setup.close().catch(() => undefined))
-      const ch = await connection.openChannel(true, CHANNEL_OP_TIMEOUT_MS)
-      opened = ch
-      ch.on('close', () => {
-        if (channel !== ch) return
-        channel = undefined
-        consumerTag = undefined
-        buffer = []
-        if (!stopping.signal.aborted && connection.isConnected) setTimeout(() => void open(), 500)
-      })
-      await ch.prefetch(maxBatch * 2)
-      const control = controlFor(ch)
-      channel = ch
-      const reply = await ch.consume(queue, (delivery) => {
-        if (delivery === null || stopping.signal.aborted) return
-        buffer.push(delivery)
-        if (buffer.length === 1) setImmediate(() => drain(ch, control))
-      })
-      consumerTag = reply.consumerTag
-      logger.info({ queue, recorder: definition.name, prefetch: maxBatch * 2 }, 'recording')
-    } catch (error) {
-      logger.warn({ err: error, queue }, 'could not start recording; retrying')
-      if (opened && channel === opened) channel = undefined
-      opened?.close().catch(() => undefined)
-      if (!stopping.signal.aborted) setTimeout(() => void open(), 1_000)
-    } finally {
-      opening = false
-    }
-  }
+    logFields: { recorder: definition.name },
+    drainTimeoutMs: options.drainTimeoutMs,
+  })
 
   return {
     name: definition.name,
     queue,
     counters,
+    channel,
     get consuming() {
-      return channel !== undefined && consumerTag !== undefined
+      return channel.consuming
     },
-    start() {
-      unsubscribe.push(
-        connection.onLost(() => {
-          channel = undefined
-          consumerTag = undefined
-          buffer = []
-        }),
-      )
-      unsubscribe.push(connection.onConnected(open))
-    },
-    async stop() {
-      if (stopping.signal.aborted) return
-      stopping.abort()
-      unsubscribe.forEach((off) => off())
-      const ch = channel
-      if (ch && consumerTag)
-        await withTimeout(ch.cancel(consumerTag), CHANNEL_OP_TIMEOUT_MS, 'cancel').catch(() => undefined)
-      if (flushing) await withTimeout(flushing, 15_000, `drain ${queue}`).catch(() => undefined)
-      channel = undefined
-      if (ch) await withTimeout(ch.close(), CHANNEL_OP_TIMEOUT_MS, `close ${queue}`).catch(() => undefined)
-    },
+    start: () => channel.start(),
+    stop: () => channel.stop(),
   }
 }

@@ -17,7 +17,7 @@ export interface Queryable {
  * - nothing else reacts: no outbox row is written and no other table changes. A fact some step must
  *   act on belongs to a `HandlerDefinition` (inbox + transaction per message), never here.
  *
- * Example: the order service records PaymentProcessed, StockReserved, … in its order timeline.
+ * Example: an order service records PaymentProcessed, StockReserved, … in its order's timeline.
  */
 export interface RecorderDefinition {
   /** Unique within the service, kebab-case, e.g. `record-timeline`. */

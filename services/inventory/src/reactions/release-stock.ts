@@ -30,7 +30,10 @@ export async function releaseHeldStock(
   const now = deps.clock()
   await saveRelease(tx, orderId, held.perSku, now)
   const payload = { orderId, lines: lines ?? held.lines, reason, releasedAt: now.toISOString() }
-  await enqueue(tx, nextEvent(message, StockReleased, orderId, payload, now))
+  await enqueue(
+    tx,
+    nextEvent(StockReleased, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+  )
   deps.logger.info({ ...log, released: Object.fromEntries(held.perSku) }, 'stock released')
   return true
 }

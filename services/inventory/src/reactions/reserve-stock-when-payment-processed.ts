@@ -45,7 +45,15 @@ export function reserveStockWhenPaymentProcessed(
           unavailable: outcome.short,
           failedAt: now.toISOString(),
         }
-        await enqueue(tx, nextEvent(message, StockReservationFailed, orderId, payload, now))
+        await enqueue(
+          tx,
+          nextEvent(StockReservationFailed, {
+            cause: message,
+            aggregateId: orderId,
+            payload,
+            occurredAt: now,
+          }),
+        )
         deps.logger.info(
           { ...log, reason: outcome.reason, unavailable: outcome.short },
           'stock reservation refused',
@@ -60,7 +68,10 @@ export function reserveStockWhenPaymentProcessed(
         shippingAddress,
         reservedAt: now.toISOString(),
       }
-      await enqueue(tx, nextEvent(message, StockReserved, orderId, payload, now))
+      await enqueue(
+        tx,
+        nextEvent(StockReserved, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+      )
       deps.logger.debug({ ...log, take: outcome.take }, 'stock reserved')
     },
   }

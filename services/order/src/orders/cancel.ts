@@ -1,5 +1,5 @@
 import { OrderCancelled, type FailedStep } from '@saga/contracts'
-import { enqueue, nextEvent, type ConsumedMessage, type OutgoingMessage } from '@saga/messaging'
+import { enqueue, firstEvent, nextEvent, type ConsumedMessage } from '@saga/messaging'
 import { cancelNote, decide } from '../domain/order.js'
 import { recordTimeline } from './timeline.js'
 import { lockOrder, saveTransition, type LockedOrder } from './transition.js'
@@ -28,23 +28,19 @@ export async function cancelAndAnnounce(
 ): Promise<OrderCancelled> {
   const { reason, failedStep, at } = cancellation
   await saveTransition(tx, order.id, { kind: 'cancelled', status: 'CANCELLED', reason, failedStep, at })
-  const payload = OrderCancelled.schema.parse({
-    orderId: order.id,
-    customerId: order.customerId,
-    reason,
-    ...(failedStep === undefined ? {} : { failedStep }),
-    cancelledAt: at.toISOString(),
-  })
-  const next: OutgoingMessage<OrderCancelled> = cause
-    ? nextEvent(cause, OrderCancelled, order.id, payload, at)
-    : {
-        type: OrderCancelled.type,
-        routingKey: OrderCancelled.routingKey,
-        payload,
-        aggregateId: order.id,
-        correlationId: order.id,
-        occurredAt: at,
-      }
+  const event = {
+    aggregateId: order.id,
+    payload: {
+      orderId: order.id,
+      customerId: order.customerId,
+      reason,
+      ...(failedStep === undefined ? {} : { failedStep }),
+      cancelledAt: at.toISOString(),
+    },
+    occurredAt: at,
+  }
+  const next = cause ? nextEvent(OrderCancelled, { ...event, cause }) : firstEvent(OrderCancelled, event)
+  const payload = next.payload
   const id = await enqueue(tx, next)
   await recordTimeline(tx, {
     messageId: id,

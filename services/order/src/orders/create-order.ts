@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCreated } from '@saga/contracts'
-import { enqueue } from '@saga/messaging'
+import { enqueue, firstEvent } from '@saga/messaging'
 import { orderTotal } from '../domain/order.js'
 import type { CreateOrderBody, OrderView } from '../schemas.js'
 import { claimKey, findStoredResponse, requestHash, type StoredResponse } from './idempotency.js'
@@ -21,18 +21,22 @@ export const DEFAULT_ORDER_DEADLINE_MS = 10 * 60_000
 /** Thrown inside the transaction to roll a duplicate back once a concurrent request won the key. */
 class KeyTaken extends Error {}
 
-/** The OrderCreated payload of a validated request. */
-export const orderCreatedPayload = (orderId: string, body: CreateOrderBody, total: number, createdAt: Date) =>
-  OrderCreated.schema.parse({
-    orderId,
-    customerId: body.customerId,
-    currency: body.currency,
-    lines: body.items,
-    totalAmount: total,
-    shippingAddress: body.shippingAddress,
-    paymentMethod: body.paymentMethod,
-    createdAt: createdAt.toISOString(),
-  })
+/** The OrderCreated payload of a validated request (checked against the contract by `firstEvent`). */
+export const orderCreatedPayload = (
+  orderId: string,
+  body: CreateOrderBody,
+  total: number,
+  createdAt: Date,
+): OrderCreated => ({
+  orderId,
+  customerId: body.customerId,
+  currency: body.currency,
+  lines: body.items,
+  totalAmount: total,
+  shippingAddress: body.shippingAddress,
+  paymentMethod: body.paymentMethod,
+  createdAt: createdAt.toISOString(),
+})
 
 /**
  * Writes the order, its lines, the OrderCreated outbox row and the first timeline entry, and returns
@@ -47,17 +51,15 @@ async function insertOrder(
 ): Promise<OrderView> {
   const total = orderTotal(body.items)
   const address = body.shippingAddress
-  const payload = orderCreatedPayload(orderId, body, total, now)
-  // Enqueued first, for its message id: in a pgDatabase transaction the outbox INSERT itself is
-  // sent with the COMMIT (deferToCommit), so this costs no round trip.
-  const messageId = await enqueue(tx, {
-    type: OrderCreated.type,
-    routingKey: OrderCreated.routingKey,
-    payload,
+  const event = firstEvent(OrderCreated, {
     aggregateId: orderId,
-    correlationId: orderId,
+    payload: orderCreatedPayload(orderId, body, total, now),
     occurredAt: now,
   })
+  const payload = event.payload
+  // Enqueued first, for its message id: in a pgDatabase transaction the outbox INSERT itself is
+  // sent with the COMMIT (deferToCommit), so this costs no round trip.
+  const messageId = await enqueue(tx, event)
   // The order, its lines and its first timeline entry in one statement (one round trip): the
   // foreign keys of the lines and of the timeline row are checked at the statement's end, when the
   // order row exists. The deadline is the database's clock plus ORDER_DEADLINE_MS, the clock the

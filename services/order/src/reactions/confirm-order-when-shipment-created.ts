@@ -43,7 +43,12 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
         shipmentId,
         confirmedAt: now.toISOString(),
       }
-      const next = nextEvent(message, OrderConfirmed, orderId, payload, now)
+      const next = nextEvent(OrderConfirmed, {
+        cause: message,
+        aggregateId: orderId,
+        payload,
+        occurredAt: now,
+      })
       const id = await enqueue(tx, next)
       await recordTimeline(tx, {
         messageId: id,

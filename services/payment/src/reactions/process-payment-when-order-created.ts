@@ -64,7 +64,10 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
           shippingAddress: order.shippingAddress,
           processedAt: now.toISOString(),
         }
-        await enqueue(tx, nextEvent(message, PaymentProcessed, orderId, payload, now))
+        await enqueue(
+          tx,
+          nextEvent(PaymentProcessed, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+        )
         deps.logger.debug({ ...log, amount: order.totalAmount, currency: order.currency }, 'payment captured')
         return
       }
@@ -74,7 +77,10 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
         message: outcome.message,
         failedAt: now.toISOString(),
       }
-      await enqueue(tx, nextEvent(message, PaymentFailed, orderId, payload, now))
+      await enqueue(
+        tx,
+        nextEvent(PaymentFailed, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+      )
       deps.logger.info({ ...log, reason: outcome.reason }, 'payment declined')
     },
   }

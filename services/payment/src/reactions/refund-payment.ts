@@ -60,7 +60,10 @@ export async function refundCapture(
     reason,
     refundedAt: now.toISOString(),
   }
-  await enqueue(tx, nextEvent(message, PaymentRefunded, orderId, payload, now))
+  await enqueue(
+    tx,
+    nextEvent(PaymentRefunded, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+  )
   deps.logger.info(
     { ...log, paymentId: payment.id, refundId: refund.id, amount: refund.amount },
     'payment refunded',

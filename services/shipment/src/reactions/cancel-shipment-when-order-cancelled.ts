@@ -26,7 +26,10 @@ export function cancelShipmentWhenOrderCancelled(deps: ReactionDeps): HandlerDef
         return
       }
       const payload = { orderId, shipmentId, reason, cancelledAt: now.toISOString() }
-      await enqueue(tx, nextEvent(message, ShipmentCancelled, orderId, payload, now))
+      await enqueue(
+        tx,
+        nextEvent(ShipmentCancelled, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+      )
       deps.logger.info({ ...log, shipmentId }, 'shipment cancelled')
     },
   )

@@ -59,7 +59,10 @@ export function createShipmentWhenStockReserved(
       if (outcome.kind === 'refused') {
         const { country } = shippingAddress
         const payload = { orderId, reason: outcome.reason, country, lines, failedAt: now.toISOString() }
-        await enqueue(tx, nextEvent(message, ShipmentFailed, orderId, payload, now))
+        await enqueue(
+          tx,
+          nextEvent(ShipmentFailed, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+        )
         deps.logger.info({ ...log, reason: outcome.reason, country }, outcome.detail)
         return
       }
@@ -75,7 +78,10 @@ export function createShipmentWhenStockReserved(
         createdAt: now,
       })
       const payload = { orderId, shipmentId, carrier, trackingNumber, createdAt: now.toISOString() }
-      await enqueue(tx, nextEvent(message, ShipmentCreated, orderId, payload, now))
+      await enqueue(
+        tx,
+        nextEvent(ShipmentCreated, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
+      )
       deps.logger.debug({ ...log, shipmentId, trackingNumber }, 'shipment created')
     },
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isDatabaseUnavailable } from './database-errors.js'
+import { isDatabaseUnavailable, isTransientDatabaseError } from './database-errors.js'
 
 // The shapes @prisma/adapter-pg 7 throws, as captured from a real server (P2039/P2010 wrap the pg
 // error in meta.driverAdapterError.cause).
@@ -66,5 +66,23 @@ describe('isDatabaseUnavailable', () => {
     ['not an error', 'Connection terminated'],
   ])('when the error is %s, then it does not', (_name, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false)
+  })
+})
+
+describe('isTransientDatabaseError', () => {
+  it.each([
+    ['a serialization failure', Object.assign(new Error('could not serialize access'), { code: '40001' })],
+    ['a deadlock victim', Object.assign(new Error('deadlock detected'), { code: '40P01' })],
+    ['a terminated session', Object.assign(new Error('terminating connection'), { code: '57P01' })],
+    ['a lost connection (no code)', new Error('Connection terminated unexpectedly')],
+  ])('when the error is %s, then running the transaction again may succeed', (_name, error) => {
+    expect(isTransientDatabaseError(error)).toBe(true)
+  })
+
+  it.each([
+    ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
+    ['a bug in the handler', new TypeError('cannot read properties of undefined')],
+  ])('when the error is %s, then it is the handler’s own', (_name, error) => {
+    expect(isTransientDatabaseError(error)).toBe(false)
   })
 })

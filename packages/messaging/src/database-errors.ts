@@ -1,8 +1,8 @@
-// What "the database cannot serve this now" looks like, from each layer a request goes through.
+// What "the database cannot serve this now" looks like, from each layer a statement goes through.
 // Sources: PostgreSQL's SQLSTATE appendix (https://www.postgresql.org/docs/current/errcodes-appendix.html),
 // Prisma's error reference (https://www.prisma.io/docs/orm/reference/error-reference), and what
 // @prisma/adapter-pg 7 and pg 8 were seen to throw against a real server (restart, terminated
-// backends, a cut TCP link, lock and statement timeouts; service-kit and order service tests).
+// backends, a cut TCP link, lock and statement timeouts).
 
 /**
  * Prisma: P1001 cannot reach the server, P1002 reached but timed out, P1008 operation timed out,
@@ -60,8 +60,13 @@ interface ErrorLike {
   meta?: { code?: unknown; driverAdapterError?: unknown } | undefined
 }
 
+/** SQLSTATE: 40001 serialization_failure, 40P01 deadlock_detected: the transaction may simply be run again. */
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01'])
+
+const codesOf = (e: ErrorLike): unknown[] => [e.code, e.originalCode, e.meta?.code]
+
 function matches(e: ErrorLike): boolean {
-  for (const code of [e.code, e.originalCode, e.meta?.code]) {
+  for (const code of codesOf(e)) {
     if (typeof code !== 'string') continue
     if (PRISMA_CODES.has(code) || SQLSTATES.has(code) || SOCKET_CODES.has(code)) return true
     if (/^08[0-9A-Z]{3}$/.test(code)) return true
@@ -81,12 +86,30 @@ function matches(e: ErrorLike): boolean {
  * Constraint violations, bad SQL and other bugs are not matched (they stay 500 or the route's 4xx).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  return someInChain(error, matches)
+}
+
+/**
+ * Whether a transaction that failed with `error` may succeed when simply run again, through no
+ * fault of its own: `isDatabaseUnavailable`, or a serialization failure or deadlock the database
+ * chose it as the victim of (SQLSTATE 40001, 40P01). The inbox retries such failures without
+ * spending the message's attempts (see `ConsumerOptions.transientRetryMaxMs`).
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  return someInChain(
+    error,
+    (e) => matches(e) || codesOf(e).some((code) => typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)),
+  )
+}
+
+/** Whether `test` holds for `error`, its `cause` chain or Prisma's `meta.driverAdapterError`, at most 12 deep. */
+function someInChain(error: unknown, test: (e: ErrorLike) => boolean): boolean {
   const queue: unknown[] = [error]
   for (let seen = 0; queue.length > 0 && seen < 12; seen += 1) {
     const current = queue.shift()
     if (!current || typeof current !== 'object') continue
     const e = current as ErrorLike
-    if (matches(e)) return true
+    if (test(e)) return true
     queue.push(e.cause, e.meta?.driverAdapterError)
   }
   return false

@@ -1,0 +1,237 @@
+/**
+ * Every consumed queue, a handler's or a batch recorder's, lives on the same queue channel, so each
+ * broker-side fault is tested here on both kinds: it stops consuming, says so, comes back within the
+ * same bound, and a message sent afterwards takes effect once.
+ */
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import amqp from 'amqplib'
+import type { ConfirmChannel } from 'amqplib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AMQP_URL, deleteBrokerObjects } from '@saga/testkit'
+import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
+import type { QueueChannel } from '../src/amqp/queue-channel.js'
+import { createBatchRecorder } from '../src/recorder/recorder.js'
+import type { RecorderDefinition } from '../src/recorder/types.js'
+import { createSignals, type Signals } from '../src/signals.js'
+import { deadLetterQueueName } from '../src/topology.js'
+import {
+  closeConnectionsNamed,
+  createInboxFixture,
+  envelope,
+  eventually,
+  happened,
+  recordingHandler,
+  type InboxFixture,
+} from './inbox-fixture.js'
+
+const run = promisify(execFile)
+
+let fixture: InboxFixture
+const recorderQueues: string[] = []
+beforeAll(async () => {
+  fixture = await createInboxFixture('queue_faults')
+  await fixture.db.pool.query('CREATE TABLE recorded (message_id uuid PRIMARY KEY, n integer NOT NULL)')
+})
+afterAll(async () => {
+  if (!fixture) return
+  await deleteBrokerObjects({ queues: [...recorderQueues, ...recorderQueues.map(deadLetterQueueName)] })
+  await fixture.cleanup()
+})
+
+/** What each test needs of a running consumer of one queue, whatever its kind. */
+interface Running {
+  queue: string
+  channel: QueueChannel
+  signals: Signals
+  /** The name its connection has in the broker's connection list. */
+  connectionName: string
+  /** How many times the message with this id took effect. */
+  effects(id: string): Promise<number>
+  stop(): Promise<void>
+}
+
+/** The reopen bound the handler queues are held to: backoff 100 ms doubling, plus a declaration. */
+const BACK_WITHIN_MS = 5_000
+
+async function startHandlerQueue(name: string): Promise<Running> {
+  const { consumer, connection, signals } = await fixture.startConsumer([recordingHandler(name)], {
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  })
+  return {
+    queue: fixture.queue(name),
+    channel: consumer.queues[0]!.channel,
+    signals,
+    connectionName: `${fixture.prefix}-consumer`,
+    effects: async (id) => (await fixture.effects(name)).filter((e) => e.message_id === id).length,
+    async stop() {
+      await consumer.stop()
+      await connection.close()
+    },
+  }
+}
+
+async function startRecorder(name: string): Promise<Running> {
+  const definition: RecorderDefinition = {
+    name,
+    messages: [happened],
+    async record(messages, db) {
+      await db.query(
+        `INSERT INTO recorded (message_id, n)
+         SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
+         ON CONFLICT (message_id) DO NOTHING`,
+        [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as { n: number }).n })))],
+      )
+    },
+  }
+  const connectionName = `${fixture.prefix}-recorder-${name}`
+  const connection: AmqpConnection = createAmqpConnection({ url: AMQP_URL, name: connectionName })
+  const signals = createSignals()
+  const recorder = createBatchRecorder({
+    definition,
+    connection,
+    db: fixture.db.pool,
+    exchange: fixture.exchange,
+    queuePrefix: fixture.prefix,
+    signals,
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  })
+  recorderQueues.push(recorder.queue)
+  recorder.start()
+  connection.start()
+  await eventually('recorder consuming', () => recorder.consuming)
+  return {
+    queue: recorder.queue,
+    channel: recorder.channel,
+    signals,
+    connectionName,
+    async effects(id) {
+      const { rows } = await fixture.db.pool.query('SELECT 1 FROM recorded WHERE message_id = $1', [id])
+      return rows.length
+    },
+    async stop() {
+      await recorder.stop()
+      await connection.close()
+    },
+  }
+}
+
+/** A channel of its own for the test's broker operations. */
+async function adminChannel(): Promise<{ channel: ConfirmChannel; close(): Promise<void> }> {
+  const connection = await amqp.connect(AMQP_URL)
+  connection.on('error', () => undefined)
+  const channel = await connection.createConfirmChannel()
+  channel.on('error', () => undefined)
+  return { channel, close: () => connection.close().catch(() => undefined) }
+}
+
+/** Publishes a fresh message and waits until it took effect; asserts it took effect once. */
+async function takesEffectOnce(running: Running): Promise<void> {
+  const message = envelope()
+  const handled = running.signals.waitFor('handled', (s) => s.id === message.id, 10_000)
+  await fixture.publish(message)
+  await handled
+  expect(await running.effects(message.id as string)).toBe(1)
+}
+
+/** The channel the queue is consumed on now (it must be consuming). */
+function channelOf(running: Running): ConfirmChannel {
+  const state = running.channel.state
+  if (state.name !== 'consuming') throw new Error(`expected consuming, got ${state.name}`)
+  return state.channel
+}
+
+/**
+ * Runs `fault`, then waits until the queue is consumed again on a channel other than the one it
+ * had, within the bound, and no longer reports a problem.
+ */
+async function comesBackAfter(running: Running, fault: () => Promise<unknown> | void): Promise<void> {
+  const before = channelOf(running)
+  const faultAt = performance.now()
+  await fault()
+  await eventually(
+    'it consumes again on a new channel',
+    () => running.channel.state.name === 'consuming' && channelOf(running) !== before,
+    BACK_WITHIN_MS,
+  )
+  expect(performance.now() - faultAt).toBeLessThan(BACK_WITHIN_MS)
+  expect(running.channel.problem).toBeUndefined()
+  expect(running.channel.notConsumingSince).toBeUndefined()
+}
+
+const kinds = [
+  ['a handler queue', startHandlerQueue],
+  ['a batch recorder', startRecorder],
+] as const
+
+describe.each(kinds)('queue faults on %s', (kind, start) => {
+  const tag = kind === 'a handler queue' ? 'h' : 'r'
+
+  it('when its queue is deleted, then it declares the queue again, consumes, and a new message takes effect once', async () => {
+    const running = await start(`deleted-${tag}`)
+    try {
+      await comesBackAfter(running, () => fixture.deleteQueue(running.queue))
+      await takesEffectOnce(running)
+    } finally {
+      await running.stop()
+    }
+  })
+
+  it('when an operator deletes its queue (rabbitmqctl delete_queue: the broker cancels the consumer), then it declares the queue again and consumes', async () => {
+    const running = await start(`cancelled-${tag}`)
+    try {
+      await comesBackAfter(running, () => run('rabbitmqctl', ['delete_queue', running.queue]))
+      await takesEffectOnce(running)
+    } finally {
+      await running.stop()
+    }
+  })
+
+  it('when the broker closes its connection (rabbitmqctl close_connection), then it consumes again on the new one', async () => {
+    const running = await start(`closed-${tag}`)
+    try {
+      await comesBackAfter(running, async () => {
+        expect(await closeConnectionsNamed(running.connectionName, 'closed by the queue-faults test')).toBe(1)
+      })
+      await takesEffectOnce(running)
+    } finally {
+      await running.stop()
+    }
+  })
+
+  it('when its channel is closed by a precondition error (406, an unknown delivery tag acked), then it reopens the channel', async () => {
+    const running = await start(`precondition-${tag}`)
+    try {
+      // The broker answers an ack of a tag it never delivered with 406 PRECONDITION_FAILED and
+      // closes the channel: https://www.rabbitmq.com/amqp-0-9-1-reference#basic.ack
+      await comesBackAfter(running, () =>
+        channelOf(running).ack({ fields: { deliveryTag: 999_999 } } as never),
+      )
+      await takesEffectOnce(running)
+    } finally {
+      await running.stop()
+    }
+  })
+
+  it('when its queue cannot be consumed (held exclusively by another connection), then it says so with the reason until it can, then consumes', async () => {
+    const running = await start(`locked-${tag}`)
+    const admin = await adminChannel()
+    try {
+      await admin.channel.deleteQueue(running.queue)
+      // Exclusive to the test's connection: the consumer's declaration and consume get 405 RESOURCE_LOCKED.
+      await admin.channel.assertQueue(running.queue, { exclusive: true, durable: false })
+      await eventually('it stops consuming', () => !running.channel.consuming)
+      // Long past a reopen or two: still not consuming, and it says why.
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      expect(running.channel.consuming).toBe(false)
+      expect(running.channel.problem).toMatch(/RESOURCE_LOCKED|locked|exclusive/i)
+      expect(performance.now() - running.channel.notConsumingSince!).toBeGreaterThan(1_000)
+      await admin.close()
+      await eventually('it consumes again', () => running.channel.consuming, BACK_WITHIN_MS + 5_000)
+      await takesEffectOnce(running)
+    } finally {
+      await admin.close()
+      await running.stop()
+    }
+  })
+})
