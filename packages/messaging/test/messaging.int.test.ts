@@ -153,7 +153,7 @@ describe('createMessaging', () => {
     expect(first!.properties).toMatchObject({
       type: happened.type,
       correlationId: 'order-1',
-      contentType: 'application/json',
+      contentType: 'application/cloudevents+json; charset=utf-8',
       deliveryMode: 2,
       appId: 'alpha',
     })
