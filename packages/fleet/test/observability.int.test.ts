@@ -91,6 +91,31 @@ describe('Prometheus alert rules (infra/observability/prometheus)', () => {
       }
     }
   })
+})
+
+describe('Grafana dashboard (infra/observability/grafana)', () => {
+  it('when a dashboard panel is drawn, then its queries measure one thing in the unit the panel shows', () => {
+    for (const panel of dashboard.panels) {
+      const kinds = new Set(panel.targets.map((t) => measures(t.expr)))
+      expect(kinds.size, `${panel.title} mixes seconds and counts`).toBe(1)
+      expect(panel.fieldConfig.defaults.unit === 's', `${panel.title}: unit`).toBe(kinds.has('seconds'))
+    }
+    expect(measures('max by (job) (saga_db_oldest_transaction_age_seconds)')).toBe('seconds')
+    expect(measures('rate(saga_order_time_to_final_state_seconds_count[5m])')).toBe('count')
+  })
+
+  it('when the dashboard is opened, then it shows completed sagas by outcome, handler queue depth and 5xx/shed', () => {
+    const exprs = dashboard.panels.map((p) => p.targets.map((t) => t.expr).join('\n'))
+    expect(
+      exprs.some((e) => /saga_order_time_to_final_state_seconds_count/.test(e) && /by \(status\)/.test(e)),
+    ).toBe(true)
+    expect(
+      exprs.some((e) => e.includes('rabbitmq_queue_messages{') && e.includes('queue!~".+\\\\.dlq"')),
+    ).toBe(true)
+    expect(exprs.some((e) => /status_code=~"5\.\."/.test(e) && /saga_http_requests_shed_total/.test(e))).toBe(
+      true,
+    )
+  })
 
   it('when the Grafana dashboard queries a saga series, then a service exports it, never by the service label', () => {
     expect(dashboard.panels.length).toBeGreaterThanOrEqual(10)
@@ -101,7 +126,9 @@ describe('Prometheus alert rules (infra/observability/prometheus)', () => {
       }
     }
   })
+})
 
+describe('Prometheus alert rules: labels, runbooks, coverage', () => {
   it('when the rules aggregate, then they never group by the service label Prometheus Operator renames', () => {
     for (const rule of rules) expect(rule.expr, rule.alert).not.toMatch(/\bservice\b/)
   })
@@ -135,28 +162,5 @@ describe('Prometheus alert rules (infra/observability/prometheus)', () => {
     expect(down.expr).toContain(`job=~"${SERVICES.join('|')}"`)
     expect(rules.find((r) => r.alert === 'SagaInstanceDown')!.expr).toContain(`job=~"${SERVICES.join('|')}"`)
     expect([...absent.expr.matchAll(/absent\(up\{job="(\w+)"\}\)/g)].map((m) => m[1])).toEqual([...SERVICES])
-  })
-
-  it('when a dashboard panel is drawn, then its queries measure one thing in the unit the panel shows', () => {
-    for (const panel of dashboard.panels) {
-      const kinds = new Set(panel.targets.map((t) => measures(t.expr)))
-      expect(kinds.size, `${panel.title} mixes seconds and counts`).toBe(1)
-      expect(panel.fieldConfig.defaults.unit === 's', `${panel.title}: unit`).toBe(kinds.has('seconds'))
-    }
-    expect(measures('max by (job) (saga_db_oldest_transaction_age_seconds)')).toBe('seconds')
-    expect(measures('rate(saga_order_time_to_final_state_seconds_count[5m])')).toBe('count')
-  })
-
-  it('when the dashboard is opened, then it shows completed sagas by outcome, handler queue depth and 5xx/shed', () => {
-    const exprs = dashboard.panels.map((p) => p.targets.map((t) => t.expr).join('\n'))
-    expect(
-      exprs.some((e) => /saga_order_time_to_final_state_seconds_count/.test(e) && /by \(status\)/.test(e)),
-    ).toBe(true)
-    expect(
-      exprs.some((e) => e.includes('rabbitmq_queue_messages{') && e.includes('queue!~".+\\\\.dlq"')),
-    ).toBe(true)
-    expect(exprs.some((e) => /status_code=~"5\.\."/.test(e) && /saga_http_requests_shed_total/.test(e))).toBe(
-      true,
-    )
   })
 })
