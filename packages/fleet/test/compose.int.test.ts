@@ -98,18 +98,6 @@ describe('docker-compose.yml', () => {
     }
   })
 
-  it('when a service is stopped, then Compose waits longer than its drain before it kills it', () => {
-    // Compose durations as this file writes them: whole seconds.
-    const seconds = (duration: string | undefined) => Number(/^(\d+)s$/.exec(duration ?? '')?.[1] ?? NaN)
-    for (const service of SERVICES) {
-      const s = compose.services[service]!
-      const drainSeconds = Number(s.environment?.SHUTDOWN_TIMEOUT_MS) / 1000
-      expect(drainSeconds, service).toBeGreaterThan(0)
-      // The drain, then the exit (pools closed, spans flushed): at least 5 s of margin.
-      expect(seconds(s.stop_grace_period), service).toBeGreaterThanOrEqual(drainSeconds + 5)
-    }
-  })
-
   it("when the order CLI uses infra/compose/cli.env, then it names the compose fleet's loopback ports", () => {
     const env = Object.fromEntries(
       read('infra/compose/cli.env')
@@ -127,6 +115,20 @@ describe('docker-compose.yml', () => {
     expect(new URL(env.AMQP_URL!).port).toBe(published('rabbitmq', 5672))
     expect(new URL(env.ORDER_SERVICE_URL!).port).toBe(published('order', 3001))
     expect(read('package.json')).toContain('--env-file=infra/compose/cli.env')
+  })
+})
+
+describe('docker-compose.yml, stopping', () => {
+  it('when a service is stopped, then Compose waits longer than its drain before it kills it', () => {
+    // Compose durations as this file writes them: whole seconds.
+    const seconds = (duration: string | undefined) => Number(/^(\d+)s$/.exec(duration ?? '')?.[1] ?? NaN)
+    for (const service of SERVICES) {
+      const s = compose.services[service]!
+      const drainSeconds = Number(s.environment?.SHUTDOWN_TIMEOUT_MS) / 1000
+      expect(drainSeconds, service).toBeGreaterThan(0)
+      // The drain, then the exit (pools closed, spans flushed): at least 5 s of margin.
+      expect(seconds(s.stop_grace_period), service).toBeGreaterThanOrEqual(drainSeconds + 5)
+    }
   })
 })
 

@@ -14,6 +14,7 @@ import { DASHBOARD_LABEL } from '../k8s/observability.js'
 import { GRACE_SECONDS, PRE_STOP_SECONDS, SHUTDOWN_TIMEOUT_MS } from '../k8s/workload.js'
 import { SERVICES } from '../src/bootstrap.js'
 import { build, buildWith, named, objectsOf, ofKind, root, type K8sObject } from './k8s-render.js'
+import { crdProblems, OPERATOR_CRDS } from './k8s-operator-crds.js'
 
 const OVERLAYS = { local: 'saga-local', production: 'saga' } as const
 type Overlay = keyof typeof OVERLAYS
@@ -158,6 +159,35 @@ describe('infra/k8s backups', () => {
     expect(ofKind(rendered.local, 'ScheduledBackup')).toEqual([])
     expect(ofKind(rendered.local, 'ObjectStore')).toEqual([])
     for (const db of ofKind(rendered.local, 'Cluster')) expect(db.spec).not.toHaveProperty('plugins')
+  })
+
+  it('when the restore rehearsal of docs/deploy.md is followed, then its Cluster is valid and recovers from the archive the clusters write', () => {
+    const doc = readFileSync(join(root, 'docs/deploy.md'), 'utf8')
+    const clusters = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => parse(m[1]!) as K8sObject)
+      .filter((o) => o.kind === 'Cluster')
+    expect(clusters).toHaveLength(1)
+    const restore = clusters[0]!
+    expect(
+      crdProblems(OPERATOR_CRDS['postgresql.cnpg.io/v1/Cluster']!, 'docs/deploy.md Cluster', restore.spec!),
+    ).toEqual([])
+    const origin = (
+      restore.spec!.externalClusters as Array<{
+        name: string
+        plugin: { name: string; parameters: Record<string, string> }
+      }>
+    )[0]!
+    expect(restore.spec!.bootstrap).toMatchObject({
+      recovery: { source: origin.name, database: 'order_service', owner: 'order_service' },
+    })
+    expect(origin.plugin).toEqual({
+      name: BARMAN_PLUGIN,
+      parameters: { barmanObjectName: BACKUP_STORE, serverName: restore.metadata.name },
+    })
+    // The copy must not archive into the origin's path.
+    expect(restore.spec).not.toHaveProperty('plugins')
+    const production = named(rendered.production, 'Cluster', restore.metadata.name).spec!
+    expect(restore.spec!.imageName).toBe(production.imageName)
   })
 })
 
