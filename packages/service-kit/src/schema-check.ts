@@ -1,23 +1,9 @@
-import { readdir } from 'node:fs/promises'
 import type { Pool } from 'pg'
 import { withTimeout, type CheckResult, type ReadinessCheck } from './health.js'
+import { readMigrations } from './migrate.js'
 
 // SQLSTATE 42P01 undefined_table: no migration was ever applied to this database.
 const isMissingTable = (error: unknown) => (error as { code?: unknown } | null)?.code === '42P01'
-
-/** The migration folder names this build ships, in name (= time) order; empty when there is none. */
-async function shippedMigrations(migrationsDir: string): Promise<string[]> {
-  const entries = await readdir(migrationsDir, { withFileTypes: true }).catch(
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return []
-      throw error
-    },
-  )
-  return entries
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name)
-    .sort()
-}
 
 /** What `_prisma_migrations` records as applied: finished and not rolled back. */
 async function appliedMigrations(pool: Pool): Promise<Set<string>> {
@@ -49,7 +35,7 @@ export function schemaCheck(pool: Pool, migrationsDir: string, timeoutMs = 1_000
     name: 'schema',
     async check(): Promise<CheckResult> {
       try {
-        shipped ??= shippedMigrations(migrationsDir)
+        shipped ??= readMigrations(migrationsDir).then((files) => files.map((f) => f.name))
         const expected = await shipped
         const applied = await withTimeout(appliedMigrations(pool), timeoutMs, 'schema')
         const missing = expected.filter((name) => !applied.has(name))
