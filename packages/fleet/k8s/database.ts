@@ -82,7 +82,9 @@ export function databaseManifests(s: ServiceName): Manifest[] {
     {
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'PodMonitor',
-      metadata: meta(dbCluster(s), 'database'),
+      // Not the cluster's own name: the operator deletes a PodMonitor of that name it once made (with
+      // enablePodMonitor), and an apply over it would keep the operator as its owner.
+      metadata: meta(`${dbCluster(s)}-metrics`, 'database', dbCluster(s)),
       spec: {
         selector: { matchLabels: { 'cnpg.io/cluster': dbCluster(s) } },
         podMetricsEndpoints: [{ port: 'metrics' }],

@@ -211,7 +211,7 @@ describe('infra/k8s monitoring, broker policies and traces', () => {
       })
       expect(monitor.endpoints).toMatchObject([{ port: 'prometheus', path: '/metrics/per-object' }])
       for (const s of SERVICES)
-        expect(named(rendered[overlay], 'PodMonitor', `${s}-db`).spec).toEqual({
+        expect(named(rendered[overlay], 'PodMonitor', `${s}-db-metrics`).spec).toEqual({
           selector: { matchLabels: { 'cnpg.io/cluster': `${s}-db` } },
           podMetricsEndpoints: [{ port: 'metrics' }],
         })

@@ -153,7 +153,7 @@ describe('infra/k8s, what each service and the broker get', () => {
         expect(secretOf(container)).toBe(`${s}-db-app`)
         named(objects, 'PodDisruptionBudget', s)
         named(objects, 'ServiceMonitor', s)
-        named(objects, 'PodMonitor', `${s}-db`)
+        named(objects, 'PodMonitor', `${s}-db-metrics`)
         const triggers = (named(objects, 'ScaledObject', s).spec!.triggers as Array<{ type: string }>).map(
           (t) => t.type,
         )
