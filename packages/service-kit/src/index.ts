@@ -86,6 +86,7 @@ export {
   type PoolLike,
 } from './overload.js'
 export { genReqId, REQUEST_ID_HEADER } from './request-id.js'
+export { schemaCheck } from './schema-check.js'
 export { runMigrate, type RunMigrateOptions } from './run-migrate.js'
 export { runPrimary, SHUTDOWN_MESSAGE, type PrimaryOptions } from './cluster.js'
 export { runServer, type RunServerOptions, type ServerConfig } from './run-server.js'
