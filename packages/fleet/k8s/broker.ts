@@ -3,7 +3,7 @@
  * bindings exactly as the services declare them, one user per service with broker-users.ts's
  * permissions, KEDA's monitoring user and its TriggerAuthentication, and the NetworkPolicy around it.
  */
-import type { TopologyDefinitions } from '@saga/messaging'
+import type { TopologyDefinitions } from '@saga/messaging/parts'
 import { SERVICES } from '../src/bootstrap.js'
 import { brokerUsers } from '../src/broker-users.js'
 import { EXCHANGE, labels, meta, RABBITMQ, VHOST, type Manifest } from './common.js'
