@@ -58,6 +58,7 @@ export {
 } from './health.js'
 export { chooseLogFormat, loggerOptions, type LogFormat, type LogFormatChoice } from './logger.js'
 export {
+  FLEET_MESSAGING_NAMES,
   messagingOptions,
   messagingSettings,
   type MessagingSettings,
