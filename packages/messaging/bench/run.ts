@@ -96,6 +96,9 @@ const relayOptions = {
   batchSize: BATCH,
 }
 
+/** The relay's CPU per message in the last `drain`, µs (this process: the relays, amqplib, pg). */
+let lastDrainCpuUs = 0
+
 async function drain(relays: number, batchSize = BATCH): Promise<number> {
   await backlog(BACKLOG)
   return withSink(async () => {
@@ -105,12 +108,15 @@ async function drain(relays: number, batchSize = BATCH): Promise<number> {
     const signals = createSignals()
     signals.on('published', () => (published += 1))
     const started = performance.now()
+    const cpu = process.cpuUsage()
     const running: Relay[] = Array.from({ length: relays }, () =>
       createRelay({ ...relayOptions, batchSize, signals }),
     )
     await Promise.all(running.map((relay) => relay.start()))
     await until(() => Promise.resolve(published >= BACKLOG), 300_000, 'the backlog to drain')
     const seconds = (performance.now() - started) / 1_000
+    const used = process.cpuUsage(cpu)
+    lastDrainCpuUs = sane((used.user + used.system) / BACKLOG, 'relay CPU per message, µs', 0.1, 100_000)
     if ((await pending()) !== 0) throw new Error('bench: rows still pending after every row was published')
     await Promise.all(running.map((relay) => relay.stop()))
     return BACKLOG / seconds
@@ -251,6 +257,7 @@ try {
   )
   const ratio = sane((one / ((plainBefore + plainAfter) / 2)) * 100, 'drain ratio, %', 1, 1_000)
   line('drain ratio ours / plain', `${fmt(ratio)} %`)
+  line('relay CPU per message (this process: relay, amqplib, pg)', `${fmt(lastDrainCpuUs, 1)} µs`)
   if (!DRAIN_ONLY) {
     const two = await drain(2)
     line('ours, 2 relays', `${fmt(two)} msg/s`)
@@ -265,6 +272,7 @@ try {
   )
   const bigRatio = sane((big / ((plainBigBefore + plainBigAfter) / 2)) * 100, 'drain ratio, %', 1, 1_000)
   line('drain ratio ours / plain, batch 500', `${fmt(bigRatio)} %`)
+  line('relay CPU per message, batch 500', `${fmt(lastDrainCpuUs, 1)} µs`)
   if (DRAIN_ONLY) process.exit(await cleanup().then(() => 0))
   const naive = await drainNaive()
   line(`naive (poll 1 s, confirm + UPDATE per message; ${fmt(NAIVE_BACKLOG)} rows)`, `${fmt(naive)} msg/s`)
