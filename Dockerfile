@@ -4,7 +4,8 @@
 #   node services/<order|payment|inventory|shipment>/dist/migrate.js   apply its migrations and exit
 # Build: `docker build -t saga/service .` (docs/deploy.md). Stages: prune (turbo prune: the four
 # services and the workspaces they import) -> build (all dependencies, prisma generate, tsc) and deps
-# (production dependencies only, no install scripts) -> runtime (non-root, no sources, no dev tooling).
+# (production dependencies only, no install scripts, no Prisma compilers for other databases) ->
+# runtime (non-root, no sources, no dev tooling).
 # packages/fleet/test/image.int.test.ts assembles the runtime stage's files with these same commands
 # and boots the services from them (no Docker engine needed).
 
@@ -37,6 +38,9 @@ COPY --from=prune /out/json/ ./
 # for development, and --omit=dev alone keeps such devOptional trees (~130 packages, Studio, PGlite).
 # The one optional runtime dependency it drops is pg-cloudflare (Cloudflare Workers only).
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+# Before the runtime stage copies node_modules: a file deleted in a later layer would stay in the image.
+COPY infra/image/prune-prisma-engines.sh ./
+RUN sh prune-prisma-engines.sh node_modules
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

@@ -45,6 +45,7 @@ const envelopeSchema = (event: EventContract): Record<string, unknown> => {
       time: { type: 'string', format: 'date-time' },
       subject: { type: 'string', description: 'The aggregate id (the order id).' },
       datacontenttype: { const: 'application/json' },
+      dataschema: { const: event.dataschema, description: 'The URI of the JSON Schema of data.' },
       correlationid: { type: 'string', description: 'The order id: every message of one saga.' },
       causationid: { type: 'string', description: 'The id of the message that caused this one.' },
       traceparent: { type: 'string', description: 'W3C trace context of the producer span.' },
@@ -52,6 +53,12 @@ const envelopeSchema = (event: EventContract): Record<string, unknown> => {
     },
   }
 }
+
+/**
+ * The AMQP content type messages go out with: a structured-mode CloudEvent (the CloudEvents AMQP
+ * binding), what @saga/messaging's relay sets.
+ */
+const CLOUDEVENTS_CONTENT_TYPE = 'application/cloudevents+json; charset=utf-8'
 
 /** Options of `asyncApiDocument`. */
 export interface AsyncApiOptions {
@@ -84,7 +91,7 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
     messages[id] = {
       name: event.type,
       title: id,
-      contentType: 'application/json',
+      contentType: CLOUDEVENTS_CONTENT_TYPE,
       traits: [{ $ref: '#/components/messageTraits/CloudEvent' }],
       payload: { schemaFormat: 'application/schema+json;version=draft-07', schema: envelopeSchema(event) },
     }
@@ -125,7 +132,7 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
       description:
         'Facts the four services publish through their transactional outboxes and consume through their inboxes (generated from packages/contracts).',
     },
-    defaultContentType: 'application/json',
+    defaultContentType: CLOUDEVENTS_CONTENT_TYPE,
     servers: {
       rabbitmq: { host: options.host ?? 'localhost:5672', protocol: 'amqp', protocolVersion: '0.9.1' },
     },

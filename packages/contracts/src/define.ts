@@ -16,6 +16,11 @@ export interface EventContract<
   readonly routingKey: K
   /** Payload schema; parse with it, or hand the contract to messaging which validates through it. */
   readonly schema: S
+  /**
+   * The URI of the payload's JSON Schema: its `$id` in docs/events (`urn:saga:event:<type>`), and
+   * the CloudEvents `dataschema` every message of the type carries.
+   */
+  readonly dataschema: string
 }
 
 /** The payload type of an event contract, e.g. `EventPayload<typeof OrderCreated>`. */
@@ -30,4 +35,9 @@ export const defineEvent = <T extends string, K extends string, S extends z.ZodT
   type: T,
   routingKey: K,
   schema: S,
-): EventContract<T, K, S> => ({ type, routingKey, schema: schema.meta({ title: name }) })
+): EventContract<T, K, S> => ({
+  type,
+  routingKey,
+  schema: schema.meta({ title: name }),
+  dataschema: `urn:saga:event:${type}`,
+})

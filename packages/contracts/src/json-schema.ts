@@ -3,7 +3,8 @@ import type { EventContract } from './define.js'
 
 /**
  * The JSON Schema (draft 2020-12) of an event's payload, as a producer must write it (zod's
- * `input` view). `$id` is the event type so tools can tell the files apart.
+ * `input` view). `$id` is the contract's `dataschema` (`urn:saga:event:<type>`), which every message
+ * of the type carries, so a consumer can tell which schema a payload follows.
  */
 export const eventJsonSchema = (event: EventContract): Record<string, unknown> => {
   const schema = z.toJSONSchema(event.schema, {
@@ -13,7 +14,7 @@ export const eventJsonSchema = (event: EventContract): Record<string, unknown> =
   })
   return {
     $schema: schema.$schema,
-    $id: `urn:saga:event:${event.type}`,
+    $id: event.dataschema,
     'x-routing-key': event.routingKey,
     ...schema,
   }

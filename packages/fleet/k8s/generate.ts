@@ -1,8 +1,10 @@
 /**
  * Writes infra/k8s/base/generated/*.yaml from manifests.ts and the saga map (packages/contracts),
  * which each service's registration is pinned to by its own unit test, so queues, DLQs and bindings
- * are exactly what each service declares, its batch recorders included:
- * `npm run k8s:generate` (after `npm run build`). k8s.int.test.ts fails when the files differ.
+ * are exactly what each service declares, its batch recorders included; and from the alert rules and
+ * the dashboard of infra/observability, so the cluster loads the same ones as compose:
+ * `npm run k8s:generate` (after `npm run build`), again after any of them changed. k8s.int.test.ts
+ * fails when the files differ.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

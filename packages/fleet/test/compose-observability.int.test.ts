@@ -59,12 +59,34 @@ function hostPath(name: string, containerPath: string): string | undefined {
 const hostPort = (endpoint: string): string =>
   endpoint.includes('://') ? new URL(endpoint).host : endpoint.replace(/\/.*$/, '')
 
+/**
+ * A value of the compose file as Compose resolves it in `env`: `${NAME}`, `${NAME:-default}`,
+ * `${NAME-default}`, `${NAME:+alternative}` and `${NAME+alternative}`; `$$` is a literal `$`
+ * (https://docs.docker.com/reference/compose-file/interpolation/).
+ */
+function interpolate(value: string, env: Record<string, string | undefined>): string {
+  return value.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-+])([^}]*))?\}/g,
+    (match, name, colon, op, word) => {
+      if (match === '$$') return '$'
+      const v = env[name as string]
+      const set = colon === ':' ? v !== undefined && v !== '' : v !== undefined
+      if (op === '-') return set ? v! : (word as string)
+      if (op === '+') return set ? (word as string) : ''
+      return v ?? ''
+    },
+  )
+}
+
 describe('docker-compose.yml, profile observability', () => {
-  it('when resolved, then the collector, Jaeger, Prometheus and Grafana are in it, and only in it', () => {
+  it('when resolved, then the collector, Jaeger, Prometheus and Grafana are in it, and only in it, at current majors', () => {
     for (const name of PROFILE) {
       expect(service(name).profiles, name).toEqual(['observability'])
       expect(service(name).image, name).toMatch(/^[a-z/-]+:v?\d+\.\d+\.\d+$/)
     }
+    // Jaeger 1 reached its end of life on 2025-12-31; Jaeger 2 is the collector-based line.
+    expect(service('jaeger').image).toMatch(/^jaegertracing\/jaeger:2\./)
+    expect(service('prometheus').image).toMatch(/^prom\/prometheus:v3\./)
     // A service outside the profile must not depend on one inside it (compose refuses to start it).
     for (const [name, s] of Object.entries(compose.services)) {
       if (s.profiles?.includes('observability')) continue
@@ -84,7 +106,8 @@ describe('docker-compose.yml, profile observability', () => {
     expect(count).toBeGreaterThanOrEqual(6)
   })
 
-  it('when the services export traces, then they load the SDK and send OTLP to the collector it receives on', () => {
+  it('when the profile is on, then the services load the SDK and send OTLP to the collector it receives on; when off, they export nothing', () => {
+    expect(interpolate('a${X:-d}${Y:+alt}${Z}$$', { Y: '1' })).toBe('adalt$')
     const collector = parse(read(hostPath('otel-collector', '/etc/otelcol/config.yaml')!)) as Collector
     const httpReceiver = collector.receivers.otlp?.protocols?.http?.endpoint
     expect(httpReceiver).toBeDefined()
@@ -96,21 +119,26 @@ describe('docker-compose.yml, profile observability', () => {
         '@saga/service-kit/telemetry',
         `services/${name}/dist/server.js`,
       ])
-      const endpoint = new URL(s.environment?.OTEL_EXPORTER_OTLP_ENDPOINT ?? '')
+      const configured = s.environment?.OTEL_EXPORTER_OTLP_ENDPOINT ?? ''
+      // Tracing is off (no endpoint: the SDK is not loaded) unless the profile is on.
+      expect(interpolate(configured, {}), name).toBe('')
+      const endpoint = new URL(interpolate(configured, { COMPOSE_PROFILES: 'observability' }))
       expect(endpoint.hostname, name).toBe('otel-collector')
       expect(endpoint.port, name).toBe(hostPort(httpReceiver!).split(':')[1])
       expect(['http/protobuf', 'http/json'], name).toContain(s.environment?.OTEL_EXPORTER_OTLP_PROTOCOL)
     }
     expect(service('otel-collector').command).toEqual(['--config=/etc/otelcol/config.yaml'])
   })
+})
 
+describe('docker-compose.yml, profile observability: the collector', () => {
   it('when the collector config is read, then every pipeline uses defined components and traces reach Jaeger', () => {
     const collector = parse(read(hostPath('otel-collector', '/etc/otelcol/config.yaml')!)) as Collector
     // The core distribution (otel/opentelemetry-collector) holds these; anything else needs -contrib.
     const core: Record<Section, string[]> = {
       receivers: ['otlp'],
       processors: ['batch', 'memory_limiter'],
-      exporters: ['otlp', 'otlphttp', 'debug'],
+      exporters: ['otlp_grpc', 'otlp_http', 'otlp', 'otlphttp', 'debug'],
       extensions: ['health_check', 'zpages', 'pprof'],
     }
     for (const id of collector.service.extensions ?? []) expect(collector.extensions ?? {}).toHaveProperty(id)
@@ -138,7 +166,9 @@ describe('docker-compose.yml, profile observability', () => {
     for (const protocol of Object.values(collector.receivers.otlp?.protocols ?? {}))
       expect(protocol.endpoint).toMatch(/^0\.0\.0\.0:\d+$/)
   })
+})
 
+describe('docker-compose.yml, profile observability: Prometheus and Grafana', () => {
   it('when Prometheus scrapes, then it has one job per service at its compose port, and RabbitMQ per object', () => {
     const config = parse(read(hostPath('prometheus', '/etc/prometheus/prometheus.yml')!)) as Prometheus
     const jobs = new Map(config.scrape_configs.map((job) => [job.job_name, job]))
@@ -153,7 +183,8 @@ describe('docker-compose.yml, profile observability', () => {
     const rabbit = jobs.get('rabbitmq')
     expect(rabbit?.metrics_path).toBe('/metrics/per-object')
     expect(rabbit?.static_configs.flatMap((c) => c.targets)).toEqual(['rabbitmq:15692'])
-    expect(read('infra/rabbitmq/enabled_plugins')).toMatch(/\brabbitmq_prometheus\b/)
+    // Management (UI, KEDA's queue depths) and Prometheus only: no plugin RabbitMQ 4 no longer ships.
+    expect(read('infra/rabbitmq/enabled_plugins').trim()).toBe('[rabbitmq_management,rabbitmq_prometheus].')
     // The alert rules, loaded relative to the config in the container and present there.
     expect(config.rule_files).toEqual(['alerts.yml'])
     expect(hostPath('prometheus', '/etc/prometheus/alerts.yml')).toBe(

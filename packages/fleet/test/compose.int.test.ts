@@ -9,6 +9,7 @@ import { Ajv } from 'ajv'
 import amqp from 'amqplib'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
+import { brokerPolicies } from '../k8s/broker.js'
 import { SERVICES } from '../src/bootstrap.js'
 import { brokerUsers, deleteBrokerUsers } from '../src/broker-users.js'
 import { DEFAULT_PORTS } from '../src/start-env.js'
@@ -24,6 +25,7 @@ interface ComposeService {
   profiles?: string[]
   ports?: string[]
   healthcheck?: { test: string[]; start_period?: string }
+  stop_grace_period?: string
   depends_on?: Record<string, { condition: string }>
   environment?: Record<string, string>
 }
@@ -36,6 +38,7 @@ interface Definitions {
   vhosts: Array<{ name: string }>
   permissions: Array<{ user: string; vhost: string; configure: string; write: string; read: string }>
   topic_permissions: Array<{ user: string; vhost: string; exchange: string; write: string; read: string }>
+  policies: Array<{ vhost: string; name: string }>
 }
 
 // `merge: true` resolves the `<<: *anchor` keys the way Compose does, so assertions see the result.
@@ -115,7 +118,25 @@ describe('docker-compose.yml', () => {
   })
 })
 
+describe('docker-compose.yml, stopping', () => {
+  it('when a service is stopped, then Compose waits longer than its drain before it kills it', () => {
+    // Compose durations as this file writes them: whole seconds.
+    const seconds = (duration: string | undefined) => Number(/^(\d+)s$/.exec(duration ?? '')?.[1] ?? NaN)
+    for (const service of SERVICES) {
+      const s = compose.services[service]!
+      const drainSeconds = Number(s.environment?.SHUTDOWN_TIMEOUT_MS) / 1000
+      expect(drainSeconds, service).toBeGreaterThan(0)
+      // The drain, then the exit (pools closed, spans flushed): at least 5 s of margin.
+      expect(seconds(s.stop_grace_period), service).toBeGreaterThanOrEqual(drainSeconds + 5)
+    }
+  })
+})
+
 describe('infra/rabbitmq/definitions.json', () => {
+  it("when compared with the cluster's policies, then it holds the same ones (leader spread, DLQ delivery limit)", () => {
+    expect(definitions.policies).toEqual(brokerPolicies().map((p) => ({ vhost: 'saga', ...p })))
+  })
+
   it('when compared with broker-users.ts, then each service has exactly the least-privilege permissions', () => {
     for (const u of brokerUsers()) {
       expect(definitions.permissions.find((p) => p.user === u.user)).toEqual({
@@ -148,6 +169,8 @@ describe('infra/rabbitmq/definitions.json', () => {
         user: rename(p.user),
         vhost: rename(p.vhost),
       })),
+      // The policies too: this broker (3.10 here) validates their keys and values on import.
+      policies: definitions.policies.map((p) => ({ ...p, vhost: rename(p.vhost) })),
       exchanges: [],
     }
     const file = join(tmpdir(), `definitions-${id}.json`)
@@ -163,6 +186,8 @@ describe('infra/rabbitmq/definitions.json', () => {
       await connection.close()
       const { stdout } = await run('rabbitmqctl', ['-q', 'list_user_permissions', rename(order.name)])
       expect(stdout).toContain(brokerUsers()[0]!.permissions.configure)
+      const policies = await run('rabbitmqctl', ['-q', 'list_policies', '-p', rename('saga')])
+      for (const p of definitions.policies) expect(policies.stdout).toContain(p.name)
     } finally {
       await run('rabbitmqctl', ['-q', 'delete_vhost', rename('saga')]).catch(() => undefined)
       await deleteBrokerUsers(definitions.users.map((u) => ({ user: rename(u.name) })))

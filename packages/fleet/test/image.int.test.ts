@@ -3,7 +3,7 @@
 // RabbitMQ, and one order goes through the whole chain.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,6 +26,7 @@ const PRUNE = `turbo prune ${workspaces.join(' ')} --docker --out-dir`
 const BUILD = `turbo run build ${workspaces.map((w) => `--filter=${w}`).join(' ')}`
 const INSTALL = 'npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund'
 const COLLECT = 'sh infra/image/collect-runtime.sh'
+const PRUNE_ENGINES = 'RUN sh prune-prisma-engines.sh node_modules'
 const DEV_TOOLING = [
   'typescript',
   'prisma',
@@ -44,6 +45,22 @@ const names = { exchange: `img${id}.events`, queuePrefix: (s: string) => `img${i
 const work = mkdtempSync(join(tmpdir(), 'saga-image-'))
 const app = join(work, 'app')
 const children: ChildProcess[] = []
+
+const sizes = { before: 0, after: 0 }
+/** `du -sm` of a folder: its size on disk in MB (1,048,576 bytes). */
+async function megabytes(dir: string): Promise<number> {
+  const { stdout } = await run('du', ['-sm', dir])
+  return Number(stdout.split(/\s/)[0])
+}
+
+/** The `@prisma/client/runtime/...` files the services' generated clients import. */
+function importedCompilerFiles(): string[] {
+  const files = SERVICES.flatMap((s) => {
+    const source = readFileSync(join(root, `services/${s}/src/generated/prisma/internal/class.ts`), 'utf8')
+    return [...source.matchAll(/@prisma\/client\/runtime\/(query_compiler_[\w.-]+)/g)].map((m) => m[1]!)
+  })
+  return [...new Set(files)]
+}
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -77,6 +94,9 @@ describe('the runtime image, assembled in a temporary folder', () => {
     cpSync(join(work, 'out', 'json'), app, { recursive: true })
     await run('npm', INSTALL.split(' ').slice(1), { cwd: app, timeout: 300_000 })
     step('prune and production install')
+    sizes.before = await megabytes(join(app, 'node_modules'))
+    await run('sh', [join(root, 'infra/image/prune-prisma-engines.sh'), join(app, 'node_modules')])
+    sizes.after = await megabytes(join(app, 'node_modules'))
     await run('sh', [join(root, 'infra/image/collect-runtime.sh'), root, app])
     const dbs = await bootstrapDatabases({ postgresUrl, prefix })
     env = {} as typeof env
@@ -107,7 +127,8 @@ describe('the runtime image, assembled in a temporary folder', () => {
   })
 
   it('when compared with the Dockerfile, then the check runs its commands and the image runs Node 24 as non-root', () => {
-    for (const command of [PRUNE, BUILD, INSTALL, COLLECT]) expect(dockerfile).toContain(command)
+    for (const command of [PRUNE, BUILD, INSTALL, COLLECT, PRUNE_ENGINES])
+      expect(dockerfile).toContain(command)
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24\.\d+\.\d+-bookworm-slim$/m)
     expect(dockerfile).toMatch(/^USER node$/m)
     expect(dockerfile).toContain('COPY --from=deps /app/node_modules node_modules')
@@ -122,6 +143,20 @@ describe('the runtime image, assembled in a temporary folder', () => {
     }
     const { stdout } = await run('du', ['-sm', join(app, 'node_modules'), app])
     console.log(`runtime file set (MB): ${stdout.trim().replace(/\s+/g, ' ').replaceAll(work, '')}`)
+  })
+
+  it('when the Prisma compilers of other databases are removed, then the ones the clients import stay', () => {
+    console.log(
+      `node_modules (MB): ${sizes.before} with every Prisma query compiler, ${sizes.after} with PostgreSQL's only`,
+    )
+    const runtime = join(app, 'node_modules/@prisma/client/runtime')
+    const left = readdirSync(runtime).filter((f) => f.startsWith('query_compiler_'))
+    expect(left.filter((f) => !f.includes('.postgresql.'))).toEqual([])
+    const imported = importedCompilerFiles()
+    expect(imported.length).toBeGreaterThan(0)
+    for (const file of imported) expect(left, `${file} is imported by a generated client`).toContain(file)
+    // MySQL, SQLite, SQL Server and CockroachDB: about 53 MB.
+    expect(sizes.before - sizes.after).toBeGreaterThan(40)
   })
 
   it('when each service migrates and boots from it, then all four are ready and an order is CONFIRMED', async () => {

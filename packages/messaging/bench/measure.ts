@@ -16,5 +16,18 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number, wh
   }
 }
 
+/**
+ * `value` when it lies in [min, max]; else throws, so the bench never prints a figure that cannot
+ * be right (a latency measured across two clocks reads as 56 years).
+ * @throws Error naming the figure, its value and the range
+ */
+export function sane(value: number, what: string, min: number, max: number): number {
+  if (!Number.isFinite(value) || value < min || value > max)
+    throw new Error(
+      `bench: refusing to print ${what} = ${value}: outside [${min}, ${max}]; the measurement is broken`,
+    )
+  return value
+}
+
 export const fmt = (n: number, digits = 0): string =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })

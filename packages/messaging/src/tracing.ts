@@ -79,10 +79,11 @@ export const OWN = {
  * nothing is left.
  */
 export function rabbitDestination(exchange: string, routingKey: string | undefined, queue?: string): string {
-  const parts = [exchange, routingKey === queue ? undefined : routingKey, queue].filter(
-    (part): part is string => part !== undefined && part !== '',
-  )
-  return parts.length > 0 ? parts.join(':') : 'amq.default'
+  // Plain concatenation: this runs once per message, SDK or not.
+  let name = exchange
+  if (routingKey && routingKey !== queue) name = name === '' ? routingKey : `${name}:${routingKey}`
+  if (queue) name = name === '' ? queue : `${name}:${queue}`
+  return name === '' ? 'amq.default' : name
 }
 
 /** The broker's address and port of an AMQP URL, for `server.address` and `server.port`. */

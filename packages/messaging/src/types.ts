@@ -38,6 +38,11 @@ export interface MessageContract<P = unknown> {
   readonly type: string
   readonly routingKey: string
   readonly schema: StandardSchemaV1<unknown, P>
+  /**
+   * The URI of the payload's published schema (e.g. a JSON Schema's `$id`), sent as CloudEvents
+   * `dataschema` by `firstEvent` and `nextEvent`. Optional.
+   */
+  readonly dataschema?: string | undefined
 }
 
 /**
@@ -64,12 +69,16 @@ export interface OutgoingMessage<P = unknown> {
    * database's `now()` at `enqueue`. The outbox judges ages by the database's clock either way.
    */
   occurredAt?: Date | undefined
+  /** The URI of the payload's schema, published as CloudEvents `dataschema`. */
+  dataschema?: string | undefined
 }
 
 /**
  * The envelope on the wire: a CloudEvents 1.0 structured-mode JSON body
  * (https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md)
- * with the extension attributes `correlationid`, `causationid` and `traceparent`.
+ * with the extension attributes `correlationid`, `causationid` and `traceparent`, published with
+ * AMQP content type `application/cloudevents+json` (the AMQP binding's structured mode:
+ * https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/bindings/amqp-protocol-binding.md).
  */
 export interface Envelope<P = unknown> {
   specversion: '1.0'
@@ -79,6 +88,7 @@ export interface Envelope<P = unknown> {
   time: string
   subject?: string | undefined
   datacontenttype: 'application/json'
+  dataschema?: string | undefined
   correlationid: string
   causationid?: string | undefined
   traceparent?: string | undefined

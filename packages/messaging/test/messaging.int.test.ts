@@ -17,6 +17,7 @@ import { enqueue } from '../src/outbox/enqueue.js'
 import type { RecorderDefinition } from '../src/recorder/types.js'
 import { deadLetterQueueName, queueName } from '../src/topology.js'
 import type { HandlerDefinition } from '../src/types.js'
+import { memoryLogger } from '../src/testing/index.js'
 import { eventually, happened, MESSAGING_SQL, type Happened, type Tx } from './inbox-fixture.js'
 
 const HANDLER = 'follow-up-when-happened'
@@ -153,7 +154,7 @@ describe('createMessaging', () => {
     expect(first!.properties).toMatchObject({
       type: happened.type,
       correlationId: 'order-1',
-      contentType: 'application/json',
+      contentType: 'application/cloudevents+json; charset=utf-8',
       deliveryMode: 2,
       appId: 'alpha',
     })
@@ -274,5 +275,39 @@ describe('createMessaging', () => {
     // The pool stays the caller's.
     expect((await db.pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
     await proxy.close()
+  })
+
+  it('when the broker link is cut for a few seconds, then each connection logs one warn line when it goes and one info line with the downtime when it is back, and no line carries a stack', async () => {
+    // Rows earlier tests left unroutable (test.followed has no queue) would log their retries.
+    await db.pool.query('DELETE FROM outbox_message WHERE published_at IS NULL')
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    const lines = memoryLogger()
+    const messaging = start({ amqpUrl: proxy.url(AMQP_URL), logger: lines, recorders: [recordHappened] })
+    await messaging.start()
+    await eventually('healthy', () => messaging.health().ok)
+    lines.lines.length = 0
+
+    proxy.cut()
+    await eventually('the broker area down', () => !area(messaging, 'broker').ok)
+    // Long enough for several reconnect attempts and queue reopen timers.
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    proxy.restore()
+    await eventually('healthy again', () => messaging.health().ok, 15_000)
+    await messaging.stop()
+    await proxy.close()
+
+    const loud = lines.lines.filter((line) => line.level === 'warn' || line.level === 'error')
+    const lost = loud.filter((line) => line.msg === 'amqp connection lost')
+    expect(lost.map((line) => (line.obj as { connection: string }).connection).sort()).toEqual([
+      'alpha-consumer',
+      'alpha-relay',
+    ])
+    // Nothing else at warn or above: no line per queue, per retry or per reconnect attempt.
+    expect(loud.map((line) => [line.msg, line.obj])).toEqual(lost.map((line) => [line.msg, line.obj]))
+    const back = lines.lines.filter((line) => line.msg?.startsWith('amqp connection back after '))
+    expect(back).toHaveLength(2)
+    expect(back.every((line) => typeof (line.obj as { downMs?: unknown }).downMs === 'number')).toBe(true)
+    // Stacks are for the unexpected: an outage is expected.
+    expect(lines.lines.filter((line) => 'err' in line.obj)).toEqual([])
   })
 })

@@ -52,7 +52,7 @@ describe('outbox: enqueue and atomicity', () => {
       messageId: id,
       type: 'test.happened.v1',
       correlationId: 'corr-3',
-      contentType: 'application/json',
+      contentType: 'application/cloudevents+json; charset=utf-8',
       deliveryMode: 2,
       appId: 'test',
       headers: {

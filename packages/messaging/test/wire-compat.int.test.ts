@@ -1,7 +1,11 @@
 /**
- * Old and new builds exchange messages: this build publishes byte for byte what the golden build
- * (the one `test/wire/golden-v1.json` was captured from with `test/wire/capture.ts`) published for
- * the same outbox rows, and its consumer handles what the golden build published.
+ * Old and new builds exchange messages. `golden-v1.json` is what the build before the CloudEvents
+ * content type published for `WIRE_ROWS` (captured with `test/wire/capture.ts`), `golden-v2.json`
+ * what this build publishes. This build publishes v2 byte for byte; v2 differs from v1 only by the
+ * AMQP content type (`application/cloudevents+json`) and a `dataschema` attribute where the row has
+ * one, which a v1 consumer never reads (it parses the body, and the CloudEvents spec has consumers
+ * ignore attributes they do not know: the v1 build's parseDelivery accepted every v2 message when
+ * this was written); and this build's consumer handles v1 and v2 messages alike.
  */
 import { readFileSync } from 'node:fs'
 import amqp from 'amqplib'
@@ -17,9 +21,10 @@ import {
 } from './inbox-fixture.js'
 import { insertWireRows, rawTap, WIRE_ROWS, type WireMessage } from './wire/wire-fixture.js'
 
-const golden = JSON.parse(
-  readFileSync(new URL('./wire/golden-v1.json', import.meta.url), 'utf8'),
-) as WireMessage[]
+const readGolden = (name: string): WireMessage[] =>
+  JSON.parse(readFileSync(new URL(`./wire/${name}`, import.meta.url), 'utf8')) as WireMessage[]
+const v1 = readGolden('golden-v1.json')
+const v2 = readGolden('golden-v2.json')
 
 let fixture: InboxFixture
 beforeAll(async () => {
@@ -28,7 +33,7 @@ beforeAll(async () => {
 afterAll(() => fixture?.cleanup())
 
 describe('wire format', () => {
-  it('when the relay publishes the golden rows, then every body byte and every AMQP property is what the golden build sent', async () => {
+  it('when the relay publishes the golden rows, then every body byte and every AMQP property is golden v2', async () => {
     const exchange = uniqueName('wire_relay')
     const tap = await rawTap(exchange)
     try {
@@ -43,31 +48,52 @@ describe('wire format', () => {
       await relay.start()
       const published = await tap.take(WIRE_ROWS.length)
       await relay.stop()
-      expect(published).toEqual(golden)
+      expect(published).toEqual(v2)
     } finally {
       await tap.close()
     }
   })
 
-  it('when the golden build’s messages arrive (same bytes, same properties), then the consumer handles each once', async () => {
-    const { signals } = await fixture.startConsumer([recordingHandler('wire-reader')])
-    const handled = collect(signals, 'handled')
-    const connection = await amqp.connect(AMQP_URL)
-    const channel = await connection.createConfirmChannel()
-    for (const message of golden) {
-      const { headers, ...properties } = message.properties
-      channel.publish(fixture.exchange, message.routingKey, Buffer.from(message.body, 'utf8'), {
-        ...(properties as Record<string, unknown>),
-        headers: headers as Record<string, unknown>,
+  it('when v2 is compared with v1, then only the content type and the rows’ dataschema differ', () => {
+    expect(v2).toHaveLength(v1.length)
+    v2.forEach((message, index) => {
+      const old = v1[index]!
+      expect(message.properties).toEqual({
+        ...old.properties,
+        contentType: 'application/cloudevents+json; charset=utf-8',
       })
-    }
-    await channel.waitForConfirms()
-    await connection.close()
-    await eventually('both golden messages handled', () => handled.length === golden.length)
-    expect(handled.map((h) => [h.id, h.correlationId])).toEqual([
-      [WIRE_ROWS[0].id, 'order-1'],
-      [WIRE_ROWS[1].id, 'order-2'],
-    ])
-    expect((await fixture.effects('wire-reader')).map((e) => e.n)).toEqual([1, 2])
+      const { dataschema, ...rest } = JSON.parse(message.body) as Record<string, unknown>
+      expect(rest).toEqual(JSON.parse(old.body))
+      const row = WIRE_ROWS[index]!
+      expect(dataschema).toBe('dataschema' in row.headers ? row.headers.dataschema : undefined)
+      if (dataschema === undefined) expect(message.body).toBe(old.body)
+    })
   })
+
+  it.each([
+    ['v1', v1],
+    ['v2', v2],
+  ])(
+    'when %s messages arrive (same bytes, same properties), then the consumer handles each once',
+    async (name, golden) => {
+      const { signals } = await fixture.startConsumer([recordingHandler(`wire-reader-${name}`)])
+      const handled = collect(signals, 'handled')
+      const connection = await amqp.connect(AMQP_URL)
+      const channel = await connection.createConfirmChannel()
+      for (const message of golden) {
+        const { headers, ...properties } = message.properties
+        channel.publish(fixture.exchange, message.routingKey, Buffer.from(message.body, 'utf8'), {
+          ...(properties as Record<string, unknown>),
+          headers: headers as Record<string, unknown>,
+        })
+      }
+      await channel.waitForConfirms()
+      await connection.close()
+      await eventually(`every ${name} message handled`, () => handled.length === golden.length)
+      expect(handled.map((h) => [h.id, h.correlationId])).toEqual(
+        WIRE_ROWS.map((row) => [row.id, row.headers.correlationId]),
+      )
+      expect((await fixture.effects(`wire-reader-${name}`)).map((e) => e.n)).toEqual([1, 2, 3])
+    },
+  )
 })

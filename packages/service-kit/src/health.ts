@@ -36,7 +36,8 @@ export interface ReadinessBody {
 
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+/** `promise`, or a rejection `<what> did not answer within <timeoutMs> ms` when it takes longer. */
+export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not answer within ${timeoutMs} ms`)), timeoutMs)

@@ -58,6 +58,7 @@ export {
 } from './health.js'
 export { chooseLogFormat, loggerOptions, type LogFormat, type LogFormatChoice } from './logger.js'
 export {
+  FLEET_MESSAGING_NAMES,
   messagingOptions,
   messagingSettings,
   type MessagingSettings,
@@ -86,6 +87,7 @@ export {
   type PoolLike,
 } from './overload.js'
 export { genReqId, REQUEST_ID_HEADER } from './request-id.js'
+export { schemaCheck } from './schema-check.js'
 export { runMigrate, type RunMigrateOptions } from './run-migrate.js'
 export { runPrimary, SHUTDOWN_MESSAGE, type PrimaryOptions } from './cluster.js'
 export { runServer, type RunServerOptions, type ServerConfig } from './run-server.js'

@@ -15,7 +15,7 @@ export interface RunMigrateOptions<C extends { DATABASE_URL: string; LOG_LEVEL: 
 }
 
 /**
- * The `migrate` entry point of a service (a Kubernetes Job or an init step before rollout): parse the
+ * The `migrate` entry point of a service (the init container of each Kubernetes pod): parse the
  * config, apply the pending migrations with `runMigrations` over one connection to DATABASE_URL, log
  * what was applied, and exit 0. Exits 1 naming each bad variable, or with the MigrationError (file and
  * SQL error; that migration rolled back whole). Run it with MIGRATE_ON_START=false on the services.

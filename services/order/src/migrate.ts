@@ -1,4 +1,4 @@
-// Applies this service's migrations and exits: the migration Job runs it before a rollout.
+// Applies this service's migrations and exits: each Kubernetes pod runs it first, as its init container.
 import { fileURLToPath } from 'node:url'
 import { runMigrate } from '@saga/service-kit'
 import { loadConfig } from './config.js'

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { pgDatabase } from '@saga/messaging'
 import { messagingPlugin } from '@saga/messaging/fastify'
 import {
@@ -9,6 +10,7 @@ import {
   metricsPlugin,
   overloadOptions,
   overloadPlugin,
+  schemaCheck,
   type ServiceAppOptions,
 } from '@saga/service-kit'
 import type { Config } from './config.js'
@@ -47,7 +49,12 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     }),
   )
   await app.register(healthPlugin, {
-    checks: [databaseCheck(app.pool), ...messagingChecks(app.messaging)],
+    checks: [
+      databaseCheck(app.pool),
+      // Not ready against a schema older than this build (the migrate step has not run yet).
+      schemaCheck(app.pool, fileURLToPath(new URL('../prisma/migrations', import.meta.url))),
+      ...messagingChecks(app.messaging),
+    ],
   })
   await app.register(metricsPlugin, { service: 'shipment', metrics: app.messaging.metrics })
   await app.register(shipmentRoutes, { db: app.prisma })

@@ -120,6 +120,7 @@ export function firstEvent<P>(
     occurredAt: options.occurredAt,
     correlationId: options.correlationId ?? options.aggregateId,
     traceparent: options.traceparent,
+    ...(contract.dataschema === undefined ? {} : { dataschema: contract.dataschema }),
   }
 }
 
@@ -141,5 +142,6 @@ export function nextEvent<P>(contract: MessageContract<P>, options: NextEventOpt
     aggregateId: options.aggregateId,
     occurredAt: options.occurredAt,
     ...followUp(options.cause),
+    ...(contract.dataschema === undefined ? {} : { dataschema: contract.dataschema }),
   }
 }

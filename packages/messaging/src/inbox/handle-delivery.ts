@@ -153,8 +153,18 @@ async function deadLetter<Tx extends TransactionClient>(
   }
   control.ack()
   counters.deadLetteredTotal += 1
+  // The ids an operator needs to act: the message id (what a requeue takes) and the queues.
+  const deadLetterQueue = `${runtime.queue}.dlq`
   logger.error(
-    { messageId: ids.id, type: ids.type, handler: handler.name, reason, attempts },
+    {
+      messageId: ids.id,
+      type: ids.type,
+      handler: handler.name,
+      queue: runtime.queue,
+      deadLetterQueue,
+      reason,
+      attempts,
+    },
     'message dead-lettered',
   )
   signals.emit('deadLettered', { id: ids.id, type: ids.type, handler: handler.name, reason })
@@ -212,7 +222,9 @@ export async function handleDelivery<Tx extends TransactionClient>(
     runtime.handler.message,
   )
   if (!parsed.ok) {
-    await deadLetter(control, runtime, parsed.reason, 0, parsed)
+    // A body that is not even JSON names no id: the AMQP message id does.
+    const messageId = parsed.id ?? (delivery.properties.messageId as string | undefined)
+    await deadLetter(control, runtime, parsed.reason, 0, { id: messageId, type: parsed.type })
     return
   }
   const message: ConsumedMessage = { ...parsed.message, attempt: priorDeliveries(delivery) + 1 }

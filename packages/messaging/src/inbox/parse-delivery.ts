@@ -51,6 +51,7 @@ function envelopeProblems(body: Fields, expectedType: string): string[] {
   optional('causationid')
   optional('traceparent')
   optional('subject')
+  optional('dataschema')
   if (!('data' in body)) problems.push('data: missing')
   return problems
 }

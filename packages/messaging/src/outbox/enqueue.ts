@@ -20,6 +20,8 @@ export interface OutboxHeaders {
   tracestate?: string
   /** The caller's `occurredAt` (ISO 8601), sent as CloudEvents `time`; absent: `occurred_at`. */
   occurredAt?: string
+  /** The payload's schema URI, sent as CloudEvents `dataschema`. */
+  dataschema?: string
 }
 
 // occurred_at is always the database's now(): every age, backoff and retention judgement on the
@@ -87,6 +89,7 @@ export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage
   if (traceparent) headers.traceparent = traceparent
   if (active.tracestate) headers.tracestate = active.tracestate
   if (message.occurredAt) headers.occurredAt = validTime(message.occurredAt, type)
+  if (message.dataschema) headers.dataschema = message.dataschema
   const payload = serialise(message.payload, type)
   await assertInTransaction(tx, 'enqueue')
   const id = uuidv7()

@@ -21,6 +21,12 @@ export const OUTBOX_COLUMNS =
   'id, type, routing_key, payload, headers, aggregate_id, occurred_at, attempts, ' +
   '(extract(epoch from clock_timestamp() - occurred_at) * 1000)::float8 AS age_ms'
 
+/**
+ * The AMQP content type of a structured-mode CloudEvent (the AMQP protocol binding, "Structured
+ * Content Mode"), so a CloudEvents SDK reads the body as an event, not as its data.
+ */
+export const CLOUDEVENTS_CONTENT_TYPE = 'application/cloudevents+json; charset=utf-8'
+
 /** A row ready for `channel.publish`. */
 export interface Publishable {
   routingKey: string
@@ -43,6 +49,7 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
     time: headers.occurredAt ?? row.occurred_at.toISOString(),
     subject: row.aggregate_id ?? undefined,
     datacontenttype: 'application/json',
+    dataschema: headers.dataschema,
     correlationid: correlationId,
     causationid: headers.causationId,
     traceparent: headers.traceparent,
@@ -59,7 +66,7 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
       messageId: row.id,
       type: row.type,
       correlationId,
-      contentType: 'application/json',
+      contentType: CLOUDEVENTS_CONTENT_TYPE,
       persistent: true,
       mandatory: true,
       appId: source,

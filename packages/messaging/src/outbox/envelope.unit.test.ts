@@ -41,7 +41,7 @@ describe('toPublishable', () => {
       messageId: row.id,
       type: 'order.created.v1',
       correlationId: 'o-1',
-      contentType: 'application/json',
+      contentType: 'application/cloudevents+json; charset=utf-8',
       persistent: true,
       mandatory: true,
       appId: 'order',

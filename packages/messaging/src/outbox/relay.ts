@@ -199,7 +199,9 @@ class OutboxRelay implements Relay {
     }
     if (result.failed.length > 0) {
       const [first] = result.failed
-      log?.warn(
+      // A batch cut off by a lost link is the outage the connection already logged once.
+      const level = result.failed.every((failure) => failure.kind === 'transport') ? 'debug' : 'warn'
+      log?.[level](
         {
           failed: result.failed.length,
           published: result.published.length,

@@ -174,8 +174,10 @@ class NotifyWakeup implements CrossInstanceWakeup {
     client.removeAllListeners('notification')
     client.end().catch(() => undefined)
     if (this.#closed) return
-    if (this.#failures === 0)
-      this.#log?.warn({ reason: error.message }, 'outbox LISTEN connection lost; reconnecting')
+    if (this.#failures === 0) {
+      const code = (error as { code?: unknown }).code
+      this.#log?.warn({ reason: error.message, code }, 'outbox LISTEN connection lost; reconnecting')
+    }
     if (this.#reconnectTimer) return
     const delay = backoffDelay(this.#failures, 100, 1_000)
     this.#failures += 1

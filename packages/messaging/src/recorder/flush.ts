@@ -149,7 +149,12 @@ class FlushOutcomes {
       await this.control.deadLetter(delivery, reason)
       this.done(delivery)
       counters.deadLetteredTotal += 1
-      logger.error({ messageId: id, type, recorder: definition.name, reason }, 'message dead-lettered')
+      const queue = this.runtime.queue
+      const deadLetterQueue = `${queue}.dlq`
+      logger.error(
+        { messageId: id, type, recorder: definition.name, queue, deadLetterQueue, reason },
+        'message dead-lettered',
+      )
       signals.emit('deadLettered', { id, type, handler: definition.name, reason })
     } catch (error) {
       // The copy is not safely in the DLQ, so the original must not be acked.
@@ -169,7 +174,7 @@ async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOu
     const contract = contractOf(delivery, outcomes.runtime.contracts)
     if (!contract) {
       const reason = `neither routing key '${delivery.fields.routingKey}' nor the type is recorded here`
-      await outcomes.deadLetter(delivery, reason)
+      await outcomes.deadLetter(delivery, reason, delivery.properties.messageId as string | undefined)
       continue
     }
     const parsed = await parseDelivery(
@@ -177,7 +182,10 @@ async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOu
       contract,
     )
     if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
-    else await outcomes.deadLetter(delivery, parsed.reason, parsed.id, parsed.type)
+    else {
+      const messageId = parsed.id ?? (delivery.properties.messageId as string | undefined)
+      await outcomes.deadLetter(delivery, parsed.reason, messageId, parsed.type)
+    }
   }
   return valid
 }

@@ -1,8 +1,9 @@
 /**
  * The wire format of the relay, pinned: fixed outbox rows (ids, times, headers), a relay publishing
  * them, and a raw capture of what reached the broker (the exact body bytes and the AMQP
- * properties). `capture.ts` writes one build's capture to `golden-v1.json`; the wire test checks
- * that this build publishes the same bytes and consumes what the golden build published.
+ * properties). `capture.ts` writes one build's capture (`golden-v1.json`: the build before CloudEvents
+ * content type and `dataschema`; `golden-v2.json`: this one); the wire test checks what changed
+ * between them and that this build consumes both.
  */
 import amqp from 'amqplib'
 import type pg from 'pg'
@@ -33,6 +34,15 @@ export const WIRE_ROWS = [
     headers: { correlationId: 'order-2' },
     aggregate_id: null,
     occurred_at: '2026-01-31T12:00:01.000Z',
+  },
+  {
+    id: '01900000-0000-7000-8000-000000000003',
+    type: 'test.happened.v1',
+    routing_key: 'test.happened',
+    payload: { n: 3 },
+    headers: { correlationId: 'order-3', dataschema: 'urn:test:event:test.happened.v1' },
+    aggregate_id: 'order-3',
+    occurred_at: '2026-01-31T12:00:02.000Z',
   },
 ] as const
 

@@ -65,7 +65,9 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
           .send(original)
       }
       onDeadline?.(deadlineMs ?? DEFAULT_ORDER_DEADLINE_MS)
-      request.log.info({ orderId: result.order.id, correlationId: result.order.id }, 'order created')
+      // The success path is at debug like every handled message's (an order's end, confirmed, too);
+      // refusals and cancellations are at info.
+      request.log.debug({ orderId: result.order.id, correlationId: result.order.id }, 'order created')
       return reply.code(201).header('location', `/orders/${result.order.id}`).send(result.order)
     },
   )
