@@ -45,7 +45,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
       service: 'payment',
       database: pgDatabase(app.pool),
       pool: app.pool,
-      handlers: paymentReactions(deps),
+      handlers: paymentReactions(deps, { slowTokenDelayMs: config.PAYMENT_SLOW_TOKEN_DELAY_MS }),
     }),
   )
   await app.register(healthPlugin, {

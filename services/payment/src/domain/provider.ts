@@ -6,6 +6,7 @@
  * | paymentMethod                 | outcome                                   |
  * |-------------------------------|-------------------------------------------|
  * | `tok_visa`, `tok_mastercard`, `tok_amex` | captured                       |
+ * | `tok_slow`                    | captured, answered after a delay (`answerDelayMs`) |
  * | `tok_chargeDeclined`          | declined, reason `card_declined`          |
  * | `tok_insufficientFunds`       | declined, reason `insufficient_funds`     |
  * | `tok_expiredCard`             | declined, reason `expired_card`           |
@@ -18,7 +19,13 @@
 /** Highest amount the provider charges at once, in minor units (Stripe's limit: 8 digits). */
 export const MAX_CHARGE_AMOUNT = 99_999_999
 
-const CAPTURING = new Set(['tok_visa', 'tok_mastercard', 'tok_amex'])
+/** The token whose charge the provider answers only after a delay: an order that waits long enough to cancel. */
+export const SLOW_TOKEN = 'tok_slow'
+
+/** `tok_slow`'s delay when PAYMENT_SLOW_TOKEN_DELAY_MS is not set, ms: time to type `cancel <id>`. */
+export const DEFAULT_SLOW_TOKEN_DELAY_MS = 10_000
+
+const CAPTURING = new Set(['tok_visa', 'tok_mastercard', 'tok_amex', SLOW_TOKEN])
 
 const DECLINES: Readonly<Record<string, { reason: string; message: string }>> = {
   tok_chargeDeclined: { reason: 'card_declined', message: 'The card was declined' },
@@ -53,6 +60,16 @@ export function charge(request: ChargeRequest): ChargeOutcome {
     reason: 'invalid_payment_method',
     message: 'The provider does not know this token',
   }
+}
+
+/**
+ * How long the provider takes to answer a charge with `paymentMethod`, ms: `slowTokenDelayMs` for
+ * `tok_slow`, 0 for every other token. A demo of a slow provider, so that a person can cancel the
+ * order while its payment is pending; the handler waits before it takes the order's lock, so a
+ * cancel handled meanwhile is seen and nothing is charged.
+ */
+export function answerDelayMs(paymentMethod: string, slowTokenDelayMs: number): number {
+  return paymentMethod === SLOW_TOKEN ? slowTokenDelayMs : 0
 }
 
 /** What a refund request finds: a capture to refund, or why there is nothing to do. */

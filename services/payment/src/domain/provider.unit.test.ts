@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest'
-import { charge, decideRefund, MAX_CHARGE_AMOUNT } from './provider.js'
+import { answerDelayMs, charge, decideRefund, MAX_CHARGE_AMOUNT } from './provider.js'
 
 const request = { amount: 4499, currency: 'EUR' }
 
 describe('charge', () => {
   it('when the token is tok_visa, then the charge is captured', () => {
     expect(charge({ ...request, paymentMethod: 'tok_visa' })).toEqual({ outcome: 'captured' })
+  })
+
+  it('when the token is tok_slow, then the charge is captured, answered after the slow delay; every other token at once', () => {
+    expect(charge({ ...request, paymentMethod: 'tok_slow' })).toEqual({ outcome: 'captured' })
+    expect(answerDelayMs('tok_slow', 10_000)).toBe(10_000)
+    expect(answerDelayMs('tok_visa', 10_000)).toBe(0)
+    expect(answerDelayMs('tok_chargeDeclined', 10_000)).toBe(0)
   })
 
   it('when the token is a declining test token, then it is declined with its reason', () => {

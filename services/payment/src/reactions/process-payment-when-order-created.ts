@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
-import { charge } from '../domain/provider.js'
+import { answerDelayMs, charge, DEFAULT_SLOW_TOKEN_DELAY_MS } from '../domain/provider.js'
 import type { Tx } from '../plugins/db.js'
 import { cancellations, savePayment } from '../store.js'
 
@@ -13,9 +14,15 @@ import { cancellations, savePayment } from '../store.js'
  * message id) a no-op instead of a second charge. An order already cancelled here (its OrderCancelled
  * came first, e.g. its deadline fired while this message waited) is not charged at all and nothing
  * is emitted: no capture, so nothing to refund (`cancellations.takeOrderLock` keeps a cancel
- * handled at the same moment from slipping past).
+ * handled at the same moment from slipping past). A `tok_slow` charge waits `slowTokenDelayMs` first
+ * (the simulated provider is slow, see `answerDelayMs`), before the lock, so a cancel handled
+ * meanwhile is recorded and the charge then sees it; the wait holds this handler's transaction and
+ * its batch, so it is for trying a cancel by hand, not for load.
  */
-export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefinition<Tx, OrderCreated> {
+export function processPaymentWhenOrderCreated(
+  deps: ReactionDeps,
+  { slowTokenDelayMs = DEFAULT_SLOW_TOKEN_DELAY_MS }: { slowTokenDelayMs?: number } = {},
+): HandlerDefinition<Tx, OrderCreated> {
   return {
     name: 'process-payment-when-order-created',
     message: OrderCreated,
@@ -25,6 +32,11 @@ export function processPaymentWhenOrderCreated(deps: ReactionDeps): HandlerDefin
       const paymentId = randomUUID()
       const now = deps.clock()
       const log = { orderId, paymentId, messageId: message.id, correlationId: message.correlationId }
+      const delayMs = answerDelayMs(order.paymentMethod, slowTokenDelayMs)
+      if (delayMs > 0) {
+        deps.logger.info({ ...log, delayMs }, 'slow payment token: the provider answers after a delay')
+        await sleep(delayMs)
+      }
       await cancellations.takeOrderLock(tx, orderId)
       if (await cancellations.isCancelled(tx, orderId)) {
         deps.logger.info(log, 'order already cancelled; not charged')
