@@ -2,7 +2,7 @@
 // Runs first in `npm start`, `npm test` and the other root scripts: on a Node outside package.json's
 // `engines` it prints one line naming the fix and exits 1, before any build, instead of letting a
 // dependency fail later with an error about a missing API. Plain JavaScript, so it runs before a build.
-/* global console, process */
+/* global URL, console, process */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import semver from 'semver'
@@ -25,7 +25,9 @@ export function unsupportedNode({ version, range, script, platform, arch }) {
   // `^22.15.0 || ^24.11.0 || ^26.0.0` -> `Node 22, 24 or 26`
   const majors = range.split('||').map((part) => semver.minVersion(part.trim())?.major)
   const lines = `Node ${majors.join(', ').replace(/, (\d+)$/, ' or $1')}`
-  const command = script ? `npm ${['start', 'test'].includes(script) ? script : `run ${script}`}` : 'npm start'
+  const command = script
+    ? `npm ${['start', 'test'].includes(script) ? script : `run ${script}`}`
+    : 'npm start'
   const onLinux = platform === 'linux' && (arch === 'x64' || arch === 'arm64')
   const fix = onLinux
     ? `Run it on Node ${RECOMMENDED} from the npm registry: npx -y -p node-linux-${arch}@${RECOMMENDED} -- ${command} (or nvm install ${RECOMMENDED})`
@@ -34,10 +36,13 @@ export function unsupportedNode({ version, range, script, platform, arch }) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'))
+  const pkg = readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')
+  // JSON.parse gives `any` and this plain JavaScript file has no type to cast it to.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access
+  const range = JSON.parse(pkg).engines.node
   const problem = unsupportedNode({
     version: process.version,
-    range: pkg.engines.node,
+    range: String(range),
     script: process.env.npm_lifecycle_event,
     platform: process.platform,
     arch: process.arch,

@@ -4,25 +4,25 @@ import { existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
+import { parseOptions } from '@saga/cli-kit'
 import { bootstrapDatabases, DEFAULT_POSTGRES_URL, type ServiceDatabase } from './bootstrap.js'
 import { amqpUrlFor, brokerUsers, ensureBrokerUsers, vhostOf } from './broker-users.js'
 import { ensureInfrastructure } from './ensure-infra.js'
+import { startProgram } from './fleet-cli.js'
 import { amqpPasswordsFromEnv, fleetBrokerNames, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
 import { Supervisor } from './supervise.js'
 import { exitOnBadUrlSettings } from './url-settings.js'
 
+// --prefix p_: a fleet of its own beside the usual one (databases p_order_service, ..., exchange
+// p_saga.events, queues p_order.*, broker users p_order-service, ...); tests run one this way.
+// --help, --version and a usage error end the process here, before the settings are read.
+const prefix = (await parseOptions(startProgram())).prefix ?? ''
 exitOnBadUrlSettings()
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const colours = { order: 'cyan', payment: 'magenta', inventory: 'yellow', shipment: 'green' } as const
 const say = (line: string) => console.log(`[fleet] ${line}`)
-
-// --prefix p_: a fleet of its own beside the usual one (databases p_order_service, ..., exchange
-// p_saga.events, queues p_order.*, broker users p_order-service, ...); tests run one this way.
-const { values } = parseArgs({ options: { prefix: { type: 'string', default: '' } } })
-const prefix = values.prefix
 
 // Set once the services are spawned; the handlers below run before and after that.
 const fleet: { supervisor?: Supervisor } = {}

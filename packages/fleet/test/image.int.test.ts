@@ -187,7 +187,7 @@ describe('the runtime image, assembled in a temporary folder', () => {
     const order = `http://127.0.0.1:${ports.get('order')}/orders`
     const body = orderBody({
       skus: ['MUG-001'],
-      quantities: ['1'],
+      quantities: [1],
       unitPrice: 1250,
       currency: 'EUR',
       country: 'DE',

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type RequestListener } from 'node:http'
+import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,35 +11,15 @@ import { AMQP_URL, createTestDatabase, deleteBrokerObjects, type TestDatabase } 
 import amqp from 'amqplib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICES, type ServiceName } from '../src/cli/settings.js'
+import { closedUrl, orderCliEntry, runNode, serve } from './cli-processes.js'
 
 const run = promisify(execFile)
 const launcher = fileURLToPath(new URL('../bin/order.js', import.meta.url))
 const root = fileURLToPath(new URL('../../../', import.meta.url))
-const cli = fileURLToPath(new URL('../dist/cli/order.js', import.meta.url))
 const messagingSql = fileURLToPath(new URL('../../messaging/sql/messaging.sql', import.meta.url))
 
 /** Runs the built CLI; resolves with its exit code and output whatever the code. */
-async function order(args: string[], env: Record<string, string>) {
-  return run('node', [cli, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => error,
-  )
-}
-
-/** A local HTTP server answering with `handler`; `close()` stops it. */
-async function serve(handler: RequestListener) {
-  const server = createServer(handler).listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(resolve)) }
-}
-
-/** A URL nothing listens on (a port just released). */
-async function closedUrl(): Promise<string> {
-  const server = await serve(() => undefined)
-  await server.close()
-  return server.url
-}
+const order = (args: string[], env: Record<string, string>) => runNode(orderCliEntry, args, env)
 
 describe('npm run order (bin/order.js)', () => {
   it('when the CLI is not built, then it says to build first and exits 1 without a stack trace', async () => {
@@ -61,7 +41,7 @@ describe('npm run order (bin/order.js)', () => {
 
   it('when the CLI is built, then the launcher runs it with the arguments given', async () => {
     const { stdout } = await run('node', [launcher, 'help'])
-    expect(stdout).toContain('usage: npm run order -- <command>')
+    expect(stdout).toContain('Usage: npm run order -- <command>')
   })
 
   // npm prints `> node packages/fleet/bin/order.js cancel ***`: it redacts anything shaped like a

@@ -1,10 +1,11 @@
-// `npm run load -- [options]`: load against a running fleet; see settings.ts for the options.
+// `npm run load -- [options]`: load against a running fleet; settings.ts has the options (`--help`).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { runCli } from '@saga/cli-kit'
 import { createHttpClient } from './http.js'
 import { describeOverload, describeRun, machineLine, overloadFailures, runsTable } from './report.js'
 import { runOnce, type RunResult } from './run.js'
-import { loadSettings, type LoadSettings } from './settings.js'
+import { loadProgram, loadSettings, type LoadSettings } from './settings.js'
 import { findHighestRate } from './step.js'
 
 const DOCS = fileURLToPath(new URL('../../../docs/performance.md', import.meta.url))
@@ -61,28 +62,23 @@ async function documentedSet(http: ReturnType<typeof createHttpClient>, settings
   )
 }
 
-let settings: LoadSettings
-try {
-  settings = loadSettings(process.argv.slice(2), process.env)
-} catch (error) {
-  console.error((error as Error).message)
-  process.exit(2)
+/** Runs the mode the options name and prints its report; sets exit code 1 for a failed overload verdict. */
+async function run(settings: LoadSettings): Promise<void> {
+  const http = createHttpClient(settings.maxInFlight)
+  try {
+    console.log(`machine: ${machineLine()}`)
+    if (settings.mode === 'docs') await documentedSet(http, settings)
+    else if (settings.mode === 'step') {
+      const step = await findHighestRate(http, settings)
+      console.log(`highest rate that held for ${settings.step.seconds} s: ${step.highest ?? 'none'} orders/s`)
+    } else if (settings.mode === 'overload') {
+      const result = await runOnce(http, settings, settings.rate, settings.seconds)
+      console.log(describeOverload(result, settings.acceptP99Ms))
+      if (overloadFailures(result, settings.acceptP99Ms).length > 0) process.exitCode = 1
+    } else console.log(describeRun(await runOnce(http, settings, settings.rate, settings.seconds)))
+  } finally {
+    http.close()
+  }
 }
-const http = createHttpClient(settings.maxInFlight)
-try {
-  console.log(`machine: ${machineLine()}`)
-  if (settings.mode === 'docs') await documentedSet(http, settings)
-  else if (settings.mode === 'step') {
-    const step = await findHighestRate(http, settings)
-    console.log(`highest rate that held for ${settings.step.seconds} s: ${step.highest ?? 'none'} orders/s`)
-  } else if (settings.mode === 'overload') {
-    const run = await runOnce(http, settings, settings.rate, settings.seconds)
-    console.log(describeOverload(run, settings.acceptP99Ms))
-    if (overloadFailures(run, settings.acceptP99Ms).length > 0) process.exitCode = 1
-  } else console.log(describeRun(await runOnce(http, settings, settings.rate, settings.seconds)))
-} catch (error) {
-  console.error(`load: ${(error as Error).message}`)
-  process.exitCode = 1
-} finally {
-  http.close()
-}
+
+await runCli(loadProgram().action((options) => run(loadSettings(options, process.env))))

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util'
+import { createCli, Option, packageVersion, parse } from '@saga/cli-kit'
 
 /** The four services, in chain order, and their `npm start` ports. */
 const SERVICES = { order: 3001, payment: 3002, inventory: 3003, shipment: 3004 } as const
@@ -26,62 +26,85 @@ export interface LoadSettings {
   maxInFlight: number
 }
 
-const USAGE = `npm run load -- [options]
-  --rate N            orders per second (default 20)
-  --seconds N         seconds of placing (default 20)
-  --step              find the highest rate that holds for --step-seconds (default 60)
-  --step-seconds N    seconds per step (default 60)
-  --step-from N       first rate of the step mode (default 20)
-  --step-by N         increment per step (default 10)
-  --step-max-p99 MS   a step holds while POST -> terminal p99 stays under this (default 1000)
-  --overload          offer twice --rate (give the sustainable rate) for --seconds (default 60), then
-                      report accepted, shed (503), errors by status, accept p50/p99, the drain time,
-                      and whether every accepted order ended terminal (nothing lost)
-  --accept-p99 MS     overload mode: the p99 an accepted POST must keep (default 50, issue 10)
-  --docs              run the documented set (20/s and 50/s steady, then the step mode) and
-                      rewrite the results section of docs/performance.md
-  --drain-timeout S   seconds to wait for the run's orders to finish after the last POST (default 120)
-Environment: ORDER_SERVICE_URL, PAYMENT_SERVICE_URL, INVENTORY_SERVICE_URL, SHIPMENT_SERVICE_URL
-(default http://127.0.0.1:3001-3004), POSTGRES_URL (admin, for the fleet's PostgreSQL CPU; default
-postgresql://postgres@127.0.0.1:5432/postgres; "none" skips it), DATABASE_PREFIX (the bootstrap prefix, default none).`
+const ENVIRONMENT = `
+Environment:
+  ORDER_SERVICE_URL, PAYMENT_SERVICE_URL, INVENTORY_SERVICE_URL, SHIPMENT_SERVICE_URL
+                  the fleet's services (default: http://127.0.0.1:3001 ... 3004)
+  POSTGRES_URL    admin connection, for the CPU of the fleet's PostgreSQL backends
+                  (default: postgresql://postgres@127.0.0.1:5432/postgres; "none" skips it)
+  DATABASE_PREFIX the --prefix the fleet's databases were bootstrapped with (default: none)
 
-const positive = (name: string, raw: string | undefined, fallback: number): number => {
-  if (raw === undefined) return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0)
-    throw new Error(`${name} must be a positive number, got '${raw}'`)
-  return value
-}
+Exit codes: 0 done; 1 failed (an overload verdict that does not hold, a fleet that
+does not answer); 2 usage error.`
 
 /**
- * Parses the command line and the environment. Throws an Error naming the bad option (with the
- * usage text) for an unknown option or a value that is not a positive number.
+ * The load harness's command line, `npm run load -- [options]` (the convention of @saga/cli-kit):
+ * every option parsed and checked here; `loadSettings` turns the result into `LoadSettings`.
  */
-export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): LoadSettings {
-  let values: Record<string, string | boolean | undefined>
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      options: {
-        rate: { type: 'string' },
-        seconds: { type: 'string' },
-        step: { type: 'boolean' },
-        'step-from': { type: 'string' },
-        'step-by': { type: 'string' },
-        'step-seconds': { type: 'string' },
-        'step-max-p99': { type: 'string' },
-        docs: { type: 'boolean' },
-        overload: { type: 'boolean' },
-        'accept-p99': { type: 'string' },
-        'drain-timeout': { type: 'string' },
-        help: { type: 'boolean' },
-      },
-    }))
-  } catch (error) {
-    throw new Error(`${(error as Error).message}\n\n${USAGE}`, { cause: error })
-  }
-  if (values.help) throw new Error(USAGE)
-  const str = (key: string): string | undefined => values[key] as string | undefined
+export function loadProgram() {
+  return createCli({
+    name: 'npm run load --',
+    description:
+      'Place orders at a steady rate against a running fleet (npm start) and report throughput, ' +
+      'latency and CPU per saga.',
+    version: packageVersion(import.meta.url),
+  })
+    .option(
+      '--rate <n>',
+      'orders per second; with --overload the rate the fleet sustains',
+      parse.positiveNumber,
+      20,
+    )
+    .option('--seconds <n>', 'seconds of placing (default: 20, with --overload 60)', parse.positiveNumber)
+    .addOption(
+      new Option('--step', 'find the highest rate that holds for --step-seconds').conflicts([
+        'overload',
+        'docs',
+      ]),
+    )
+    .option('--step-from <n>', 'first rate of the step mode', parse.positiveNumber, 20)
+    .option('--step-by <n>', 'increment per step', parse.positiveNumber, 10)
+    .option('--step-seconds <n>', 'seconds per step', parse.positiveNumber, 60)
+    .option(
+      '--step-max-p99 <ms>',
+      'a step holds while POST -> terminal p99 stays under this',
+      parse.positiveNumber,
+      1_000,
+    )
+    .addOption(
+      new Option(
+        '--overload',
+        'offer twice --rate for --seconds, then report accepted, shed (503), errors by status, ' +
+          'accept p50/p99, the drain time, and whether every accepted order ended terminal',
+      ).conflicts(['step', 'docs']),
+    )
+    .option(
+      '--accept-p99 <ms>',
+      'with --overload: the p99 an accepted POST must keep',
+      parse.positiveNumber,
+      50,
+    )
+    .addOption(
+      new Option(
+        '--docs',
+        'run the documented set (20/s and 50/s steady, then the step mode) and rewrite the results ' +
+          'section of docs/performance.md',
+      ).conflicts(['step', 'overload']),
+    )
+    .option(
+      '--drain-timeout <s>',
+      "seconds to wait for the run's orders to finish after the last POST",
+      parse.positiveNumber,
+      120,
+    )
+    .addHelpText('after', ENVIRONMENT)
+}
+
+/** The options `loadProgram` parses. */
+export type LoadOptions = ReturnType<ReturnType<typeof loadProgram>['opts']>
+
+/** The settings of a run from the parsed options and the environment (see `loadProgram`'s help). */
+export function loadSettings(options: LoadOptions, env: NodeJS.ProcessEnv): LoadSettings {
   const prefix = env.DATABASE_PREFIX ?? ''
   const adminUrl = env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
   const services = Object.fromEntries(
@@ -90,21 +113,22 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): LoadSettin
       (env[`${name.toUpperCase()}_SERVICE_URL`] ?? `http://127.0.0.1:${port}`).replace(/\/$/, ''),
     ]),
   ) as LoadSettings['services']
+  const overload = options.overload === true
   return {
-    mode: values.docs ? 'docs' : values.step ? 'step' : values.overload ? 'overload' : 'steady',
-    rate: positive('--rate', str('rate'), 20) * (values.overload ? 2 : 1),
-    seconds: positive('--seconds', str('seconds'), values.overload ? 60 : 20),
-    acceptP99Ms: positive('--accept-p99', str('accept-p99'), 50),
+    mode: options.docs ? 'docs' : options.step ? 'step' : overload ? 'overload' : 'steady',
+    rate: options.rate * (overload ? 2 : 1),
+    seconds: options.seconds ?? (overload ? 60 : 20),
+    acceptP99Ms: options.acceptP99,
     step: {
-      from: positive('--step-from', str('step-from'), 20),
-      by: positive('--step-by', str('step-by'), 10),
-      seconds: positive('--step-seconds', str('step-seconds'), 60),
-      maxP99Ms: positive('--step-max-p99', str('step-max-p99'), 1_000),
+      from: options.stepFrom,
+      by: options.stepBy,
+      seconds: options.stepSeconds,
+      maxP99Ms: options.stepMaxP99,
     },
     services,
     postgresUrl: adminUrl === 'none' ? undefined : adminUrl,
     databases: Object.keys(SERVICES).map((s) => `${prefix}${s}_service`),
-    drainTimeoutMs: positive('--drain-timeout', str('drain-timeout'), 120) * 1_000,
+    drainTimeoutMs: options.drainTimeout * 1_000,
     maxInFlight: 256,
   }
 }

@@ -206,7 +206,7 @@ export async function printChain(
 
 /**
  * What `place --follow` and `follow` print after the chain, and their exit code: `final status: X`
- * and 0 when a terminal event was seen; else 2, saying the order is still PENDING after the timeout
+ * and 0 when a terminal event was seen; else 3 (2 is a usage error), saying the order is still PENDING after the timeout
  * (or, when the order service already reports a final status whose event was not seen, that status).
  * @param status the order's status from GET /orders/:id afterwards; undefined when it was not read
  */
@@ -223,20 +223,20 @@ export function outcome(
   if (status === 'PENDING')
     return {
       lines: [`order ${orderId} is still PENDING after the ${timeoutMs} ms timeout; ${hint}`],
-      code: 2,
+      code: 3,
     }
   if (status === undefined) {
     return {
       lines: [
         `order ${orderId}: no final event within the ${timeoutMs} ms timeout, and its status could not be read; ${hint}`,
       ],
-      code: 2,
+      code: 3,
     }
   }
   return {
     lines: [
       `order ${orderId} is ${status}${because}, but its final event was not seen within the ${timeoutMs} ms timeout; ${hint}`,
     ],
-    code: 2,
+    code: 3,
   }
 }

@@ -61,18 +61,18 @@ describe('outcome', () => {
     })
   })
 
-  it('when the timeout passed with the order PENDING, then it says it is still PENDING after the timeout, exit 2', () => {
+  it('when the timeout passed with the order PENDING, then it says it is still PENDING after the timeout, exit 3', () => {
     expect(outcome(id, 'PENDING', undefined, false, 3_000)).toEqual({
       lines: [
         `order ${id} is still PENDING after the 3000 ms timeout; run \`npm run order -- where ${id}\` to see what it waits for`,
       ],
-      code: 2,
+      code: 3,
     })
   })
 
-  it('when the timeout passed but the service reports a final status, then that status without calling it final, exit 2', () => {
+  it('when the timeout passed but the service reports a final status, then that status without calling it final, exit 3', () => {
     const result = outcome(id, 'CONFIRMED', undefined, false, 3_000)
-    expect(result.code).toBe(2)
+    expect(result.code).toBe(3)
     expect(result.lines[0]).toContain(
       `order ${id} is CONFIRMED, but its final event was not seen within the 3000 ms timeout`,
     )

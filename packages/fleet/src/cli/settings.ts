@@ -52,3 +52,27 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings 
     services,
   }
 }
+
+/** Errors of a connection that never came up (nothing listens, no route, no name), by code or message. */
+const NO_ANSWER =
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|timeout|Socket closed/i
+
+/**
+ * Why the broker could not be used, naming its address without the credentials, e.g. `the broker at
+ * 127.0.0.1:5672 did not answer (connect ECONNREFUSED 127.0.0.1:5672)`; an answer that refused (a
+ * login, an exchange that does not exist) reads `the broker at 127.0.0.1:5672 refused (...)`.
+ */
+export function brokerUnreachable(amqpUrl: string, error: unknown): string {
+  let where = 'the broker'
+  try {
+    const url = new URL(amqpUrl)
+    const vhost = decodeURIComponent(url.pathname.slice(1))
+    where = `the broker at ${url.host}${vhost ? ` (vhost ${vhost})` : ''}`
+  } catch {
+    // not a URL: amqplib says so in the reason
+  }
+  const code = (error as { code?: unknown } | undefined)?.code
+  const reason = error instanceof Error ? error.message : String(error)
+  const noAnswer = NO_ANSWER.test(`${typeof code === 'string' ? code : ''} ${reason}`)
+  return `${where} ${noAnswer ? 'did not answer' : 'refused'} (${reason})`
+}

@@ -1,0 +1,231 @@
+import amqp from 'amqplib'
+import { ChainWatcher, outcome, printChain } from './follow.js'
+import { callOrderService } from './http.js'
+import { parkedRows, retryParked } from './outbox.js'
+import { orderBody, type PlaceInput } from './place.js'
+import { discardDeadLetter, listDeadLetters, requeueDeadLetters, type DeadLetter } from './queues.js'
+import { brokerUnreachable, type CliSettings } from './settings.js'
+
+/** Results go to stdout, one line each. */
+export const out = (line: string): void => void process.stdout.write(`${line}\n`)
+/** Refusals, failures and what could not be done go to stderr. */
+export const err = (line: string): void => void process.stderr.write(`${line}\n`)
+
+/** What the CLI reads of an order (GET /orders/:id, or the 201 of POST /orders). */
+interface OrderAnswer {
+  id?: string
+  status?: string
+  total?: unknown
+  cancellationReason?: string
+  reason?: string
+  createdAt?: string
+  message?: string
+}
+
+/** The order's `createdAt` as a Date, the origin of the offsets `follow` prints; undefined when absent or not a time. */
+function createdAt(order: OrderAnswer | undefined): Date | undefined {
+  const at = order?.createdAt ? new Date(order.createdAt) : undefined
+  return at && !Number.isNaN(at.getTime()) ? at : undefined
+}
+
+/** The JSON body of an answer, or `{}` when it has none or it is not JSON. */
+async function bodyOf(res: Response): Promise<OrderAnswer> {
+  const text = await res.text()
+  try {
+    return JSON.parse(text) as OrderAnswer
+  } catch {
+    return text ? { message: text } : {}
+  }
+}
+
+/**
+ * GET /orders/:id; undefined for 404.
+ * @throws OrderServiceUnreachable when the order service does not answer
+ */
+async function getOrder(settings: CliSettings, orderId: string): Promise<OrderAnswer | undefined> {
+  const res = await callOrderService(settings, `/orders/${orderId}`, { timeoutMs: 5_000 })
+  if (res.status === 404) return undefined
+  return bodyOf(res)
+}
+
+/** Opens the live subscription, or says why it cannot (the broker's address and the cause). */
+async function openWatcher(settings: CliSettings): Promise<ChainWatcher | string> {
+  try {
+    return await ChainWatcher.open(settings)
+  } catch (error) {
+    return brokerUnreachable(settings.amqpUrl, error)
+  }
+}
+
+/** The options of `place`, parsed: quantities and price are numbers, the timeout whole ms. */
+export interface PlaceOptions extends Omit<PlaceInput, 'unitPrice'> {
+  price: number
+  follow: boolean
+  timeoutMs: number
+}
+
+/**
+ * POST /orders with the body `orderBody` builds, then, with `follow`, its chain until it is final.
+ * The live subscription opens before the POST so not even the first event slips past; a broker
+ * that does not answer does not stop the order: it is placed, and the CLI says what it cannot
+ * follow. Exit code: 0 placed (and, following, final); 1 refused (the answer on stderr), or placed
+ * but not followable; 3 still not final after the timeout (see `outcome`).
+ */
+export async function place(settings: CliSettings, options: PlaceOptions): Promise<number> {
+  const body = orderBody({ ...options, unitPrice: options.price })
+  const watcher = options.follow ? await openWatcher(settings) : undefined
+  try {
+    const res = await callOrderService(settings, '/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    const answer = await bodyOf(res)
+    if (res.status !== 201 || !answer.id) {
+      err(`POST /orders answered ${res.status}: ${JSON.stringify(answer, null, 2)}`)
+      return 1
+    }
+    out(`order ${answer.id} placed: ${answer.status ?? '?'} total ${JSON.stringify(answer.total)}`)
+    if (watcher === undefined) return 0
+    if (typeof watcher === 'string') {
+      err(
+        `cannot follow order ${answer.id}: ${watcher}. The order is placed; its facts wait in the ` +
+          `outboxes until the broker is back. See where it stands: npm run order -- where ${answer.id}`,
+      )
+      return 1
+    }
+    return await finish(settings, watcher, answer.id, createdAt(answer), options.timeoutMs)
+  } finally {
+    if (typeof watcher === 'object') await watcher.close()
+  }
+}
+
+/** `follow <orderId>`: its chain from the outboxes, then live until it is final or `timeoutMs` passed. */
+export async function follow(settings: CliSettings, orderId: string, timeoutMs: number): Promise<number> {
+  const order = await getOrder(settings, orderId)
+  if (!order) {
+    err(`no order ${orderId} at ${settings.orderUrl}`)
+    return 1
+  }
+  const watcher = await openWatcher(settings)
+  if (typeof watcher === 'string') {
+    err(
+      `cannot follow order ${orderId} live: ${watcher}. See its facts so far: npm run order -- where ${orderId}`,
+    )
+    return 1
+  }
+  try {
+    return await finish(settings, watcher, orderId, createdAt(order), timeoutMs)
+  } finally {
+    await watcher.close()
+  }
+}
+
+async function finish(
+  settings: CliSettings,
+  watcher: ChainWatcher,
+  orderId: string,
+  origin: Date | undefined,
+  timeoutMs: number,
+): Promise<number> {
+  const terminal = await printChain(settings, watcher, orderId, origin, { timeoutMs })
+  const order = await getOrder(settings, orderId)
+  const result = outcome(
+    orderId,
+    order?.status,
+    order?.cancellationReason ?? order?.reason,
+    terminal !== undefined,
+    timeoutMs,
+  )
+  for (const line of result.lines) (result.code === 0 ? out : err)(line)
+  return result.code
+}
+
+/** POST /orders/:id/cancel and print the outcome; exit code 0 when the order is CANCELLED afterwards. */
+export async function cancel(settings: CliSettings, orderId: string): Promise<number> {
+  const res = await callOrderService(settings, `/orders/${orderId}/cancel`, { method: 'POST' })
+  const body = await bodyOf(res)
+  if (res.status === 200) {
+    out(`order ${orderId}: ${body.status ?? '?'} (${body.cancellationReason ?? '?'})`)
+    return 0
+  }
+  err(`POST /orders/${orderId}/cancel answered ${res.status}: ${body.message ?? JSON.stringify(body)}`)
+  return 1
+}
+
+/**
+ * Runs `fn` on a connection to the broker, closed afterwards.
+ * @throws Error naming the broker's address and the cause when it does not answer
+ */
+async function withBroker<T>(settings: CliSettings, fn: (c: amqp.ChannelModel) => Promise<T>): Promise<T> {
+  const connection = await amqp.connect(settings.amqpUrl, { timeout: 5_000 }).catch((error: unknown) => {
+    throw new Error(brokerUnreachable(settings.amqpUrl, error), { cause: error })
+  })
+  connection.on('error', () => undefined)
+  try {
+    return await fn(connection)
+  } finally {
+    await connection.close().catch(() => undefined)
+  }
+}
+
+const describe = (d: DeadLetter): string =>
+  `  ${d.messageId ?? '?'} ${d.type ?? '?'} order=${d.correlationId ?? '?'} at=${d.deadLetteredAt ?? '?'}\n  reason: ${d.reason ?? '?'}`
+
+/** `dlq list`: every dead-lettered message of the fleet's handlers, by queue. */
+export async function dlqList(settings: CliSettings): Promise<number> {
+  const dead = await withBroker(settings, (c) => listDeadLetters(settings, c))
+  if (dead.length === 0) out('no dead-lettered messages')
+  for (const d of dead) out(`${d.queue}\n${describe(d)}`)
+  return 0
+}
+
+/** `dlq requeue <messageId>` or `--all` (`messageId` undefined); 1 when the one asked for is not in any DLQ. */
+export async function dlqRequeue(settings: CliSettings, messageId: string | undefined): Promise<number> {
+  const moved = await withBroker(settings, (c) => requeueDeadLetters(settings, c, messageId))
+  for (const m of moved)
+    out(`requeued ${m.messageId ?? '?'} ${m.type ?? '?'} -> ${m.queue.replace(/\.dlq$/, '')}`)
+  if (messageId && moved.length === 0) {
+    err(`message ${messageId} was not found in any dead-letter queue (see \`dlq list\`)`)
+    return 1
+  }
+  out(`${moved.length} message(s) requeued`)
+  return 0
+}
+
+/** `dlq discard <messageId>`: prints each copy, then removes it; 1 when no DLQ holds it. */
+export async function dlqDiscard(settings: CliSettings, messageId: string): Promise<number> {
+  const removed = await withBroker(settings, (c) =>
+    discardDeadLetter(settings, c, messageId, (d) => out(`discarding from ${d.queue}:\n${describe(d)}`)),
+  )
+  if (removed.length === 0) {
+    err(`message ${messageId} was not found in any dead-letter queue (see \`dlq list\`)`)
+    return 1
+  }
+  out(`${removed.length} message(s) discarded`)
+  return 0
+}
+
+/** `parked list`: the outbox rows whose publishing gave up, in the four databases. */
+export async function parkedList(settings: CliSettings): Promise<number> {
+  const { rows, unreachable } = await parkedRows(settings)
+  if (rows.length === 0) out('no parked outbox rows')
+  for (const r of rows) {
+    out(
+      `${r.service.padEnd(10)} ${r.id} ${r.type} attempts=${r.attempts} parked=${r.failedAt?.toISOString()}\n  last error: ${r.lastError ?? '?'}`,
+    )
+  }
+  for (const u of unreachable) err(`(${u.service} database unreachable: ${u.error})`)
+  return 0
+}
+
+/** `parked retry <id>`: that row pending again; 1 when no database holds a parked row with the id. */
+export async function parkedRetry(settings: CliSettings, id: string): Promise<number> {
+  const services = await retryParked(settings, id)
+  if (services.length === 0) {
+    err(`no parked row ${id} (see \`parked list\`)`)
+    return 1
+  }
+  out(`row ${id} is pending again in ${services.join(', ')}`)
+  return 0
+}

@@ -1,0 +1,80 @@
+import { createCli, InvalidArgumentError, packageVersion } from '@saga/cli-kit'
+import { DEFAULT_POSTGRES_URL, databaseName } from './bootstrap.js'
+import { SERVICES } from './cli/settings.js'
+
+/**
+ * `--prefix <p>`: a prefix every service's database, role and broker name can carry (lower-case
+ * letters, digits and `_`; the longest database name within PostgreSQL's 63 characters).
+ * @throws InvalidArgumentError naming the rule
+ */
+export function parsePrefix(value: string): string {
+  try {
+    for (const service of SERVICES) databaseName(service, value)
+  } catch {
+    throw new InvalidArgumentError(
+      `expected lower-case letters, digits and _ (databases are named ${value}order_service, ...), ` +
+        'at most 46 characters',
+    )
+  }
+  return value
+}
+
+const PREFIX_HELP =
+  'name everything <p>...: databases <p>order_service, ..., exchange <p>saga.events, queues ' +
+  '<p>order.*, broker users <p>order-service, ...'
+
+/**
+ * `npm start -- [--prefix <p>]`: the command line of start.ts (the convention of @saga/cli-kit).
+ */
+export function startProgram() {
+  return createCli({
+    name: 'npm start --',
+    description:
+      'Check PostgreSQL and RabbitMQ (starting them when installed but stopped), create the four ' +
+      'service databases, roles and broker users, and run the four services in this terminal with ' +
+      'prefixed output until Ctrl-C. A service that dies is reported and can be restarted with ' +
+      'SIGUSR2 (the message names the pid).',
+    version: packageVersion(import.meta.url),
+  })
+    .option('--prefix <p>', `a fleet beside the usual one: ${PREFIX_HELP}; give it other ports`, parsePrefix)
+    .addHelpText(
+      'after',
+      `
+Environment (README, "Environment variables", has them all):
+  POSTGRES_URL    admin connection (default: ${DEFAULT_POSTGRES_URL})
+  AMQP_URL        the broker (default: amqp://guest:guest@127.0.0.1:5672)
+  ORDER_PORT, PAYMENT_PORT, INVENTORY_PORT, SHIPMENT_PORT   ports (default: 3001-3004)
+  <SERVICE>_INSTANCES   processes of that service (default: 1)
+  every other service variable (LOG_LEVEL, ...) passes through to the four services
+
+Exit codes: 0 every service stopped cleanly; 1 a start-up failure or an unclean stop;
+2 usage error.
+
+Example: ORDER_PORT=3101 PAYMENT_PORT=3102 INVENTORY_PORT=3103 SHIPMENT_PORT=3104 npm start -- --prefix p_`,
+    )
+}
+
+/**
+ * `npm run bootstrap -- [--prefix <p>] [--drop]`: the command line of bootstrap-cli.ts.
+ */
+export function bootstrapProgram() {
+  return createCli({
+    name: 'npm run bootstrap --',
+    description:
+      'Create the four service databases and their roles (idempotent: an existing one is kept and ' +
+      'its role password set again), or with --drop remove them.',
+    version: packageVersion(import.meta.url),
+  })
+    .option('--prefix <p>', `name them <p>order_service, <p>payment_service, ...`, parsePrefix)
+    .option('--drop', 'drop the databases and roles instead of creating them')
+    .addHelpText(
+      'after',
+      `
+Environment:
+  POSTGRES_URL   an admin connection that may create databases and roles
+                 (default: ${DEFAULT_POSTGRES_URL})
+  ORDER_DB_PASSWORD, PAYMENT_DB_PASSWORD, ...   role passwords (default: the role's name)
+
+Exit codes: 0 done; 1 failed (the reason on stderr); 2 usage error.`,
+    )
+}
