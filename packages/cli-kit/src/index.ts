@@ -106,7 +106,7 @@ export async function runCli(
     if (command.commands.length > 0) command.helpCommand('help [command]', 'print the help of a command')
   }
   try {
-    await program.parseAsync([...argv], { from: 'user' })
+    await program.parseAsync(withoutHelpAfterUnknownCommand(program, argv), { from: 'user' })
   } catch (error) {
     if (error instanceof CommanderError) {
       const shown = ['commander.helpDisplayed', 'commander.version'].includes(error.code)
@@ -145,6 +145,27 @@ export async function parseOptions<Opts extends OptionValues>(
   await runCli(program, argv)
   if (parsed === undefined) process.exit()
   return parsed
+}
+
+/**
+ * commander answers `--help` before it looks at the command name, so `order parkd --help` would
+ * print the program's help with exit 0 and hide the typo. When a command with subcommands is given a
+ * word that is none of them, the arguments are cut to the path up to that word, which commander then
+ * refuses as an unknown command (with "did you mean"). Other arguments are returned as they are.
+ */
+function withoutHelpAfterUnknownCommand(program: CommandUnknownOpts, argv: readonly string[]): string[] {
+  const path: string[] = []
+  let command = program
+  for (const token of argv) {
+    // A command with subcommands takes only flags (-h, -V); the first word names the subcommand.
+    if (token.startsWith('-')) continue
+    if (command.commands.length === 0 || token === 'help') return [...argv]
+    const next = command.commands.find((c) => c.name() === token || c.aliases().includes(token))
+    if (!next) return [...path, token]
+    path.push(token)
+    command = next
+  }
+  return [...argv]
 }
 
 const usageErrorCommand = new WeakMap<UsageError, CommandUnknownOpts>()

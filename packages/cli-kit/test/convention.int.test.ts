@@ -39,6 +39,12 @@ describe('the CLI convention', () => {
       stdout: '',
       stderr: "error: unknown command 'lnes' (did you mean lines?)\nRun 'lines-cli --help' for usage.\n",
     })
+    // --help does not hide a mistyped command: the typo is what is answered.
+    expect(await lines('nested', 'dep', '--help')).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: "error: unknown command 'dep' (did you mean deep?)\nRun 'lines-cli nested --help' for usage.\n",
+    })
     expect(await lines('lines', '--cuont', '3')).toMatchObject({
       code: 2,
       stdout: '',

@@ -1,6 +1,6 @@
 // A small CLI on the convention, for the tests: `lines` prints --count numbered lines, `fail`
 // throws, `usage` throws a usage error, `nested deep` has a subcommand of a subcommand.
-/* global process */
+/* global process, setImmediate */
 import { createCli, parse, runCli, usageError } from '../dist/index.js'
 
 const program = createCli({ name: 'lines-cli', description: 'prints lines', version: '1.2.3' })
