@@ -7,25 +7,31 @@ import { z } from 'zod'
 import type { ClientErrorBody, ServerErrorBody } from './errors.js'
 
 /** `{ error, message, details: [{ path, issue }] }`: every 4xx body (see `clientError`). */
-export const ClientErrorResponse = z.object({
-  error: z.string().describe('The HTTP reason phrase, e.g. Bad Request'),
-  message: z.string(),
-  details: z
-    .array(
-      z.object({
-        path: z.string().describe('Where, e.g. body.items.0.quantity or headers.idempotency-key'),
-        issue: z.string().describe('What is wrong there'),
-      }),
-    )
-    .describe('Empty when nothing in the request is to blame, e.g. for a 404'),
-}) satisfies z.ZodType<ClientErrorBody>
+export const ClientErrorResponse = z
+  .object({
+    error: z.string().describe('The HTTP reason phrase, e.g. Bad Request'),
+    message: z.string(),
+    details: z
+      .array(
+        z.object({
+          path: z.string().describe('Where, e.g. body.items.0.quantity or headers.idempotency-key'),
+          issue: z.string().describe('What is wrong there'),
+        }),
+      )
+      .describe('Empty when nothing in the request is to blame, e.g. for a 404'),
+  })
+  // A named component of the OpenAPI document, referenced by every 4xx response.
+  .meta({ id: 'ClientError' }) satisfies z.ZodType<ClientErrorBody>
 
 /** `{ error, message, requestId }`: every 5xx body, without internals. */
-export const ServerErrorResponse = z.object({
-  error: z.string(),
-  message: z.string(),
-  requestId: z.string().describe('Quote it when reporting the error; the logs carry it'),
-}) satisfies z.ZodType<ServerErrorBody>
+export const ServerErrorResponse = z
+  .object({
+    error: z.string(),
+    message: z.string(),
+    requestId: z.string().describe('Quote it when reporting the error; the logs carry it'),
+  })
+  // A named component of the OpenAPI document, referenced by every 5xx response.
+  .meta({ id: 'ServerError' }) satisfies z.ZodType<ServerErrorBody>
 
 /** Status codes the error handler answers, with what each means for the OpenAPI document. */
 const MEANINGS = {
@@ -36,7 +42,7 @@ const MEANINGS = {
   414: 'A path parameter is longer than 100 characters',
   415: 'The request body is not application/json, or its charset is not UTF-8',
   500: 'Unexpected error; internals are hidden, the request id finds the logs',
-  503: 'The database is busy; retry after the Retry-After header (seconds)',
+  503: 'The service is busy (its database unavailable, or overloaded); retry after Retry-After seconds',
 } as const
 
 /** A status code `errorResponses` knows. */

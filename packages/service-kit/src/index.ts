@@ -38,6 +38,7 @@ export {
   ServerErrorResponse,
   type ErrorStatus,
 } from './error-schemas.js'
+export { RESPONSE_HEADERS, withHeaders, type ResponseHeader } from './openapi-headers.js'
 export {
   clientError,
   errorHandlerPlugin,

@@ -377,22 +377,34 @@ describe('metrics and documentation', () => {
     expect(Object.keys(doc.paths)).not.toContain('/health/ready')
   })
 
-  it('when a route declares errorResponses, then the document lists each error with its body schema', async () => {
+  it('when a route declares errorResponses, then the document lists each error, referencing the shared error bodies and headers', async () => {
     const res = await app.inject({ method: 'GET', url: '/documentation/json' })
-    type Response = { description: string; content: Record<string, { schema: { required?: string[] } }> }
-    const doc = res.json<{ paths: Record<string, { post: { responses: Record<string, Response> } }> }>()
+    type Response = {
+      description: string
+      headers: Record<string, { $ref: string }>
+      content: Record<string, { schema: { allOf?: { $ref: string }[] } }>
+    }
+    const doc = res.json<{
+      paths: Record<string, { post: { responses: Record<string, Response> } }>
+      components: { schemas: Record<string, { required?: string[] }>; headers: Record<string, unknown> }
+    }>()
     const responses = doc.paths['/things']!.post.responses
     expect(Object.keys(responses).sort()).toEqual(['200', '400', '413', '415', '500', '503'])
     expect(responses['400']!.description).toMatch(/invalid/)
-    expect(responses['400']!.content['application/json']!.schema.required).toEqual([
-      'error',
-      'message',
-      'details',
-    ])
-    expect(responses['503']!.content['application/json']!.schema.required).toEqual([
-      'error',
-      'message',
-      'requestId',
+    const body = (status: string) => responses[status]!.content['application/json']!.schema.allOf?.[0]?.$ref
+    expect(body('400')).toBe('#/components/schemas/ClientError')
+    expect(body('503')).toBe('#/components/schemas/ServerError')
+    expect(doc.components.schemas.ClientError?.required).toEqual(['error', 'message', 'details'])
+    expect(doc.components.schemas.ServerError?.required).toEqual(['error', 'message', 'requestId'])
+    // Every response names x-request-id; a 503 names Retry-After too; both are components.
+    for (const response of Object.values(responses))
+      expect(response.headers['x-request-id']).toEqual({ $ref: '#/components/headers/RequestId' })
+    expect(responses['503']!.headers['retry-after']).toEqual({ $ref: '#/components/headers/RetryAfter' })
+    expect(Object.keys(doc.components.headers).sort()).toEqual([
+      'IdempotentReplayed',
+      'Location',
+      'RequestId',
+      'RetryAfter',
     ])
   })
 })

@@ -19,6 +19,7 @@ import { dbPlugin } from './plugins/db.js'
 import { deadlinesPlugin } from './plugins/deadlines.js'
 import './plugins/messaging.js'
 import { orderReactions, timelineRecorder } from './reactions/index.js'
+import { asyncApiRoute } from './routes/asyncapi.js'
 import { orderRoutes } from './routes/orders.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`), and the deadline scheduler's timings. */
@@ -76,5 +77,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     onDeadline: (inMs) => app.deadlines.noteDeadline(inMs),
     metrics,
   })
+  await app.register(asyncApiRoute)
   return app
 }

@@ -18,10 +18,11 @@ export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, {
     '/stock/:sku',
     {
       schema: {
+        operationId: 'setStock',
         summary: 'Set the available units of a sku',
         params: StockParams,
         body: SetStockBody,
-        response: { 200: StockView, ...errorResponses(400, 413, 415, 500, 503) },
+        response: { 200: StockView.describe('The stock as set'), ...errorResponses(400, 413, 415, 500, 503) },
       },
     },
     async (request) => {
@@ -40,9 +41,10 @@ export const stockRoutes: FastifyPluginCallbackZod<StockRoutesOptions> = (app, {
     '/stock/:sku',
     {
       schema: {
+        operationId: 'getStock',
         summary: 'Read the available and reserved units of a sku',
         params: StockParams,
-        response: { 200: StockView, ...errorResponses(400, 404, 500, 503) },
+        response: { 200: StockView.describe('The stock of the sku'), ...errorResponses(400, 404, 500, 503) },
       },
     },
     async (request) => {

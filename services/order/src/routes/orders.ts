@@ -1,4 +1,4 @@
-import { errorResponses, HttpError } from '@saga/service-kit'
+import { errorResponses, HttpError, withHeaders } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import type { OrderMetrics } from '../metrics.js'
 import { cancelByCustomer } from '../orders/cancel.js'
@@ -37,6 +37,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
     {
       bodyLimit: CREATE_ORDER_BODY_LIMIT,
       schema: {
+        operationId: 'createOrder',
         summary: 'Place an order',
         description:
           'Creates a PENDING order and announces it (OrderCreated). With an Idempotency-Key header, a retry ' +
@@ -45,7 +46,10 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
         tags: ['orders'],
         headers: CreateOrderHeaders,
         body: CreateOrderBody,
-        response: { 201: OrderView, ...errorResponses(400, 409, 413, 415, 500, 503) },
+        response: {
+          201: withHeaders(OrderView, 'The new order, PENDING', 'Location', 'IdempotentReplayed'),
+          ...errorResponses(400, 409, 413, 415, 500, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -76,6 +80,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
     '/orders/:id/cancel',
     {
       schema: {
+        operationId: 'cancelOrder',
         summary: 'Cancel a PENDING order (the customer asked)',
         description:
           'Cancels a PENDING order with reason customer_requested and announces it (OrderCancelled), so the ' +
@@ -84,7 +89,10 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
           'order is a 409 naming its status. No request body.',
         tags: ['orders'],
         params: OrderParams,
-        response: { 200: OrderView, ...errorResponses(400, 404, 409, 500, 503) },
+        response: {
+          200: OrderView.describe('The order, CANCELLED'),
+          ...errorResponses(400, 404, 409, 500, 503),
+        },
       },
     },
     async (request) => {
@@ -110,10 +118,11 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
     '/orders/:id',
     {
       schema: {
+        operationId: 'getOrder',
         summary: 'An order with its status and the events seen for it',
         tags: ['orders'],
         params: OrderParams,
-        response: { 200: OrderView, ...errorResponses(400, 404, 500, 503) },
+        response: { 200: OrderView.describe('The order'), ...errorResponses(400, 404, 500, 503) },
       },
     },
     async (request) => {
@@ -127,10 +136,11 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
     '/orders',
     {
       schema: {
+        operationId: 'listOrders',
         summary: 'Orders, newest first, optionally of one status; paged with nextCursor',
         tags: ['orders'],
         querystring: ListOrdersQuery,
-        response: { 200: OrderPage, ...errorResponses(400, 500, 503) },
+        response: { 200: OrderPage.describe('A page of orders'), ...errorResponses(400, 500, 503) },
       },
     },
     async (request) => {

@@ -17,10 +17,11 @@ export const paymentRoutes: FastifyPluginCallbackZod<PaymentRoutesOptions> = (ap
     '/payments',
     {
       schema: {
+        operationId: 'listPayments',
         summary: "An order's captures and refunds",
         tags: ['payments'],
         querystring: PaymentsQuery,
-        response: { 200: PaymentList, ...errorResponses(400, 500, 503) },
+        response: { 200: PaymentList.describe("The order's payments"), ...errorResponses(400, 500, 503) },
       },
     },
     async (request): Promise<PaymentList> => {

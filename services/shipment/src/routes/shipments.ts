@@ -17,9 +17,10 @@ export const shipmentRoutes: FastifyPluginCallbackZod<ShipmentRoutesOptions> = (
     '/shipments',
     {
       schema: {
+        operationId: 'listShipments',
         summary: "List an order's shipments",
         querystring: ShipmentsQuery,
-        response: { 200: ShipmentList, ...errorResponses(400, 500, 503) },
+        response: { 200: ShipmentList.describe("The order's shipments"), ...errorResponses(400, 500, 503) },
       },
     },
     async (request) => {

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describeApiDocument } from '@saga/testkit'
+import { expect, it } from 'vitest'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+
+const docs = (file: string) => fileURLToPath(new URL(`../../../docs/${file}`, import.meta.url))
+
+const body = `{
+  customerId: '7f1c2a4e-3b5d-4e6f-8a9b-0c1d2e3f4a5b',
+  currency: 'EUR',
+  items: [{ sku: 'MUG-001', quantity: 2, unitPrice: 1250 }],
+  shippingAddress: { name: 'Ada Lovelace', line1: '12 Engine St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
+  paymentMethod: 'tok_visa',
+}`
+
+describeApiDocument(
+  'order',
+  async (env) => {
+    const app = await buildApp(loadConfig(env), { fastify: { logger: false } })
+    await app.ready()
+    return app
+  },
+  {
+    documentFile: docs('openapi/order.json'),
+    usage: `
+import createClient from 'openapi-fetch'
+import type { components, operations, paths } from './api.js'
+
+const client = createClient<paths>({ baseUrl: 'http://127.0.0.1:3001' })
+
+/** Places an order (once, with a key), reads it back, cancels it; returns its final status. */
+export async function placeReadCancel(): Promise<components['schemas']['OrderStatus'] | undefined> {
+  const placed = await client.POST('/orders', { params: { header: { 'idempotency-key': 'k-1' } }, body: ${body} })
+  if (placed.error) return undefined
+  const id: string = placed.data.id
+  const page = await client.GET('/orders', { params: { query: { status: 'PENDING', limit: 10 } } })
+  const next: string | null | undefined = page.data?.nextCursor
+  await client.GET('/orders/{id}', { params: { path: { id } } })
+  const cancelled = await client.POST('/orders/{id}/cancel', { params: { path: { id } } })
+  return next === undefined ? undefined : cancelled.data?.status
+}
+
+// The operations have names, and the documented headers have types.
+type Created = operations['createOrder']['responses'][201]
+export const headers: Created['headers'] = { location: '/orders/1', 'x-request-id': 'r-1', 'idempotent-replayed': 'true' }
+export const busy: operations['listOrders']['responses'][503]['headers']['retry-after'] = 2
+export const problem: components['schemas']['ClientError'] = { error: 'Bad Request', message: 'invalid', details: [{ path: 'body.currency', issue: 'is invalid' }] }
+export type Names = [operations['getOrder'], operations['cancelOrder'], operations['listOrders']]
+`,
+    misuse: {
+      usage: `
+import createClient from 'openapi-fetch'
+import type { paths } from './api.js'
+const { paymentMethod: _, ...withoutPayment } = ${body}
+await createClient<paths>().POST('/orders', { body: withoutPayment })
+`,
+      error: "Property 'paymentMethod' is missing",
+    },
+  },
+  (get) => {
+    it('when the AsyncAPI document is asked for, then the order service serves the checked-in docs/asyncapi.json', async () => {
+      const res = await get().app.inject({ method: 'GET', url: '/asyncapi.json' })
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toEqual(JSON.parse(readFileSync(docs('asyncapi.json'), 'utf8')))
+    })
+  },
+)

@@ -1,0 +1,39 @@
+import { fileURLToPath } from 'node:url'
+import { describeApiDocument } from '@saga/testkit'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+
+describeApiDocument(
+  'payment',
+  async (env) => {
+    const app = await buildApp(loadConfig(env), { fastify: { logger: false } })
+    await app.ready()
+    return app
+  },
+  {
+    documentFile: fileURLToPath(new URL('../../../docs/openapi/payment.json', import.meta.url)),
+    usage: `
+import createClient from 'openapi-fetch'
+import type { components, operations, paths } from './api.js'
+
+const client = createClient<paths>({ baseUrl: 'http://127.0.0.1' })
+/** The order's captures, each with what was refunded of it, in minor units. */
+export async function captured(orderId: string): Promise<number> {
+  const { data } = await client.GET('/payments', { params: { query: { orderId } } })
+  const payments: components['schemas']['Payment'][] = data?.items ?? []
+  return payments
+    .filter((p) => p.status === 'CAPTURED')
+    .reduce((sum, p) => sum + p.amount - p.refunds.reduce((r, refund) => r + refund.amount, 0), 0)
+}
+export type Names = operations['listPayments']
+`,
+    misuse: {
+      usage: `
+import createClient from 'openapi-fetch'
+import type { paths } from './api.js'
+await createClient<paths>().GET('/payments', { params: { query: { order: 'x' } } })
+`,
+      error: "'order' does not exist",
+    },
+  },
+)
