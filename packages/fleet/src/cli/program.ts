@@ -48,7 +48,16 @@ export function orderProgram() {
   })
     .usage('<command> [options]')
     .addHelpText('after', ENVIRONMENT)
+  addPlace(program)
+  addOrderCommands(program)
+  addRepairCommands(program)
+  return program
+}
 
+type Program = ReturnType<typeof createCli>
+
+/** `place`: POST /orders from the command line, optionally followed to its end. */
+function addPlace(program: Program): void {
   program
     .command('place')
     .description('place an order (POST /orders); with --follow print its event chain live until it is final')
@@ -86,7 +95,10 @@ export function orderProgram() {
         }),
       )
     })
+}
 
+/** `follow`, `where` and `cancel`: one order, by its id. */
+function addOrderCommands(program: Program): void {
   program
     .command('follow')
     .description("print the order's event chain, from the outboxes and then live, until it is final")
@@ -112,7 +124,10 @@ export function orderProgram() {
       '\nAn order that waits long enough to cancel: place --sku MUG-001 --payment tok_slow',
     )
     .action((orderId) => exitWith(cancel(loadSettings(), orderId)))
+}
 
+/** `dlq` and `parked`: what waits for a person, and how to send it on. */
+function addRepairCommands(program: Program): void {
   const dlq = program.command('dlq').description("dead-lettered messages of the fleet's handlers")
   dlq
     .command('list')
@@ -144,6 +159,4 @@ export function orderProgram() {
     .description("make a parked row pending again; its service's relay publishes it at its next poll")
     .argument('<id>', 'the row (parked list shows the ids)', parse.uuid)
     .action((id) => exitWith(parkedRetry(loadSettings(), id)))
-
-  return program
 }
