@@ -1,6 +1,6 @@
 /**
  * The convention every command-line tool of the fleet follows (`npm run order`, `npm run load`,
- * `npm start`, `npm run bootstrap`), built on commander:
+ * `npm run soak`, `npm start`, `npm run bootstrap`), built on commander:
  *
  * - `-h`/`--help` on every command and subcommand (and `help [command]` where there are
  *   subcommands) prints the help to stdout and exits 0; `-V`/`--version` prints the version. A
