@@ -65,14 +65,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     ],
   })
   await app.register(metricsPlugin, { service: 'order', metrics: app.messaging.metrics })
-  const stopObserving = metrics.register(app.metricsRegistry)
-  app.addHook('onClose', (_app, done) => {
-    stopObserving()
-    done()
-  })
+  metrics.register(app.metricsRegistry)
   await app.register(orderRoutes, {
     db: app.prisma,
-    transactor: app.messaging,
+    database: app.messaging,
+    clock: deps.clock,
     deadlineMs: config.ORDER_DEADLINE_MS,
     onDeadline: (inMs) => app.deadlines.noteDeadline(inMs),
     metrics,

@@ -1,6 +1,6 @@
 import { parseEnv, serviceEnvSchema, type Environment } from '@saga/service-kit'
 import { z } from 'zod'
-import { DEFAULT_ORDER_DEADLINE_MS } from './orders/create-order.js'
+import { DEFAULT_ORDER_DEADLINE_MS } from './domain/order.js'
 
 /** The order service's environment: the fleet's shared variables (README) plus its own. */
 export const Env = serviceEnvSchema({ service: 'order', port: 3001 }).extend({

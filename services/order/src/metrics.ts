@@ -1,7 +1,7 @@
 import type { FailedStep } from '@saga/contracts'
+import type { ReactionDeps } from '@saga/messaging'
 import { Counter, Histogram, type Registry } from 'prom-client'
 import { cancellationLabel } from './domain/order.js'
-import { onFinalState } from './orders/transition.js'
 
 /**
  * The order service's own series on `/metrics` (beside service-kit's HTTP, database and messaging
@@ -10,14 +10,26 @@ import { onFinalState } from './orders/transition.js'
  * retried and may count twice.
  */
 export interface OrderMetrics {
-  /** An order became CANCELLED; `failedStep` names the step for a step's failure. */
-  cancelled(reason: string, failedStep: FailedStep | undefined): void
+  /**
+   * An order became CANCELLED; `failedStep` names the step for a step's failure; `ageSeconds` is the
+   * order's age then (from created_at, database clock; see `saveTransition`).
+   */
+  cancelled(reason: string, failedStep: FailedStep | undefined, ageSeconds: number): void
+  /** An order became CONFIRMED, `ageSeconds` after it was created (database clock). */
+  confirmed(ageSeconds: number): void
   /** `count` deadlines fired (orders cancelled with `deadline_exceeded`) in one claim. */
   deadlinesFired(count: number): void
 }
 
 /** Metrics that count nowhere: unit tests and reactions built without an app. */
-export const noMetrics: OrderMetrics = { cancelled() {}, deadlinesFired() {} }
+export const noMetrics: OrderMetrics = { cancelled() {}, confirmed() {}, deadlinesFired() {} }
+
+/**
+ * What the order service's reactions get: messaging's deps (logger, clock) plus the service's
+ * series (default `noMetrics`). The routes and the deadline scheduler take the same clock and
+ * metrics from the app.
+ */
+export type OrderReactionDeps = ReactionDeps & { metrics?: OrderMetrics | undefined }
 
 /** The series' name, for the alert rules' and dashboard's check (packages/fleet/test/observability). */
 export const TIME_TO_FINAL_STATE = 'saga_order_time_to_final_state_seconds'
@@ -33,13 +45,12 @@ const FINAL_STATE_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
  * - `saga_order_deadlines_fired_total`;
  * - `saga_order_time_to_final_state_seconds{status}`: one observation per order that becomes
  *   CONFIRMED or CANCELLED (`status`), its age then in seconds, from created_at, on the database's
- *   clock (`onFinalState`).
+ *   clock (`cancelled` and `confirmed` observe it).
  *
- * The counters count from the start; `register` adds all three to `registry` once the metrics
- * plugin made it (the reactions are built before it), starts observing final states, and returns
- * the function that stops observing (the app's onClose). Call `register` once per registry.
+ * The series count from the start; `register` adds all three to `registry` once the metrics plugin
+ * made it (the reactions are built before it). Call `register` once per registry.
  */
-export function createOrderMetrics(): OrderMetrics & { register(registry: Registry): () => void } {
+export function createOrderMetrics(): OrderMetrics & { register(registry: Registry): void } {
   const cancellations = new Counter({
     name: 'saga_order_cancellations_total',
     help:
@@ -68,9 +79,12 @@ export function createOrderMetrics(): OrderMetrics & { register(registry: Regist
       registry.registerMetric(cancellations)
       registry.registerMetric(fired)
       registry.registerMetric(timeToFinalState)
-      return onFinalState(({ status, seconds }) => timeToFinalState.observe({ status }, seconds))
     },
-    cancelled: (reason, failedStep) => cancellations.inc({ cause: cancellationLabel(reason, failedStep) }),
+    cancelled(reason, failedStep, ageSeconds) {
+      cancellations.inc({ cause: cancellationLabel(reason, failedStep) })
+      timeToFinalState.observe({ status: 'CANCELLED' }, ageSeconds)
+    },
+    confirmed: (ageSeconds) => timeToFinalState.observe({ status: 'CONFIRMED' }, ageSeconds),
     deadlinesFired: (count) => fired.inc(count),
   }
 }

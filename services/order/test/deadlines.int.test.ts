@@ -4,7 +4,7 @@ import { pgDatabase } from '@saga/messaging'
 import { memoryLogger } from '@saga/messaging/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createDeadlineScheduler, type DeadlineScheduler } from '../src/deadlines/scheduler.js'
-import { recordTimeline } from '../src/orders/timeline.js'
+import { recordTimeline } from '../src/store/timeline.js'
 import { pendingOrder } from './support/app.js'
 import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
 import { emitted } from './support/orders.js'
@@ -26,7 +26,7 @@ afterAll(async () => {
 })
 
 const scheduler = (options: { maxSleepMs?: number; retryMs?: number; batchSize?: number } = {}) => {
-  const s = createDeadlineScheduler({ transactor: pgDatabase(db.pool), logger, ...options })
+  const s = createDeadlineScheduler({ database: pgDatabase(db.pool), logger, ...options })
   schedulers.push(s)
   return s
 }

@@ -25,7 +25,11 @@ beforeAll(async () => {
     sampleIntervalMs: 10,
     retryAfterS: 2,
   })
-  await app.register(orderRoutes, { db: db.prisma, transactor: pgDatabase(db.pool) })
+  await app.register(orderRoutes, {
+    db: db.prisma,
+    database: pgDatabase(db.pool),
+    clock: () => new Date(),
+  })
   await app.ready()
 })
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { deliver, memoryLogger } from '@saga/messaging/testing'
 import { Registry } from '@saga/service-kit'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createOrderMetrics, TIME_TO_FINAL_STATE } from '../src/metrics.js'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
@@ -10,10 +10,15 @@ import { paymentFailed, shipmentCreated } from './support/orders.js'
 
 let db: ServiceTestDatabase
 let registry: Registry
-let stop: () => void
-const deps = { logger: memoryLogger(), clock: () => new Date() }
-const confirm = confirmOrderWhenShipmentCreated(deps)
-const cancel = cancelOrderWhenPaymentFailed(deps)
+
+/** The two reactions with fresh order metrics registered on a fresh `registry`. */
+function reactionsObserved() {
+  registry = new Registry()
+  const metrics = createOrderMetrics()
+  metrics.register(registry)
+  const deps = { logger: memoryLogger(), clock: () => new Date(), metrics }
+  return { confirm: confirmOrderWhenShipmentCreated(deps), cancel: cancelOrderWhenPaymentFailed(deps) }
+}
 
 beforeAll(async () => {
   db = await createServiceTestDatabase('order_final')
@@ -21,7 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop()
 })
-afterEach(() => stop())
 
 /** count and sum of the histogram for `status`, from the exposition text. */
 async function observed(status: string): Promise<{ count: number; sum: number }> {
@@ -46,8 +50,7 @@ async function orderCreatedAgo(ageSeconds: number): Promise<string> {
 
 describe('saga_order_time_to_final_state_seconds', () => {
   it('when an order 7 s old is confirmed, then one CONFIRMED observation of about 7 s is made, and none on redelivery', async () => {
-    registry = new Registry()
-    stop = createOrderMetrics().register(registry)
+    const { confirm } = reactionsObserved()
     const orderId = await orderCreatedAgo(7)
     const message = shipmentCreated(orderId)
 
@@ -64,8 +67,7 @@ describe('saga_order_time_to_final_state_seconds', () => {
   })
 
   it('when an order 3 s old is cancelled, then one CANCELLED observation is made, and none when a cancelled order is not confirmed', async () => {
-    registry = new Registry()
-    stop = createOrderMetrics().register(registry)
+    const { confirm, cancel } = reactionsObserved()
     const orderId = await orderCreatedAgo(3)
 
     expect(await deliver(db.pool, cancel, paymentFailed(orderId))).toBe('handled')

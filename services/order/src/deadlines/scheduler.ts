@@ -1,12 +1,13 @@
-import type { Logger } from '@saga/messaging'
+import type { Database, Logger } from '@saga/messaging'
 import { noMetrics, type OrderMetrics } from '../metrics.js'
-import type { Transactor } from '../orders/types.js'
-import { claimDueDeadlines } from './claim.js'
+import type { Tx } from '../plugins/db.js'
+import type { Announced } from '../reactions/cancel-order.js'
+import { claimDueDeadlines, type ClaimResult } from './claim.js'
 
 /** Options of `createDeadlineScheduler`. */
 export interface DeadlineSchedulerOptions {
-  /** Opens the claim's transaction; in the app `messaging.transaction`, so the relay publishes the OrderCancelled rows at once. */
-  transactor: Transactor
+  /** Opens the claim's transaction; in the app `messaging`, whose transaction wakes the relay to publish the OrderCancelled rows at once. */
+  database: Database<Tx>
   logger: Logger
   metrics?: OrderMetrics | undefined
   /** Most orders cancelled per transaction; a full batch is followed by the next at once. Default 100. */
@@ -54,7 +55,7 @@ export interface DeadlineScheduler {
  * retried with back-off; they never escape.
  */
 export function createDeadlineScheduler(options: DeadlineSchedulerOptions): DeadlineScheduler {
-  const { transactor, logger } = options
+  const { database, logger } = options
   const metrics = options.metrics ?? noMetrics
   const batchSize = options.batchSize ?? 100
   const maxSleepMs = options.maxSleepMs ?? 30_000
@@ -99,24 +100,13 @@ export function createDeadlineScheduler(options: DeadlineSchedulerOptions): Dead
     try {
       for (;;) {
         stats.claims++
-        const result = await transactor.transaction((tx) => claimDueDeadlines(tx, batchSize))
+        const result = await database.transaction((tx) => claimDueDeadlines(tx, batchSize))
         failures = 0
-        if (result.cancelled.length > 0) {
-          stats.fired += result.cancelled.length
-          metrics.deadlinesFired(result.cancelled.length)
-          for (const event of result.cancelled) {
-            metrics.cancelled(event.reason, event.failedStep)
-            logger.info(
-              { orderId: event.orderId, correlationId: event.orderId, failedStep: event.failedStep },
-              'order deadline passed; order cancelled',
-            )
-          }
-        }
+        stats.fired += result.cancelled.length
+        reportFired(result.cancelled, metrics, logger)
         if (stopped) return
         if (result.cancelled.length === batchSize) continue
-        // A deadline still due after a claim that was not full is locked by someone else: wait for
-        // them rather than spinning on it.
-        arm(result.nextInMs === undefined ? maxSleepMs : result.nextInMs === 0 ? retryMs : result.nextInMs)
+        arm(sleepAfter(result, { maxSleepMs, retryMs }))
         return
       }
     } catch (error) {
@@ -143,4 +133,30 @@ export function createDeadlineScheduler(options: DeadlineSchedulerOptions): Dead
     noteDeadline: (inMs) => arm(inMs),
     stats: () => ({ ...stats }),
   }
+}
+
+/** Counts and logs the orders one claim cancelled by their deadline. */
+function reportFired(cancelled: readonly Announced[], metrics: OrderMetrics, logger: Logger): void {
+  if (cancelled.length === 0) return
+  metrics.deadlinesFired(cancelled.length)
+  for (const { event, ageSeconds } of cancelled) {
+    metrics.cancelled(event.reason, event.failedStep, ageSeconds)
+    logger.info(
+      { orderId: event.orderId, correlationId: event.orderId, failedStep: event.failedStep },
+      'order deadline passed; order cancelled',
+    )
+  }
+}
+
+/**
+ * How long to sleep after a claim that was not full, ms: until the next deadline, `maxSleepMs` when
+ * there is none, and `retryMs` when one is still due: it is locked by someone else (another
+ * instance, a reaction, a customer's cancel), so wait for them rather than spinning on it.
+ */
+function sleepAfter(
+  result: ClaimResult,
+  { maxSleepMs, retryMs }: { maxSleepMs: number; retryMs: number },
+): number {
+  if (result.nextInMs === undefined) return maxSleepMs
+  return result.nextInMs === 0 ? retryMs : result.nextInMs
 }

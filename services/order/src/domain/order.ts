@@ -3,6 +3,12 @@
  */
 import type { FailedStep, OrderLine } from '@saga/contracts'
 
+/**
+ * ORDER_DEADLINE_MS's default, how long an order may stay PENDING: 10 minutes, far above a healthy
+ * saga (tens of ms) and its retries.
+ */
+export const DEFAULT_ORDER_DEADLINE_MS = 10 * 60_000
+
 /** Where an order is in its life. PENDING until the chain ends; CONFIRMED and CANCELLED are terminal. */
 export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED'
 

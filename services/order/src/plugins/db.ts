@@ -4,8 +4,13 @@ import { databasePlugin } from '@saga/service-kit'
 import type pg from 'pg'
 import { PrismaClient } from '../generated/prisma/client.js'
 
-/** What reactions and POST /orders write in (see orders/types.ts): a pg client inside BEGIN. */
-export type { Tx } from '../orders/types.js'
+/**
+ * What reactions, POST /orders, the customer's cancel and the deadline scheduler write in: a pooled
+ * pg client inside BEGIN (`pgDatabase(app.pool)`, opened by `messaging.transaction`), so the write
+ * path runs without Prisma (one pg call per statement, named statements prepared once per
+ * connection). Routes read through Prisma.
+ */
+export type Tx = pg.PoolClient
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -17,11 +17,11 @@ declare module 'fastify' {
  * The deadline scheduler as a plugin, started and stopped with the app like messaging's relay:
  * started when the app is ready (its first claim fires the deadlines that passed while the service
  * was down), stopped in `preClose`, before the database plugin ends the pool. Named `deadlines`;
- * depends on `db` and `messaging` (it writes through `messaging.transaction`).
+ * depends on `db` and `messaging` (it writes in `messaging`'s transactions).
  */
 export const deadlinesPlugin = fp(
-  (app: FastifyInstance, options: Omit<DeadlineSchedulerOptions, 'transactor' | 'logger'>, done) => {
-    const scheduler = createDeadlineScheduler({ ...options, transactor: app.messaging, logger: app.log })
+  (app: FastifyInstance, options: Omit<DeadlineSchedulerOptions, 'database' | 'logger'>, done) => {
+    const scheduler = createDeadlineScheduler({ ...options, database: app.messaging, logger: app.log })
     app.decorate('deadlines', scheduler)
     app.addHook('onReady', (hookDone) => {
       scheduler.start()

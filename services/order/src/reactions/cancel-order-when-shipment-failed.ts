@@ -1,7 +1,8 @@
 import { ShipmentFailed } from '@saga/contracts'
 import type { HandlerDefinition } from '@saga/messaging'
-import type { Tx } from '../orders/types.js'
-import { cancelOrderWhen, type OrderReactionDeps } from './cancel-order.js'
+import type { Tx } from '../plugins/db.js'
+import type { OrderReactionDeps } from '../metrics.js'
+import { cancelOrderWhen } from './cancel-order.js'
 
 /**
  * The carrier refused the shipment: the order is cancelled (e.g. `unsupported_country`); payment

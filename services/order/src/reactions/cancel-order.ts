@@ -1,14 +1,70 @@
-import type { FailedStep } from '@saga/contracts'
-import type { ConsumedMessage, HandlerDefinition, ReactionDeps } from '@saga/messaging'
-import { decide, lateNote } from '../domain/order.js'
-import { noMetrics, type OrderMetrics } from '../metrics.js'
-import { cancelAndAnnounce } from '../orders/cancel.js'
-import { recordTimeline } from '../orders/timeline.js'
-import { lockOrder } from '../orders/transition.js'
-import type { Tx } from '../orders/types.js'
+import { OrderCancelled, type FailedStep } from '@saga/contracts'
+import { enqueue, firstEvent, nextEvent, type ConsumedMessage, type HandlerDefinition } from '@saga/messaging'
+import { cancelNote, decide, lateNote } from '../domain/order.js'
+import { noMetrics, type OrderReactionDeps } from '../metrics.js'
+import type { Tx } from '../plugins/db.js'
+import { lockOrder, saveTransition, type LockedOrder } from '../store/orders.js'
+import { recordTimeline } from '../store/timeline.js'
 
-/** What the order's reactions need: messaging's deps plus the service's counters (default none). */
-export type OrderReactionDeps = ReactionDeps & { metrics?: OrderMetrics | undefined }
+/** A cancellation `decide` allowed, for an order whose row the caller has locked. */
+export interface Cancellation {
+  reason: string
+  failedStep?: FailedStep | undefined
+  at: Date
+}
+
+/** What `cancelAndAnnounce` did: the OrderCancelled it enqueued, and the order's age then (seconds, database clock). */
+export interface Announced {
+  event: OrderCancelled
+  ageSeconds: number
+}
+
+/**
+ * Turns the locked PENDING order CANCELLED and, in the same transaction, enqueues its OrderCancelled
+ * and records it in the timeline with its cause as the note (`cancelNote`). `cause` is the message
+ * that caused it (a step's failure: the event continues its correlation, causation and trace), or
+ * absent for the customer's request and the deadline, which start a new causation chain
+ * (`firstEvent`). Every cancellation goes through here: a step's failure, the customer, the deadline.
+ * @throws Error when the order was no longer PENDING (see `saveTransition`)
+ */
+export async function cancelAndAnnounce(
+  tx: Tx,
+  order: Pick<LockedOrder, 'id' | 'customerId'>,
+  cancellation: Cancellation,
+  cause?: ConsumedMessage,
+): Promise<Announced> {
+  const { reason, failedStep, at } = cancellation
+  const final = await saveTransition(tx, order.id, {
+    kind: 'cancelled',
+    status: 'CANCELLED',
+    reason,
+    failedStep,
+    at,
+  })
+  const event = {
+    aggregateId: order.id,
+    payload: {
+      orderId: order.id,
+      customerId: order.customerId,
+      reason,
+      ...(failedStep === undefined ? {} : { failedStep }),
+      cancelledAt: at.toISOString(),
+    },
+    occurredAt: at,
+  }
+  const next = cause ? nextEvent(OrderCancelled, { ...event, cause }) : firstEvent(OrderCancelled, event)
+  const id = await enqueue(tx, next)
+  await recordTimeline(tx, {
+    messageId: id,
+    orderId: order.id,
+    type: next.type,
+    source: 'order',
+    occurredAt: at,
+    data: next.payload,
+    note: cancelNote(reason, failedStep),
+  })
+  return { event: next.payload, ageSeconds: final.ageSeconds }
+}
 
 /**
  * Records the failure in the order's timeline, cancels a PENDING order keeping the reason, and
@@ -48,8 +104,8 @@ export async function cancelOrder(
     return
   }
   await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
-  await cancelAndAnnounce(tx, order, { reason, failedStep, at: now }, message)
-  ;(deps.metrics ?? noMetrics).cancelled(reason, failedStep)
+  const { ageSeconds } = await cancelAndAnnounce(tx, order, { reason, failedStep, at: now }, message)
+  ;(deps.metrics ?? noMetrics).cancelled(reason, failedStep, ageSeconds)
   deps.logger.info(log, 'order cancelled')
 }
 

@@ -1,9 +1,10 @@
 import { OrderConfirmed, ShipmentCreated } from '@saga/contracts'
-import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
+import { enqueue, nextEvent, type HandlerDefinition } from '@saga/messaging'
 import { decide, lateNote } from '../domain/order.js'
-import { recordTimeline } from '../orders/timeline.js'
-import { lockOrder, saveTransition } from '../orders/transition.js'
-import type { Tx } from '../orders/types.js'
+import { noMetrics, type OrderReactionDeps } from '../metrics.js'
+import type { Tx } from '../plugins/db.js'
+import { lockOrder, saveTransition } from '../store/orders.js'
+import { recordTimeline } from '../store/timeline.js'
 
 /**
  * The last step succeeded: a PENDING order becomes CONFIRMED and OrderConfirmed is emitted, both
@@ -12,7 +13,9 @@ import type { Tx } from '../orders/types.js'
  * against the chain), so it is recorded with a `late: …` note and emits nothing; the shipment
  * service cancels that shipment when it sees the OrderCancelled.
  */
-export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefinition<Tx, ShipmentCreated> {
+export function confirmOrderWhenShipmentCreated(
+  deps: OrderReactionDeps,
+): HandlerDefinition<Tx, ShipmentCreated> {
   return {
     name: 'confirm-order-when-shipment-created',
     message: ShipmentCreated,
@@ -33,7 +36,7 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
         deps.logger.info({ ...log, why: transition.why }, 'order not confirmed')
         return
       }
-      await saveTransition(tx, orderId, transition)
+      const { ageSeconds } = await saveTransition(tx, orderId, transition)
       await recordTimeline(tx, { ...seen, occurredAt: message.time, data: message.payload })
       const payload = {
         orderId,
@@ -58,6 +61,7 @@ export function confirmOrderWhenShipmentCreated(deps: ReactionDeps): HandlerDefi
         occurredAt: now,
         data: next.payload,
       })
+      ;(deps.metrics ?? noMetrics).confirmed(ageSeconds)
       deps.logger.debug(log, 'order confirmed')
     },
   }

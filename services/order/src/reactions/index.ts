@@ -2,7 +2,7 @@ import { cancelOrderWhenPaymentFailed } from './cancel-order-when-payment-failed
 import { cancelOrderWhenShipmentFailed } from './cancel-order-when-shipment-failed.js'
 import { cancelOrderWhenStockReservationFailed } from './cancel-order-when-stock-reservation-failed.js'
 import { confirmOrderWhenShipmentCreated } from './confirm-order-when-shipment-created.js'
-import type { OrderReactionDeps } from './cancel-order.js'
+import type { OrderReactionDeps } from '../metrics.js'
 
 export { timelineRecorder, TIMELINE_EVENTS } from './record-timeline-when.js'
 

@@ -1,6 +1,6 @@
 import { reactionsOf } from '@saga/contracts'
 import type { ReactionDeps, RecorderDefinition } from '@saga/messaging'
-import { recordTimelineBatch } from '../orders/timeline.js'
+import { recordTimelineBatch } from '../store/timeline.js'
 
 /**
  * The events the order service only records in its orders' timelines and never decides on: the

@@ -1,10 +1,10 @@
+import type { Database } from '@saga/messaging'
 import { errorResponses, HttpError, withHeaders } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
-import type { OrderMetrics } from '../metrics.js'
-import { cancelByCustomer } from '../orders/cancel.js'
-import { createOrder, DEFAULT_ORDER_DEADLINE_MS } from '../orders/create-order.js'
-import { decodeCursor, findOrderView, listOrders, storedOrderView } from '../orders/order-view.js'
-import type { Db, Transactor } from '../orders/types.js'
+import { DEFAULT_ORDER_DEADLINE_MS } from '../domain/order.js'
+import type { PrismaClient } from '../generated/prisma/client.js'
+import { noMetrics, type OrderMetrics } from '../metrics.js'
+import type { Tx } from '../plugins/db.js'
 import {
   CREATE_ORDER_BODY_LIMIT,
   CreateOrderBody,
@@ -14,11 +14,19 @@ import {
   OrderParams,
   OrderView,
 } from '../schemas.js'
+import { decodeCursor, findOrderView, listOrders, storedOrderView } from '../store/views.js'
+import { cancelByCustomer } from './cancel-order.js'
+import { createOrder } from './create-order.js'
 
-/** What the order routes need: reads through `db`, writes through `transactor` (messaging's transaction). */
+/**
+ * What the order routes need: reads through `db` (Prisma), writes in `database`'s transactions (in
+ * the app `messaging`, which wakes the relay after each), the clock new orders and cancellations
+ * are stamped with.
+ */
 export interface OrderRoutesOptions {
-  db: Db
-  transactor: Transactor
+  db: PrismaClient
+  database: Database<Tx>
+  clock: () => Date
   /** ORDER_DEADLINE_MS for new orders; default `DEFAULT_ORDER_DEADLINE_MS`. */
   deadlineMs?: number | undefined
   /** Told of each new order's deadline (ms from now), so the scheduler can wake earlier for it. */
@@ -26,12 +34,24 @@ export interface OrderRoutesOptions {
   metrics?: OrderMetrics | undefined
 }
 
+/** The app the order routes are declared on: fastify with the zod type provider. */
+type OrderApp = Parameters<FastifyPluginCallbackZod<OrderRoutesOptions>>[0]
+
 /**
  * POST /orders, POST /orders/:id/cancel, GET /orders/:id, GET /orders. Encapsulated (not fastify-plugin): the routes see the
  * app's error handler and type provider but add nothing to it.
  */
 export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, options, done) => {
-  const { db, transactor, deadlineMs, onDeadline, metrics } = options
+  createOrderRoute(app, options)
+  cancelOrderRoute(app, options)
+  getOrderRoute(app, options)
+  listOrdersRoute(app, options)
+  done()
+}
+
+/** POST /orders: places an order (idempotent with an Idempotency-Key) and tells the deadline scheduler. */
+function createOrderRoute(app: OrderApp, options: OrderRoutesOptions): void {
+  const { db, database, clock, deadlineMs, onDeadline } = options
   app.post(
     '/orders',
     {
@@ -54,7 +74,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
     },
     async (request, reply) => {
       const idempotencyKey = request.headers['idempotency-key']
-      const result = await createOrder({ db, transactor }, request.body, { idempotencyKey, deadlineMs })
+      const result = await createOrder({ db, database, clock }, request.body, { idempotencyKey, deadlineMs })
       if (result.kind === 'key-reused') {
         throw new HttpError(409, 'This Idempotency-Key was already used with a different request body', [
           { path: 'headers.idempotency-key', issue: 'already used for a different request body' },
@@ -75,7 +95,11 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
       return reply.code(201).header('location', `/orders/${result.order.id}`).send(result.order)
     },
   )
+}
 
+/** POST /orders/:id/cancel: the customer cancels a PENDING order (idempotent; a CONFIRMED one is a 409). */
+function cancelOrderRoute(app: OrderApp, options: OrderRoutesOptions): void {
+  const { db, database, clock, metrics } = options
   app.post(
     '/orders/:id/cancel',
     {
@@ -97,7 +121,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
     },
     async (request) => {
       const { id } = request.params
-      const result = await cancelByCustomer(transactor, id, new Date())
+      const result = await cancelByCustomer(database, id, clock())
       if (result.kind === 'unknown') throw new HttpError(404, `Order ${id} not found`)
       if (result.kind === 'confirmed') {
         throw new HttpError(409, `Order ${id} is CONFIRMED and can no longer be cancelled`, [
@@ -105,7 +129,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
         ])
       }
       if (result.kind === 'cancelled') {
-        metrics?.cancelled(result.event.reason, undefined)
+        ;(metrics ?? noMetrics).cancelled(result.event.reason, undefined, result.ageSeconds)
         request.log.info({ orderId: id, correlationId: id }, 'order cancelled by the customer')
       }
       const order = await findOrderView(db, id)
@@ -113,7 +137,10 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
       return order
     },
   )
+}
 
+/** GET /orders/:id: the order with its lines and timeline, or a 404. */
+function getOrderRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
   app.get(
     '/orders/:id',
     {
@@ -131,7 +158,10 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
       return order
     },
   )
+}
 
+/** GET /orders: a page of orders, newest first, optionally of one status. */
+function listOrdersRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
   app.get(
     '/orders',
     {
@@ -154,5 +184,4 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
       return listOrders(db, { status, limit, after })
     },
   )
-  done()
 }

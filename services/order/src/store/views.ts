@@ -1,7 +1,10 @@
-import type { Prisma } from '../generated/prisma/client.js'
+/**
+ * The order API's reads, through Prisma outside any transaction: an order with its lines and
+ * timeline, a page of orders, and the cursor that pages them.
+ */
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js'
 import type { OrderPage, OrderView } from '../schemas.js'
 import { timelineQuery } from './timeline.js'
-import type { Db } from './types.js'
 
 type SummaryRow = Prisma.OrderGetPayload<object>
 const detail = {
@@ -61,7 +64,7 @@ export function storedOrderView(body: unknown): OrderView {
 }
 
 /** The order with its lines and timeline, or undefined. */
-export async function findOrderView(db: Db, id: string): Promise<OrderView | undefined> {
+export async function findOrderView(db: PrismaClient, id: string): Promise<OrderView | undefined> {
   const row = await db.order.findUnique({ where: { id }, ...detail })
   return row ? toOrderView(row) : undefined
 }
@@ -95,7 +98,7 @@ export function decodeCursor(text: string): Cursor | undefined {
  * pages stay stable while new orders arrive and deep pages cost no OFFSET scan.
  */
 export async function listOrders(
-  db: Db,
+  db: PrismaClient,
   query: { status?: OrderView['status'] | undefined; limit: number; after?: Cursor | undefined },
 ): Promise<OrderPage> {
   const { after } = query

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { decodeCursor, encodeCursor } from './order-view.js'
+import { decodeCursor, encodeCursor } from './views.js'
 
 describe('order list cursor', () => {
   it('when a cursor is encoded, then it decodes to the same position', () => {

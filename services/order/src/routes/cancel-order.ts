@@ -1,0 +1,40 @@
+import type { Database } from '@saga/messaging'
+import { decide } from '../domain/order.js'
+import type { Tx } from '../plugins/db.js'
+import { cancelAndAnnounce, type Announced } from '../reactions/cancel-order.js'
+import { lockOrder } from '../store/orders.js'
+
+/**
+ * What the customer's cancel did: cancelled the order (its OrderCancelled, and the order's age then
+ * in seconds, database clock), found it cancelled already, found it CONFIRMED, or found no order.
+ */
+export type CustomerCancelResult =
+  | ({ kind: 'cancelled' } & Announced)
+  | { kind: 'already-cancelled' }
+  | { kind: 'confirmed' }
+  | { kind: 'unknown' }
+
+/**
+ * `POST /orders/:id/cancel`: under the order's row lock, a PENDING order becomes CANCELLED at `now`
+ * with reason `customer_requested` (no failed step) and its OrderCancelled is enqueued in the same
+ * transaction (`database`: in the app `messaging`, whose transaction wakes the relay). A CANCELLED
+ * order is left as it is (idempotent: nothing is emitted again); a CONFIRMED one is never cancelled.
+ * A confirm racing with it waits for the lock and then finds the order CANCELLED (or the other way
+ * round), so exactly one of them changes it.
+ */
+export async function cancelByCustomer(
+  database: Database<Tx>,
+  orderId: string,
+  now: Date,
+): Promise<CustomerCancelResult> {
+  return database.transaction(async (tx): Promise<CustomerCancelResult> => {
+    const order = await lockOrder(tx, orderId)
+    if (!order) return { kind: 'unknown' }
+    const transition = decide(order.status, { kind: 'cancel', reason: 'customer_requested' }, now)
+    if (transition.kind === 'unchanged') {
+      return transition.why === 'already-cancelled' ? { kind: 'already-cancelled' } : { kind: 'confirmed' }
+    }
+    const announced = await cancelAndAnnounce(tx, order, { reason: transition.reason, at: now })
+    return { kind: 'cancelled', ...announced }
+  })
+}
