@@ -23,7 +23,7 @@ WORKDIR /repo
 ENV CHECKPOINT_DISABLE=1 TURBO_TELEMETRY_DISABLED=1
 # Manifests and lockfile first: this layer is reused until a dependency changes.
 COPY --from=prune /out/json/ ./
-# No install scripts: Prisma's would try to download engines; generate needs none (see README).
+# No install scripts: Prisma's would try to download engines; generate needs none (docs/deploy.md, "The image").
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY --from=prune /out/full/ ./
 COPY tsconfig.base.json ./

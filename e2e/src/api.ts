@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 
-/** The body of POST /orders (issue 4): money in minor units. */
+/** The body of POST /orders: money in minor units. */
 export interface PlaceOrder {
   customerId: string
   currency: string

@@ -19,7 +19,7 @@ export interface InvariantOptions {
 
 /**
  * Waits until the fleet settled (every saga complete, no pending outbox row, the tap saw every
- * published row), then checks the invariants of issue 5 across the four databases and the tap:
+ * published row), then checks the saga's invariants across the four databases and the tap:
  * - every order placed exists and is terminal, and no other order exists;
  * - books: captured - refunded = total of confirmed orders; per order one capture at most, at most
  *   one refund and only for a cancelled order; reserved stock = quantities of confirmed orders per

@@ -4,7 +4,7 @@ import { useScenario } from '../src/scenario.js'
 import { delay } from '../src/wait.js'
 
 /**
- * Scenario 10 (issue 13): two instances of every service; 200 orders, and for every other one the
+ * Scenario 10, cancellation by the customer: two instances of every service; 200 orders, and for every other one the
  * customer cancels at a random moment between 0 and 1.5 s after placing it, so cancels land before,
  * during and after each step (and some after the confirmation: 409). Every order ends terminal,
  * every cancelled one is fully compensated, every confirmed one whole (the invariant checker).

@@ -4,7 +4,7 @@ import { useScenario } from '../src/scenario.js'
 import { eventually } from '../src/wait.js'
 
 /**
- * Scenario 9 (issue 13): shipment stops consuming; the order's deadline (4 s here) fires while its
+ * Scenario 9, the order's deadline: shipment stops consuming; the order's deadline (4 s here) fires while its
  * StockReserved waits in shipment's queue; the order ends CANCELLED (deadline_exceeded, waiting for
  * shipment) with one refund and its stock released. Shipment comes back and handles the stale
  * StockReserved and the OrderCancelled, in whichever order its queues deliver them: no live

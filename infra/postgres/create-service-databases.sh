@@ -30,7 +30,7 @@ for db in $databases; do
 SELECT format('CREATE ROLE %I LOGIN', :'db') WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'db')
 \gexec
 ALTER ROLE :"db" LOGIN PASSWORD :'password';
--- Session limits (README, "Database session limits"); the same as `npm run bootstrap` sets.
+-- Session limits (docs/operations.md, "Database sessions, limits and outages"); the same as `npm run bootstrap` sets.
 ALTER ROLE :"db" SET statement_timeout = '5s';
 ALTER ROLE :"db" SET lock_timeout = '2s';
 ALTER ROLE :"db" SET idle_in_transaction_session_timeout = '15s';

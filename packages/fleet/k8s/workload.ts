@@ -90,7 +90,7 @@ function serverContainer(s: ServiceName) {
     name: SERVICE_CONTAINER,
     image: 'saga/service',
     // The server starts with the telemetry import, as in compose: without OTEL_EXPORTER_OTLP_ENDPOINT
-    // it loads nothing (README, "Traces"; infra/k8s/components/tracing sets it).
+    // it loads nothing (docs/operations.md, "Traces"; infra/k8s/components/tracing sets it).
     command: ['node', '--import', '@saga/service-kit/telemetry', `services/${s}/dist/server.js`],
     ports: [{ name: 'http', containerPort: port }],
     env: [

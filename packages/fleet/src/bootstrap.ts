@@ -56,8 +56,8 @@ export function serviceDatabases(opts: BootstrapOptions = {}): ServiceDatabase[]
  * Session defaults of every service role (`ALTER ROLE ... SET`), so any session of the role (the
  * service, psql, a script) is bounded: the numbers of service-kit's DEFAULT_SESSION_LIMITS, which
  * the services' pools also send as startup options (DATABASE_*_TIMEOUT_MS), and
- * infra/postgres/create-service-databases.sh sets the same. Why these values: README, "Database
- * session limits".
+ * infra/postgres/create-service-databases.sh sets the same. Why these values: docs/architecture.md,
+ * "Database sessions".
  */
 export const ROLE_SETTINGS = {
   statement_timeout: '5s',

@@ -40,7 +40,7 @@ export function startProgram() {
     .addHelpText(
       'after',
       `
-Environment (README, "Environment variables", has them all):
+Environment (docs/operations.md, "Environment variables", has them all):
   POSTGRES_URL    admin connection (default: ${DEFAULT_POSTGRES_URL})
   AMQP_URL        the broker (default: amqp://guest:guest@127.0.0.1:5672)
   ORDER_PORT, PAYMENT_PORT, INVENTORY_PORT, SHIPMENT_PORT   ports (default: 3001-3004)

@@ -17,7 +17,7 @@ const postgresUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1
 const script = fileURLToPath(new URL('../../../infra/postgres/create-service-databases.sh', import.meta.url))
 const run = promisify(execFile)
 
-// Issue 14.2: the session limits are set per service role, by `npm run bootstrap` and by the
+// The session limits are set per service role (so psql or a script as the role is bounded too), by `npm run bootstrap` and by the
 // docker-compose init script alike.
 const made: BootstrapOptions[] = []
 const ways: [string, () => Promise<ServiceDatabase>][] = [

@@ -18,8 +18,9 @@ async function hasFaketime(): Promise<boolean> {
   )
 }
 
-// Issue 14 item 3: the row's time came from the service's clock, its age from the database's. A
-// process 120 s behind wrote rows 120 s old at birth; 120 s ahead, rows of age -119.5 s shown as 0.
+// A row's time and its age must come from one clock, the database's: with the service's clock for
+// the time, a process 120 s behind would write rows 120 s old at birth, and one 120 s ahead rows of
+// age -119.5 s shown as 0.
 describe('outbox: one clock judges an age', () => {
   let f: RelayFixture
   beforeAll(async () => {

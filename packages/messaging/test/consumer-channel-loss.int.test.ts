@@ -15,8 +15,8 @@ beforeAll(async () => {
 })
 afterAll(() => fixture.cleanup())
 
-// Issue 9 item 2: retries of a delivery outlived its channel, and the redelivered copy started a
-// second chain beside the old one (interleaved attempt numbers, "dead-lettering failed").
+// Retries of a delivery must end with its channel: otherwise the redelivered copy starts a second
+// chain beside the first (interleaved attempt numbers, "dead-lettering failed").
 describe('consumer: a channel that goes away mid-retry', () => {
   it('when the broker closes the connection three times while a handler retries, then one chain runs at a time (its attempt count restarts once per redelivery, never interleaves) and the message takes effect once', async () => {
     let closes = 0
@@ -60,7 +60,7 @@ describe('consumer: a channel that goes away mid-retry', () => {
     expect(attempts.length).toBe(settled)
     // One chain at a time: attempt numbers grow within a chain, and a redelivered copy restarts
     // from the broker's x-delivery-count. So the sequence drops exactly once per close; chains
-    // running side by side interleave and drop again and again (46 drops before the fix).
+    // running side by side would interleave and drop again and again (dozens of drops).
     const drops = attempts.filter((n, i) => i > 0 && n <= (attempts[i - 1] as number)).length
     expect(drops).toBe(3)
     expect(handled.map((s) => s.id)).toEqual([message.id])

@@ -18,7 +18,7 @@ async function currentWatermark(): Promise<string> {
   return /high watermark setting: ([0-9.]+) of available memory/i.exec(stdout)?.[1] ?? '0.4'
 }
 
-// Issue 9 item 5: with the memory alarm raised, publishes timed out and health still said `up`.
+// With the memory alarm raised the broker blocks publishes: they time out, and health must not say `up`.
 describe('relay: a connection the broker blocks', () => {
   let f: RelayFixture
   beforeAll(async () => {

@@ -2,8 +2,9 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
 
-// Issue 14 item 2: a transaction reading outbox_message, and a migration's ALTER TABLE queued
-// behind it: every later statement on the table queued behind the ALTER for as long as it waited.
+// A transaction reading outbox_message, and a migration's ALTER TABLE queued behind it: every later
+// statement on the table queues behind the ALTER for as long as it waits, so the relay, its stats and
+// retention must give up within their bounds.
 describe('relay: a migration queued on the outbox table', () => {
   let f: RelayFixture
   beforeAll(async () => {

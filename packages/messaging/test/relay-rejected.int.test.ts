@@ -8,8 +8,8 @@ import { message, pendingCount, relayFixture, type RelayFixture } from './relay-
 const run = promisify(execFile)
 const rabbitmqctl = (...args: string[]): Promise<unknown> => run('rabbitmqctl', args, { timeout: 30_000 })
 
-// Issue 9 item 1: a quorum queue over a `reject-publish` length limit makes the broker nack, and
-// RabbitMQ 3.10 kept nacking the same channel after the limit was lifted (a fresh one was acked).
+// A quorum queue over a `reject-publish` length limit makes the broker nack, and RabbitMQ 3.10 keeps
+// nacking the same channel after the limit is lifted (a fresh one is acked).
 describe('relay: a queue that rejects publishes', () => {
   let f: RelayFixture
   const queue = uniqueName('relay_rejected_q')
@@ -40,7 +40,7 @@ describe('relay: a queue that rejects publishes', () => {
       `^${queue}$`,
       '{"max-length":3,"overflow":"reject-publish"}',
     )
-    // maxAttempts 2: before the fix, the second nack parked a row.
+    // maxAttempts 2: a nack must not count as an attempt, or the second one would park a row.
     const relay = f.relay({ maxAttempts: 2 })
     const rejected: string[] = []
     relay.signals.on('publishFailed', (s) => {

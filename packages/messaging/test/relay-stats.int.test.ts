@@ -2,8 +2,8 @@ import { AMQP_URL, TcpProxy } from '@saga/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
 
-// Issue 9 item 4: with a 5 s refresh, metrics showed 0 pending while 5 rows waited, and readiness
-// stayed 503 for ~4 s after the backlog drained. Figures must be at most about a second old.
+// Figures must be at most about a second old: with a 5 s refresh, metrics would show 0 pending while
+// 5 rows waited, and readiness would stay 503 for ~4 s after the backlog drained.
 describe('relay: how fresh the outbox figures are', () => {
   let f: RelayFixture
   let proxy: TcpProxy

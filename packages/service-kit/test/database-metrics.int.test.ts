@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { metricsPlugin } from '../src/metrics.js'
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js'
 
-// Issue 14.2: a transaction left open by anyone stops VACUUM; /metrics must show it, and the dead
+// A transaction left open by anyone stops VACUUM; /metrics must show it, and the dead
 // rows piling up in the messaging tables, so an alert can fire.
 let db: ScratchDatabase
 let pool: pg.Pool

@@ -60,7 +60,7 @@ export interface ShiftedTimeZonesOptions<A> {
 }
 
 /**
- * Issue 14.1's fixture, for a service's time-zone test: a fresh database whose default zone is
+ * The fixture of a service's time-zone test: a fresh database whose default zone is
  * America/New_York, the process in Asia/Kolkata (+05:30), and the service's app booted on it by
  * `boot(url)`. Call it inside a `describe`: it registers the set-up and tear-down (restoring `TZ`,
  * closing the app, dropping the database) and the check that the service's migrations leave no

@@ -1,7 +1,7 @@
 import type { PrismaClient } from './generated/prisma/client.js'
 
 /**
- * The demo catalogue `SEED_CATALOGUE=true` seeds (README, "Inventory service"): enough of most skus
+ * The demo catalogue `SEED_CATALOGUE=true` seeds (services/inventory/README.md, "Demo catalogue"): enough of most skus
  * to order right away, and one scarce sku to see an out-of-stock cancellation.
  */
 export const CATALOGUE: ReadonlyArray<{ sku: string; available: number }> = [

@@ -1,7 +1,7 @@
 import { parseEnv, serviceEnvSchema, type Environment } from '@saga/service-kit'
 import { z } from 'zod'
 
-/** The inventory service's environment: the fleet's shared variables (README) plus its own. */
+/** The inventory service's environment: the fleet's shared variables (docs/operations.md) plus its own. */
 export const Env = serviceEnvSchema({ service: 'inventory', port: 3003 }).extend({
   /** Fill the catalogue with demo stock at start (`npm start` sets true). */
   SEED_CATALOGUE: z.stringbool().default(false),

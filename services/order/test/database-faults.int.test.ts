@@ -7,7 +7,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { orderBody } from './support/orders.js'
 
-// Issues 9.3 and 14.2 against the real server: whatever takes the database away or blocks it, a
+// Database outages and limits against the real server: whatever takes the database away or blocks it, a
 // request is answered 201 or 503 with Retry-After (never 500, never a minute later), and the
 // service recovers by itself.
 type App = Awaited<ReturnType<typeof buildApp>>

@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { dbPlugin } from '../src/plugins/db.js'
 
-// Issue 14.1: a non-UTC database time zone shifted what Prisma stored and read. Both clocks are
-// moved here: the database's (New York, the issue's case) and the process's (Kolkata, +05:30).
+// In a non-UTC session zone @prisma/adapter-pg shifts what Prisma stores and reads, so every
+// connection runs in UTC. Both clocks are moved here: the database's (New York) and the process's
+// (Kolkata, +05:30).
 
 function orderData(id: string) {
   return {

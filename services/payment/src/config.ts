@@ -2,7 +2,7 @@ import { parseEnv, serviceEnvSchema, type Environment } from '@saga/service-kit'
 import { z } from 'zod'
 import { DEFAULT_SLOW_TOKEN_DELAY_MS } from './domain/provider.js'
 
-/** The payment service's environment: the fleet's shared variables (README) plus its own. */
+/** The payment service's environment: the fleet's shared variables (docs/operations.md) plus its own. */
 export const Env = serviceEnvSchema({ service: 'payment', port: 3002 })
   .extend({
     /**

@@ -1,7 +1,7 @@
 import { parseEnv, serviceEnvSchema, type Environment } from '@saga/service-kit'
 import { z } from 'zod'
 
-/** The shipment service's environment: the fleet's shared variables (README) plus its own. */
+/** The shipment service's environment: the fleet's shared variables (docs/operations.md) plus its own. */
 export const Env = serviceEnvSchema({ service: 'shipment', port: 3004 }).extend({
   /**
    * The simulated carrier's account. Empty means missing: the service still boots, but creating a

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { dbPlugin } from '../src/plugins/db.js'
 
-// Issue 14.1 (services/order/test/time-zone.int.test.ts has the full story): the database's zone is
+// A non-UTC database zone must not move timestamps (services/order/test/time-zone.int.test.ts says why): the database's zone is
 // New York and the process's Kolkata; what the service stores and reads must not move.
 
 describe('shipment timestamps under a New York database and a Kolkata process', () => {

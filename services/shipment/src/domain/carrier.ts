@@ -1,5 +1,5 @@
 /**
- * The simulated carrier: deterministic, documented rules, no I/O (README, "Shipment service").
+ * The simulated carrier: deterministic, documented rules, no I/O (services/shipment/README.md, "The simulated carrier").
  * The same order always gets the same decision and the same tracking number, so retries and
  * tests are repeatable.
  */
