@@ -5,6 +5,13 @@ import { sessionConnection } from './database-session.js'
 import type { BaseServiceConfig, ServiceName } from './env.js'
 import { runMigrations } from './migrate.js'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The pg pool under the service's Prisma client (`databasePlugin`); messaging uses it too (relay claims, LISTEN, retention). */
+    pool: pg.Pool
+  }
+}
+
 /** A client's own 'error' listener: see the pool's 'connect' handler in `databasePlugin`. */
 const ignoreClientError = (): void => undefined
 
@@ -42,8 +49,8 @@ export type DatabaseConfig = Pick<
  * Builds a service's `db` fastify plugin: a pg Pool on DATABASE_URL (max DATABASE_POOL_MAX) whose
  * connections run in UTC under the DATABASE_*_TIMEOUT_MS session limits (`sessionConnection`), migrations
  * applied when MIGRATE_ON_START (a failed migration ends the pool and fails the start), then the client
- * `createClient` makes over the pool. Decorates `app.prisma` and `app.pool` (the service declares their
- * types); on app close the client disconnects and the pool ends.
+ * `createClient` makes over the pool. Decorates `app.pool` and `app.prisma` (the service declares the
+ * latter's type, its own generated client); on app close the client disconnects and the pool ends.
  * @throws MigrationError (from `runMigrations`) when a migration fails, at registration
  */
 export function databasePlugin<Client extends DisconnectableClient>(

@@ -88,6 +88,12 @@ export {
   type PoolLike,
 } from './overload.js'
 export { genReqId, REQUEST_ID_HEADER } from './request-id.js'
+export {
+  sagaService,
+  type SagaServiceOptions,
+  type SagaServiceStep,
+  type SagaTransaction,
+} from './saga-service.js'
 export { schemaCheck } from './schema-check.js'
 export { runMigrate, type RunMigrateOptions } from './run-migrate.js'
 export { runPrimary, SHUTDOWN_MESSAGE, type PrimaryOptions } from './cluster.js'

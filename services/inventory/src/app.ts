@@ -1,22 +1,7 @@
-import { fileURLToPath } from 'node:url'
-import { pgDatabase } from '@saga/messaging'
-import { messagingPlugin } from '@saga/messaging/fastify'
-import {
-  createServiceApp,
-  databaseCheck,
-  healthPlugin,
-  messagingChecks,
-  messagingOptions,
-  metricsPlugin,
-  overloadOptions,
-  overloadPlugin,
-  schemaCheck,
-  type ServiceAppOptions,
-} from '@saga/service-kit'
+import { sagaService, type ServiceAppOptions } from '@saga/service-kit'
 import { seedCatalogue } from './catalogue.js'
 import type { Config } from './config.js'
-import { dbPlugin } from './plugins/db.js'
-import './plugins/messaging.js'
+import { database } from './plugins/db.js'
 import { inventoryReactions } from './reactions/index.js'
 import { stockRoutes } from './routes/stock.js'
 
@@ -26,42 +11,24 @@ export interface BuildAppOptions {
 }
 
 /**
- * The inventory service as a fastify app, registered in load order: database (and migrations),
- * messaging (relay + consumers), health, metrics, then the routes. Tests build it and `inject`.
+ * The inventory service as a fastify app (`sagaService`: database, overload, messaging, health,
+ * metrics in load order), with the demo catalogue seeded before messaging starts when SEED_CATALOGUE,
+ * its reactions, and its routes last. Tests build it and `inject`.
  */
-export async function buildApp(config: Config, options: BuildAppOptions = {}) {
-  const app = await createServiceApp({
+export function buildApp(config: Config, options: BuildAppOptions = {}) {
+  return sagaService({
     service: 'inventory',
-    logLevel: config.LOG_LEVEL,
-    logFormat: config.LOG_FORMAT,
+    config,
     fastify: options.fastify,
+    database,
+    beforeMessaging: async (app) => {
+      if (!config.SEED_CATALOGUE) return
+      const inserted = await seedCatalogue(app.prisma)
+      app.log.info({ inserted }, 'demo catalogue seeded (existing skus kept)')
+    },
+    reactions: inventoryReactions,
+    routes: async (app) => {
+      await app.register(stockRoutes, { db: app.prisma })
+    },
   })
-  await app.register(dbPlugin, { config })
-  // Before the routes: an overloaded instance sheds writes with 503 + Retry-After (README, "Overload").
-  await app.register(overloadPlugin, overloadOptions(config, app.pool))
-  if (config.SEED_CATALOGUE) {
-    const inserted = await seedCatalogue(app.prisma)
-    app.log.info({ inserted }, 'demo catalogue seeded (existing skus kept)')
-  }
-  const deps = { logger: app.log, clock: () => new Date() }
-  await app.register(
-    messagingPlugin,
-    messagingOptions(config, {
-      service: 'inventory',
-      database: pgDatabase(app.pool),
-      pool: app.pool,
-      handlers: inventoryReactions(deps),
-    }),
-  )
-  await app.register(healthPlugin, {
-    checks: [
-      databaseCheck(app.pool),
-      // Not ready against a schema older than this build (the migrate step has not run yet).
-      schemaCheck(app.pool, fileURLToPath(new URL('../prisma/migrations', import.meta.url))),
-      ...messagingChecks(app.messaging),
-    ],
-  })
-  await app.register(metricsPlugin, { service: 'inventory', metrics: app.messaging.metrics })
-  await app.register(stockRoutes, { db: app.prisma })
-  return app
 }

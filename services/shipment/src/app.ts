@@ -1,21 +1,6 @@
-import { fileURLToPath } from 'node:url'
-import { pgDatabase } from '@saga/messaging'
-import { messagingPlugin } from '@saga/messaging/fastify'
-import {
-  createServiceApp,
-  databaseCheck,
-  healthPlugin,
-  messagingChecks,
-  messagingOptions,
-  metricsPlugin,
-  overloadOptions,
-  overloadPlugin,
-  schemaCheck,
-  type ServiceAppOptions,
-} from '@saga/service-kit'
+import { sagaService, type ServiceAppOptions } from '@saga/service-kit'
 import type { Config } from './config.js'
-import { dbPlugin } from './plugins/db.js'
-import './plugins/messaging.js'
+import { database } from './plugins/db.js'
 import { shipmentReactions } from './reactions/index.js'
 import { shipmentRoutes } from './routes/shipments.js'
 
@@ -25,38 +10,19 @@ export interface BuildAppOptions {
 }
 
 /**
- * The shipment service as a fastify app, registered in load order: database (and migrations),
- * messaging (relay + consumers), health, metrics, then the routes. Tests build it and `inject`.
+ * The shipment service as a fastify app (`sagaService`: database, overload, messaging, health, metrics
+ * in load order), with its reactions (booking on CARRIER_ACCOUNT) and its routes last. Tests build it
+ * and `inject`.
  */
-export async function buildApp(config: Config, options: BuildAppOptions = {}) {
-  const app = await createServiceApp({
+export function buildApp(config: Config, options: BuildAppOptions = {}) {
+  return sagaService({
     service: 'shipment',
-    logLevel: config.LOG_LEVEL,
-    logFormat: config.LOG_FORMAT,
+    config,
     fastify: options.fastify,
+    database,
+    reactions: (deps) => shipmentReactions(deps, config.CARRIER_ACCOUNT),
+    routes: async (app) => {
+      await app.register(shipmentRoutes, { db: app.prisma })
+    },
   })
-  await app.register(dbPlugin, { config })
-  // Before the routes: an overloaded instance sheds writes with 503 + Retry-After (README, "Overload").
-  await app.register(overloadPlugin, overloadOptions(config, app.pool))
-  const deps = { logger: app.log, clock: () => new Date() }
-  await app.register(
-    messagingPlugin,
-    messagingOptions(config, {
-      service: 'shipment',
-      database: pgDatabase(app.pool),
-      pool: app.pool,
-      handlers: shipmentReactions(deps, config.CARRIER_ACCOUNT),
-    }),
-  )
-  await app.register(healthPlugin, {
-    checks: [
-      databaseCheck(app.pool),
-      // Not ready against a schema older than this build (the migrate step has not run yet).
-      schemaCheck(app.pool, fileURLToPath(new URL('../prisma/migrations', import.meta.url))),
-      ...messagingChecks(app.messaging),
-    ],
-  })
-  await app.register(metricsPlugin, { service: 'shipment', metrics: app.messaging.metrics })
-  await app.register(shipmentRoutes, { db: app.prisma })
-  return app
 }

@@ -1,31 +1,28 @@
 import { fileURLToPath } from 'node:url'
 import { PrismaPg } from '@prisma/adapter-pg'
-import { databasePlugin } from '@saga/service-kit'
+import { databasePlugin, type SagaTransaction } from '@saga/service-kit'
 import type pg from 'pg'
 import { PrismaClient } from '../generated/prisma/client.js'
 
-/**
- * What reactions write in: a pooled pg client inside BEGIN (`pgDatabase(app.pool)`), so the
- * per-message path (inbox INSERT, the reaction's statements, outbox INSERT) runs without Prisma.
- * Routes read through Prisma.
- */
-export type Tx = pg.PoolClient
+/** What reactions write in (`SagaTransaction`): a pooled pg client inside BEGIN. Routes read through Prisma. */
+export type Tx = SagaTransaction
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The inventory service's Prisma client over `app.pool`. */
     prisma: PrismaClient
-    /** The pg pool under Prisma; messaging uses it too (relay claims, LISTEN, retention). */
-    pool: pg.Pool
   }
 }
 
 /**
- * The inventory service's database (see `databasePlugin`): pg Pool, migrations from prisma/migrations when
- * MIGRATE_ON_START, Prisma 7 over the pool through @prisma/adapter-pg. Options: `{ config }`.
+ * The inventory service's database for `sagaService` and `databasePlugin`: its prisma/migrations folder and
+ * Prisma 7 over the pool through @prisma/adapter-pg.
  */
-export const dbPlugin = databasePlugin({
-  service: 'inventory',
+export const database = {
   // From src/plugins or dist/plugins alike, the service's prisma/migrations.
   migrationsDir: fileURLToPath(new URL('../../prisma/migrations', import.meta.url)),
-  createClient: (pool) => new PrismaClient({ adapter: new PrismaPg(pool) }),
-})
+  createClient: (pool: pg.Pool) => new PrismaClient({ adapter: new PrismaPg(pool) }),
+}
+
+/** The inventory service's `db` plugin alone (see `databasePlugin`), for tests of the database. Options: `{ config }`. */
+export const dbPlugin = databasePlugin({ service: 'inventory', ...database })

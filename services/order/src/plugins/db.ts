@@ -14,19 +14,20 @@ export type Tx = pg.PoolClient
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The order service's Prisma client over `app.pool`. */
     prisma: PrismaClient
-    /** The pg pool under Prisma; messaging uses it too (relay claims, LISTEN, retention). */
-    pool: pg.Pool
   }
 }
 
 /**
- * The order service's database (see `databasePlugin`): pg Pool, migrations from prisma/migrations when
- * MIGRATE_ON_START, Prisma 7 over the pool through @prisma/adapter-pg. Options: `{ config }`.
+ * The order service's database for `sagaService` and `databasePlugin`: its prisma/migrations folder and
+ * Prisma 7 over the pool through @prisma/adapter-pg.
  */
-export const dbPlugin = databasePlugin({
-  service: 'order',
+export const database = {
   // From src/plugins or dist/plugins alike, the service's prisma/migrations.
   migrationsDir: fileURLToPath(new URL('../../prisma/migrations', import.meta.url)),
-  createClient: (pool) => new PrismaClient({ adapter: new PrismaPg(pool) }),
-})
+  createClient: (pool: pg.Pool) => new PrismaClient({ adapter: new PrismaPg(pool) }),
+}
+
+/** The order service's `db` plugin alone (see `databasePlugin`), for tests of the database. Options: `{ config }`. */
+export const dbPlugin = databasePlugin({ service: 'order', ...database })
