@@ -1,12 +1,4 @@
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
-export {
-  CANCELLED_ORDER_TABLE,
-  cancellationRegister,
-  ORDER_IS_CANCELLED_SQL,
-  undoWhenOrderCancelled,
-  type Cancellation,
-  type CancellationRegister,
-} from './cancellations.js'
 export { isDatabaseUnavailable } from '@saga/messaging/parts'
 export { registerDatabaseMetrics, WATCHED_TABLES } from './database-metrics.js'
 export {
