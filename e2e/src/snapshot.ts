@@ -1,4 +1,4 @@
-import { CANCELLED_ORDER_TABLE } from '@saga/service-kit'
+import { CANCELLED_ORDER_TABLE } from '@saga/cancellations'
 import { expectedFacts } from './chain.js'
 import type { Fleet } from './fleet.js'
 import { payments } from './payments.js'

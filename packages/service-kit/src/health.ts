@@ -137,12 +137,16 @@ export const healthPlugin = fp(
     app.get('/health/live', probe, async (_request, reply) => {
       const checks = await run(opts.checks.filter((c) => c.role === 'live'))
       const { live } = verdict(checks)
-      return reply.code(live ? 200 : 503).send({ status: live ? 'live' : 'not live', checks })
+      return reply
+        .code(live ? 200 : 503)
+        .send({ status: live ? 'live' : 'not live', checks } satisfies ReadinessBody)
     })
     app.get('/health/ready', probe, async (_request, reply) => {
       const checks = await run(opts.checks)
       const { ready } = verdict(checks)
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks })
+      return reply
+        .code(ready ? 200 : 503)
+        .send({ status: ready ? 'ready' : 'not ready', checks } satisfies ReadinessBody)
     })
     app.get('/health', probe, async () => {
       const checks = await run(opts.checks)

@@ -1,103 +1,77 @@
+/**
+ * What every fastify service of the fleet shares. The package exports what the services, the fleet
+ * and e2e use, with the types that spell those exports' signatures (so a service's own declarations
+ * can name them); the rest stays inside it. Two more entry points: `@saga/service-kit/telemetry`
+ * (`node --import` it to start OpenTelemetry) and `@saga/service-kit/url-setting` (URL rules, for
+ * the fleet's preflight).
+ */
+
+// The app: fastify with the fleet's logger, request ids, error handler, JSON bodies and OpenAPI.
 export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
-export {
-  CANCELLED_ORDER_TABLE,
-  cancellationRegister,
-  ORDER_IS_CANCELLED_SQL,
-  undoWhenOrderCancelled,
-  type Cancellation,
-  type CancellationRegister,
-} from './cancellations.js'
-export { isDatabaseUnavailable } from '@saga/messaging/parts'
-export { registerDatabaseMetrics, WATCHED_TABLES } from './database-metrics.js'
-export {
-  DEFAULT_SESSION_LIMITS,
-  sessionConnection,
-  type SessionConnection,
-  type SessionLimits,
-} from './database-session.js'
-export {
-  databasePlugin,
-  type DatabaseConfig,
-  type DatabasePluginOptions,
-  type DisconnectableClient,
-} from './database-plugin.js'
-export {
-  EnvError,
-  localDatabaseUrl,
-  parseEnv,
-  serviceEnvSchema,
-  type BaseServiceConfig,
-  type EnvIssue,
-  type Environment,
-  type ServiceEnvDefaults,
-  type ServiceName,
-} from './env.js'
-export {
-  ClientErrorResponse,
-  errorResponses,
-  ServerErrorResponse,
-  type ErrorStatus,
-} from './error-schemas.js'
-export { RESPONSE_HEADERS, withHeaders, type ResponseHeader } from './openapi-headers.js'
-export {
-  clientError,
-  errorHandlerPlugin,
-  HttpError,
-  type ClientErrorBody,
-  type ErrorDetail,
-  type ServerErrorBody,
-} from './errors.js'
-export {
-  databaseCheck,
-  healthPlugin,
-  messagingChecks,
-  type HealthAreaSource,
-  type CheckResult,
-  type HealthOptions,
-  type ReadinessBody,
-  type ReadinessCheck,
-} from './health.js'
-export { chooseLogFormat, loggerOptions, type LogFormat, type LogFormatChoice } from './logger.js'
-export {
-  FLEET_MESSAGING_NAMES,
-  messagingOptions,
-  messagingSettings,
-  type MessagingSettings,
-  type ServiceMessaging,
-} from './messaging-settings.js'
-export { registerDescriptors } from './metric-descriptors.js'
-export { metricsPlugin, type MetricsOptions } from './metrics.js'
-/** prom-client's Histogram and Registry, for a service's own series on `app.metricsRegistry` (one prom-client copy). */
-export { Histogram, Registry } from 'prom-client'
-export {
-  MIGRATION_LOCK_KEY,
-  MigrationError,
-  readMigrations,
-  runMigrations,
-  type MigrationFile,
-  type RunMigrationsOptions,
-} from './migrate.js'
-export {
-  OVERLOAD_DEFAULTS,
-  overloadOptions,
-  overloadPlugin,
-  SPELL_QUIET_MS,
-  type OverloadConfig,
-  type OverloadOptions,
-  type OverloadReason,
-  type PoolLike,
-} from './overload.js'
-export { genReqId, REQUEST_ID_HEADER } from './request-id.js'
+export type { LogFormat } from './logger.js'
+
+// A service of the saga: the app, its database, messaging, health, metrics and routes in load order.
 export {
   sagaService,
   type SagaServiceOptions,
   type SagaServiceStep,
   type SagaTransaction,
 } from './saga-service.js'
-export { schemaCheck } from './schema-check.js'
+
+// Configuration: the environment every service parses, and messaging's options from it.
+export {
+  EnvError,
+  parseEnv,
+  serviceEnvSchema,
+  type BaseServiceConfig,
+  type EnvIssue,
+  type Environment,
+  type ServiceEnvDefaults,
+} from './env.js'
+export { FLEET_MESSAGING_NAMES, messagingOptions, type ServiceMessaging } from './messaging-settings.js'
+
+// HTTP: error bodies and their OpenAPI schemas, documented response headers, load shedding.
+export { HttpError, type ErrorDetail } from './errors.js'
+export {
+  ClientErrorResponse,
+  errorResponses,
+  ServerErrorResponse,
+  type ErrorStatus,
+} from './error-schemas.js'
+export { withHeaders, type ResponseHeader } from './openapi-headers.js'
+export {
+  overloadOptions,
+  overloadPlugin,
+  SPELL_QUIET_MS,
+  type OverloadConfig,
+  type OverloadOptions,
+  type PoolLike,
+} from './overload.js'
+
+// The database: the pool plugin, migrations, and the check that the schema is migrated.
+export {
+  databasePlugin,
+  type DatabaseConfig,
+  type DatabasePluginOptions,
+  type DisconnectableClient,
+} from './database-plugin.js'
+export { runMigrations, type RunMigrationsOptions } from './migrate.js'
 export { runMigrate, type RunMigrateOptions } from './run-migrate.js'
-export { runPrimary, SHUTDOWN_MESSAGE, type PrimaryOptions } from './cluster.js'
+export { schemaCheck } from './schema-check.js'
+
+// Health and metrics: `/health*` from checks, `/metrics` from prom-client.
+export {
+  databaseCheck,
+  healthPlugin,
+  messagingChecks,
+  type CheckResult,
+  type HealthAreaSource,
+  type HealthOptions,
+  type ReadinessCheck,
+} from './health.js'
+export { metricsPlugin, type MetricsOptions } from './metrics.js'
+/** prom-client's Registry, for a service's own series on `app.metricsRegistry` (one prom-client copy). */
+export { Registry } from 'prom-client'
+
+// The process: listen, cluster workers, graceful shutdown.
 export { runServer, type RunServerOptions, type ServerConfig } from './run-server.js'
-export { swaggerPlugin, type SwaggerOptions } from './swagger.js'
-export { shutdownTelemetry } from './telemetry/state.js'
-export { serviceNameOf, telemetryDefaults, telemetryEnabled } from './telemetry/settings.js'

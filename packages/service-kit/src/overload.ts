@@ -87,6 +87,65 @@ interface Spell {
   clearSince: number | undefined
 }
 
+/** The spells of one app, logged at their start and their end (`overloadPlugin`). */
+interface SpellLog {
+  /** A write was shed for `reason`: counted in the open spell, which it opens if there is none. */
+  shed(reason: Spell['reason']): void
+  /** A sample found `reason` in force (undefined: no pressure); closes a spell quiet for `SPELL_QUIET_MS`. */
+  sample(reason: OverloadReason): void
+  /** The app closes: the open spell, if any, is logged as over. */
+  close(): void
+}
+
+/**
+ * The spell log of `app`: a warn when a spell opens, naming the signal with its value and limit
+ * (`signal(reason)`), and an info when it is over, with its shed count and length in ms.
+ */
+function spellLog(
+  app: FastifyInstance,
+  signal: (reason: Spell['reason']) => Record<string, unknown>,
+): SpellLog {
+  let spell: Spell | undefined
+  const begin = (reason: Spell['reason']): Spell => {
+    const opened: Spell = { reason, startedAt: Date.now(), shed: 0, clearSince: undefined }
+    app.log.warn(
+      { reason, ...signal(reason) },
+      `overloaded (${reason}): shedding writes with 503 + Retry-After`,
+    )
+    return opened
+  }
+  const end = (over: Spell, at: number) => {
+    const durationMs = at - over.startedAt
+    app.log.info(
+      { reason: over.reason, shed: over.shed, durationMs },
+      `no longer overloaded: ${over.shed} writes shed in ${durationMs} ms; accepting writes again`,
+    )
+  }
+  return {
+    shed(reason) {
+      spell ??= begin(reason)
+      spell.shed += 1
+      spell.clearSince = undefined
+    },
+    sample(reason) {
+      if (reason !== undefined) {
+        spell ??= begin(reason)
+        spell.clearSince = undefined
+      } else if (spell) {
+        spell.clearSince ??= Date.now()
+        if (Date.now() - spell.clearSince >= SPELL_QUIET_MS) {
+          end(spell, spell.clearSince)
+          spell = undefined
+        }
+      }
+    },
+    close() {
+      if (spell) end(spell, spell.clearSince ?? Date.now())
+      spell = undefined
+    },
+  }
+}
+
 /**
  * Load shedding on @fastify/under-pressure: while the event loop's mean delay passes
  * `maxEventLoopDelayMs` or more than `maxPoolWaiting` queries wait for a database connection (both
@@ -109,38 +168,20 @@ export const overloadPlugin = fp(
     if (opts.maxEventLoopDelayMs <= 0 && !poolCheck) return
 
     let poolBusy = false
-    let spell: Spell | undefined
     const pool = opts.pool
     const sampleIntervalMs = Math.max(10, opts.sampleIntervalMs)
-
     // The measured value of the signal and its limit, for the line that opens a spell.
-    const signal = (reason: Spell['reason']) =>
+    const spells = spellLog(app, (reason) =>
       reason === 'pool-waiting'
         ? { poolWaiting: pool?.waitingCount, limit: opts.maxPoolWaiting }
-        : { eventLoopDelayMs: Math.round(app.memoryUsage().eventLoopDelay), limit: opts.maxEventLoopDelayMs }
-    const begin = (reason: Spell['reason']): Spell => {
-      const opened: Spell = { reason, startedAt: Date.now(), shed: 0, clearSince: undefined }
-      app.log.warn(
-        { reason, ...signal(reason) },
-        `overloaded (${reason}): shedding writes with 503 + Retry-After`,
-      )
-      return opened
-    }
-    const end = (over: Spell, at: number) => {
-      const durationMs = at - over.startedAt
-      app.log.info(
-        { reason: over.reason, shed: over.shed, durationMs },
-        `no longer overloaded: ${over.shed} writes shed in ${durationMs} ms; accepting writes again`,
-      )
-    }
+        : { eventLoopDelayMs: Math.round(app.memoryUsage().eventLoopDelay), limit: opts.maxEventLoopDelayMs },
+    )
 
     const respond = (request: FastifyRequest, reply: FastifyReply, reason: Spell['reason']) => {
       if (READS.has(request.method)) return // under-pressure goes on with the request
       state.shed += 1
       // A request can meet the pressure before the spell watcher's next sample does.
-      spell ??= begin(reason)
-      spell.shed += 1
-      spell.clearSince = undefined
+      spells.shed(reason)
       const body: ServerErrorBody = {
         error: 'Service Unavailable',
         message: `The service is overloaded; retry in ${opts.retryAfterS} s`,
@@ -173,24 +214,11 @@ export const overloadPlugin = fp(
     }
     // Spells are opened and closed by sampling, not by requests: a spell is logged as over even
     // when no request arrives after it, and its length does not depend on the next client.
-    const watcher = setInterval(() => {
-      const reason = state.reason()
-      if (reason !== undefined) {
-        spell ??= begin(reason)
-        spell.clearSince = undefined
-      } else if (spell) {
-        spell.clearSince ??= Date.now()
-        if (Date.now() - spell.clearSince >= SPELL_QUIET_MS) {
-          end(spell, spell.clearSince)
-          spell = undefined
-        }
-      }
-    }, sampleIntervalMs)
+    const watcher = setInterval(() => spells.sample(state.reason()), sampleIntervalMs)
     watcher.unref()
     app.addHook('onClose', (_app, done) => {
       clearInterval(watcher)
-      if (spell) end(spell, spell.clearSince ?? Date.now())
-      spell = undefined
+      spells.close()
       done()
     })
   },

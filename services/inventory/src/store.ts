@@ -4,17 +4,17 @@
  * reactions read load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once
  * per connection.
  */
+import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/cancellations'
 import type { OrderLine as PricedLine } from '@saga/contracts'
-import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/service-kit'
 import { lockOrder, type OrderLine, type StockLevels } from './domain/stock.js'
 import type { Tx } from './plugins/db.js'
 
 /**
- * This service's cancellation register (service-kit's `cancellationRegister`, table `cancelled_order`):
- * the reservation and the cancellation take the order's lock first, so of a PaymentProcessed and an
- * OrderCancelled handled at the same moment one waits for the other: a reservation committed just
- * before the cancel is released, a cancel committed just before the reservation stops it. The lock
- * is taken before any row lock, in every transaction that takes it.
+ * This service's cancellation register (`cancellationRegister` of @saga/cancellations, table
+ * `cancelled_order`): the reservation and the cancellation take the order's lock first, so of a
+ * PaymentProcessed and an OrderCancelled handled at the same moment one waits for the other: a
+ * reservation committed just before the cancel is released, a cancel committed just before the
+ * reservation stops it. The lock is taken before any row lock, in every transaction that takes it.
  */
 export const cancellations = cancellationRegister('inventory')
 

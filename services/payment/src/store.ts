@@ -3,8 +3,8 @@
  * pg client inside BEGIN: no Prisma on the per-message path), so the reactions read
  * load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once per connection.
  */
+import { cancellationRegister } from '@saga/cancellations'
 import { Currency } from '@saga/contracts'
-import { cancellationRegister } from '@saga/service-kit'
 import type { Tx } from './plugins/db.js'
 
 /** A payment as charged, CAPTURED or DECLINED (with the provider's reason). Amount in minor units. */
@@ -104,9 +104,9 @@ export async function saveRefund(tx: Tx, r: NewRefund): Promise<boolean> {
 }
 
 /**
- * This service's cancellation register (service-kit's `cancellationRegister`, table `cancelled_order`):
- * the charge and the cancellation take the order's lock first, so of an OrderCreated and an
- * OrderCancelled handled at the same moment one waits for the other: a capture committed just before
- * the cancel is refunded, a cancel committed just before the charge stops it.
+ * This service's cancellation register (`cancellationRegister` of @saga/cancellations, table
+ * `cancelled_order`): the charge and the cancellation take the order's lock first, so of an
+ * OrderCreated and an OrderCancelled handled at the same moment one waits for the other: a capture
+ * committed just before the cancel is refunded, a cancel committed just before the charge stops it.
  */
 export const cancellations = cancellationRegister('payment')

@@ -3,15 +3,15 @@
  * pg client inside BEGIN: no Prisma on the per-message path), so the reaction reads
  * load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once per connection.
  */
+import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/cancellations'
 import type { ShippingAddress } from '@saga/contracts'
-import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/service-kit'
 import type { Tx } from './plugins/db.js'
 
 /**
- * This service's cancellation register (service-kit's `cancellationRegister`, table `cancelled_order`):
- * booking and cancelling take the order's lock first, so of a StockReserved and an OrderCancelled
- * handled at the same moment one waits for the other: a shipment committed just before the cancel
- * is cancelled, a cancel committed just before the booking stops it.
+ * This service's cancellation register (`cancellationRegister` of @saga/cancellations, table
+ * `cancelled_order`): booking and cancelling take the order's lock first, so of a StockReserved and
+ * an OrderCancelled handled at the same moment one waits for the other: a shipment committed just
+ * before the cancel is cancelled, a cancel committed just before the booking stops it.
  */
 export const cancellations = cancellationRegister('shipment')
 

@@ -1,6 +1,6 @@
+import { undoWhenOrderCancelled } from '@saga/cancellations'
 import type { OrderCancelled } from '@saga/contracts'
 import type { HandlerDefinition, ReactionDeps } from '@saga/messaging'
-import { undoWhenOrderCancelled } from '@saga/service-kit'
 import type { Tx } from '../plugins/db.js'
 import { cancellations } from '../store.js'
 import { refundCapture } from './refund-payment.js'

@@ -1,6 +1,6 @@
+import { undoWhenOrderCancelled } from '@saga/cancellations'
 import { ShipmentCancelled, type OrderCancelled } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
-import { undoWhenOrderCancelled } from '@saga/service-kit'
 import type { Tx } from '../plugins/db.js'
 import { cancellations, cancelShipment } from '../store.js'
 

@@ -1,31 +1,28 @@
 import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
 import { OrderCancelled } from '@saga/contracts'
 import { consumed, memoryLogger } from '@saga/messaging/testing'
-import pg from 'pg'
+import { createTestDatabase, type TestDatabase } from '@saga/testkit'
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cancellationRegister, ORDER_IS_CANCELLED_SQL, undoWhenOrderCancelled } from '../src/cancellations.js'
-import { createScratchDatabase, type ScratchDatabase } from './support/database.js'
+import { cancellationRegister, ORDER_IS_CANCELLED_SQL, undoWhenOrderCancelled } from '../src/register.js'
 
 // The register payment, inventory and shipment share (their cancellation tests cover it in each
 // service); here its own promises: idempotent record, the check, and the per-order lock.
-let db: ScratchDatabase
+let db: TestDatabase
 let pool: pg.Pool
 const register = cancellationRegister('kit')
 
 beforeAll(async () => {
-  db = await createScratchDatabase('cancel')
-  pool = new pg.Pool({ connectionString: db.url, max: 4 })
-  // As each service's migration 20261130160000_cancelled_orders creates it.
-  await pool.query(`CREATE TABLE "cancelled_order" (
-    "order_id" UUID NOT NULL,
-    "reason" TEXT NOT NULL,
-    "cancelled_at" TIMESTAMPTZ(3) NOT NULL,
-    "recorded_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    CONSTRAINT "cancelled_order_pkey" PRIMARY KEY ("order_id"))`)
+  // The package's own table SQL, which each service's migration copies.
+  db = await createTestDatabase({
+    prefix: 'cancel',
+    sqlFiles: [fileURLToPath(new URL('../sql/cancelled-order.sql', import.meta.url))],
+  })
+  pool = db.pool
 })
 
 afterAll(async () => {
-  await pool?.end()
   await db?.drop()
 })
 

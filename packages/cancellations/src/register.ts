@@ -12,7 +12,8 @@ import type pg from 'pg'
  */
 
 /**
- * The table, created by each of those services' migration 20261130160000_cancelled_orders:
+ * The table, as `sql/cancelled-order.sql` (exported as `@saga/cancellations/sql/cancelled-order.sql`)
+ * creates it and each of those services' migration 20261130160000_cancelled_orders copies it:
  * `cancelled_order(order_id uuid pk, reason text, cancelled_at timestamptz(3), recorded_at
  * timestamptz(3) default now)`.
  */
