@@ -79,7 +79,7 @@ export async function createServiceApp(opts: ServiceAppOptions) {
     frameworkErrors,
     logController: new LogController({
       requestIdLogLabel: 'requestId',
-      // fastify's two lines per request were about 79 % of all lines under load (issue 11): one
+      // fastify's two lines per request would be about 79 % of all lines under load: one
       // completion line at debug replaces them (below); errors are still logged by the error handler.
       disableRequestLogging: true,
     }),

@@ -22,7 +22,7 @@ export const localDatabaseUrl = (service: ServiceName): string =>
   `postgresql://${service}_service:${service}_service@127.0.0.1:5432/${service}_service`
 
 /**
- * The zod schema of the environment every service shares (names and defaults in the README):
+ * The zod schema of the environment every service shares (names and defaults in docs/operations.md, "Environment variables"):
  * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, LOG_FORMAT, MIGRATE_ON_START,
  * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, OVERLOAD_* (ms, counts, s), INSTANCES,
  * SHUTDOWN_TIMEOUT_MS.

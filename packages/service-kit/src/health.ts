@@ -114,7 +114,7 @@ const run = async (checks: ReadinessCheck[]) =>
   )
 
 /**
- * The probes, for an orchestrator and for people (README, "Health"):
+ * The probes, for an orchestrator and for people (docs/operations.md, "Health: which probe means what"):
  * - `GET /health/live`: 503 only when a `live` check is `down` (consumers stuck for good), so the
  *   orchestrator restarts the instance; a database or broker outage never fails it.
  * - `GET /health/ready`: 503 when a `ready` check (database, migrations) is not up, so the instance

@@ -30,7 +30,7 @@ export interface OverloadOptions {
 
 /**
  * Defaults of the OVERLOAD_* variables. An event-loop delay of 50 ms mean over a 100 ms sample
- * already puts every request of that moment past `POST /orders`' p99 target (50 ms, issue 10);
+ * already puts every request of that moment past `POST /orders`' p99 target (50 ms, docs/performance.md);
  * 10 queries waiting for a pool of 10 (the default DATABASE_POOL_MAX) is a second pool's worth of
  * queueing. Measured in docs/performance.md ("Overload").
  */

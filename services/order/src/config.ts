@@ -2,7 +2,7 @@ import { parseEnv, serviceEnvSchema, type Environment } from '@saga/service-kit'
 import { z } from 'zod'
 import { DEFAULT_ORDER_DEADLINE_MS } from './domain/order.js'
 
-/** The order service's environment: the fleet's shared variables (README) plus its own. */
+/** The order service's environment: the fleet's shared variables (docs/operations.md) plus its own. */
 export const Env = serviceEnvSchema({ service: 'order', port: 3001 }).extend({
   /**
    * How long an order may stay PENDING, in ms from its creation (database clock): then the deadline

@@ -18,9 +18,9 @@ export const TIMELINE_EVENTS = reactionsOf('order')
 /**
  * The order timeline's batch recorder (`record-timeline`, one queue for the six events above):
  * deliveries are written many at a time in one statement, deduplicated by message id (the
- * timeline's primary key), with no inbox row and no transaction per message. Each used to have its
- * own queue and a consumer transaction per message (6 of a confirmed saga's 9 deliveries to the
- * order service were these); see docs/performance.md for what that cost. An event for an order
+ * timeline's primary key), with no inbox row and no transaction per message: 6 of a confirmed
+ * saga's 9 deliveries to the order service are these, and a consumer transaction each would cost
+ * what docs/performance.md measures. An event for an order
  * this service does not know (another environment sharing the exchange) is recorded nowhere and
  * logged as a warning, since a retry would not change that.
  */
