@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { toPublishable } from '../src/outbox/envelope.js'
 import { readPending } from '../src/outbox/stats.js'
 import type { OutboxRow } from '../src/outbox/envelope.js'
-import { relayFixture, type RelayFixture } from './relay-fixture.js'
+import { relayFixture } from './relay-fixture.js'
 
 const run = promisify(execFile)
 const child = fileURLToPath(new URL('./enqueue-with-process-clock.ts', import.meta.url))
@@ -21,11 +22,7 @@ async function hasFaketime(): Promise<boolean> {
 // Issue 14 item 3: the row's time came from the service's clock, its age from the database's. A
 // process 120 s behind wrote rows 120 s old at birth; 120 s ahead, rows of age -119.5 s shown as 0.
 describe('outbox: one clock judges an age', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('clock_skew')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('clock_skew'))
 
   for (const [label, offset] of [
     ['behind', -SKEW_S],

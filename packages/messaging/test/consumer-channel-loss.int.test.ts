@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import {
   closeConnectionsNamed,
   collect,
@@ -6,14 +7,9 @@ import {
   envelope,
   eventually,
   recordingHandler,
-  type InboxFixture,
 } from './inbox-fixture.js'
 
-let fixture: InboxFixture
-beforeAll(async () => {
-  fixture = await createInboxFixture('channel_loss')
-})
-afterAll(() => fixture.cleanup())
+const fixture = useFixture(() => createInboxFixture('channel_loss'))
 
 // Issue 9 item 2: retries of a delivery outlived its channel, and the redelivered copy started a
 // second chain beside the old one (interleaved attempt numbers, "dead-lettering failed").

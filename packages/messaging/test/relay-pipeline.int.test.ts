@@ -1,13 +1,9 @@
-import { AMQP_URL, TcpProxy } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { countIds, message, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
+import { countIds, message, relayFixture } from './relay-fixture.js'
 
 describe('relay: pipelined batches', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_pipe')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_pipe'))
 
   it('when a backlog spans two batches and confirms are slow, then the second batch reaches the broker before the first is marked, and every row is marked once, after its confirm', async () => {
     // The relay talks to the broker through a proxy that delays every byte by 500 ms; the tap reads

@@ -1,13 +1,9 @@
-import { AMQP_URL, TcpProxy } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { countIds, message, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
+import { countIds, message, relayFixture } from './relay-fixture.js'
 
 describe('relay: graceful stop', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_stop')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_stop'))
 
   it('when stopped with a batch in flight, then the batch finishes, nothing is half-marked and every connection it opened is closed', async () => {
     const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))

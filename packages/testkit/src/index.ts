@@ -40,3 +40,4 @@ export {
   type UpstreamOptions,
 } from './app-run.js'
 export { describeMessagingMigration } from './messaging-migration.js'
+export { useFixture } from './fixture.js'

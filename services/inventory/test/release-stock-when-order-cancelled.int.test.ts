@@ -7,13 +7,14 @@ import {
   StockReserved,
 } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { releaseStockWhenOrderCancelled } from '../src/reactions/release-stock-when-order-cancelled.js'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('inventory_cancel'))
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const reserve = reserveStockWhenPaymentProcessed(deps)
@@ -26,13 +27,6 @@ const address = {
   postalCode: '10115',
   country: 'DE' as const,
 }
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory_cancel')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 /** A fresh sku with `available` units, and an order of `quantity` of them (its PaymentProcessed, not yet delivered). */
 async function order(available: number, quantity: number) {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { PaymentProcessed, ShipmentFailed, StockReleased } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('inventory'))
 const logger = memoryLogger()
 const reserve = reserveStockWhenPaymentProcessed({ logger, clock: () => new Date() })
 const release = releaseStockWhenShipmentFailed({ logger, clock: () => new Date() })
@@ -17,13 +18,6 @@ const address = {
   postalCode: '0000',
   country: 'AQ' as const,
 }
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 /** A sku with `available` units and an order holding `quantity` of them, reserved through the reaction. */
 async function reservedOrder(available: number, quantity: number) {

@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('inventory'))
 const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger(), clock: () => new Date() })
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 function order(lines: { sku: string; quantity: number }[]) {
   const orderId = randomUUID()
