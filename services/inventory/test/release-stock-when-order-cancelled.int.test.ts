@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import {
-  OrderCancelled,
-  PaymentProcessed,
-  ShipmentFailed,
-  StockReleased,
-  StockReserved,
-} from '@saga/contracts'
+import { OrderCancelled, ShipmentFailed, StockReleased, StockReserved } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
 import { useFixture } from '@saga/testkit'
@@ -13,6 +7,7 @@ import { releaseStockWhenOrderCancelled } from '../src/reactions/release-stock-w
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
 import { createServiceTestDatabase } from './support/database.js'
+import { paymentProcessed } from './support/events.js'
 
 const db = useFixture(() => createServiceTestDatabase('inventory_cancel'))
 const logger = memoryLogger()
@@ -32,22 +27,9 @@ const address = {
 async function order(available: number, quantity: number) {
   const sku = `CNL-${randomUUID().slice(0, 8)}`
   await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [sku, available])
-  const orderId = randomUUID()
   const lines = [{ sku, quantity, unitPrice: 375 }]
-  const paid = consumed(
-    PaymentProcessed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: quantity * 375,
-      currency: 'EUR',
-      lines,
-      shippingAddress: address,
-      processedAt: new Date().toISOString(),
-    },
-    orderId,
-  )
+  const paid = paymentProcessed(lines, address)
+  const { orderId } = paid.payload
   const cancelled = (reason = 'customer_requested') =>
     consumed(
       OrderCancelled,

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { PaymentProcessed, ShipmentFailed, StockReleased } from '@saga/contracts'
+import { ShipmentFailed, StockReleased } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
 import { useFixture } from '@saga/testkit'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
 import { createServiceTestDatabase } from './support/database.js'
+import { paymentProcessed } from './support/events.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
 const db = useFixture(() => createServiceTestDatabase('inventory'))
@@ -23,22 +24,9 @@ const address = {
 async function reservedOrder(available: number, quantity: number) {
   const sku = `REL-${randomUUID().slice(0, 8)}`
   await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [sku, available])
-  const orderId = randomUUID()
   const lines = [{ sku, quantity, unitPrice: 250 }]
-  const paid = consumed(
-    PaymentProcessed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: quantity * 250,
-      currency: 'EUR',
-      lines,
-      shippingAddress: address,
-      processedAt: new Date().toISOString(),
-    },
-    orderId,
-  )
+  const paid = paymentProcessed(lines, address)
+  const { orderId } = paid.payload
   await deliver(db.pool, reserve, paid)
   const failed = consumed(
     ShipmentFailed,
