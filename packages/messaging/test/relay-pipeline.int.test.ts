@@ -1,6 +1,6 @@
 import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
-import { countIds, message, relayFixture } from './relay-fixture.js'
+import { countIds, message, publishedAll, relayFixture } from './relay-fixture.js'
 
 describe('relay: pipelined batches', () => {
   const f = useFixture(() => relayFixture('relay_pipe'))
@@ -19,13 +19,7 @@ describe('relay: pipelined batches', () => {
       proxy.latencyMs = 500
       const before = f.tap.messages.length
       const ids = await f.commit(Array.from({ length: 20 }, (_, n) => message(n + 1)))
-      const waiting = new Set(ids)
-      const allPublished = new Promise<void>((resolve) =>
-        relay.signals.on('published', (s) => {
-          waiting.delete(s.id)
-          if (waiting.size === 0) resolve()
-        }),
-      )
+      const allPublished = publishedAll(relay, ids)
       relay.wake()
       await f.tap.waitForCount(before + 20, 10_000)
       const { rows: markedAtArrival } = await f.db.pool.query<{ n: number }>(

@@ -1,6 +1,6 @@
 import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
-import { countIds, message, relayFixture } from './relay-fixture.js'
+import { countIds, message, publishedAll, relayFixture } from './relay-fixture.js'
 
 describe('relay: graceful stop', () => {
   const f = useFixture(() => relayFixture('relay_stop'))
@@ -69,13 +69,7 @@ describe('relay: graceful stop', () => {
     await relay.stop()
     expect(relay.running).toBe(false)
     const ids = await f.commit([message(101), message(102)])
-    const remaining = new Set(ids)
-    const allPublished = new Promise<void>((resolve) =>
-      relay.signals.on('published', (s) => {
-        remaining.delete(s.id)
-        if (remaining.size === 0) resolve()
-      }),
-    )
+    const allPublished = publishedAll(relay, ids)
     await relay.start()
     expect(relay.running).toBe(true)
     await allPublished

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { AMQP_URL } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
 import { enqueue } from '../src/outbox/enqueue.js'
-import { countIds, message, pendingCount, relayFixture } from './relay-fixture.js'
+import { countIds, message, pendingCount, publishedAll, relayFixture } from './relay-fixture.js'
 
 describe('relay: publishing', () => {
   const f = useFixture(() => relayFixture('relay'))
@@ -67,13 +67,7 @@ describe('relay: publishing', () => {
       const ids = await f.commit(Array.from({ length: 200 }, (_, n) => message(n)))
       const started = performance.now()
       relay.wake()
-      const last = new Set(ids)
-      await new Promise<void>((resolve) => {
-        relay.signals.on('published', (s) => {
-          last.delete(s.id)
-          if (last.size === 0) resolve()
-        })
-      })
+      await publishedAll(relay, ids)
       const roundTrips = (performance.now() - started) / 100
       // One confirm awaited per message would need at least 200 round trips.
       expect(roundTrips).toBeLessThan(40)

@@ -41,3 +41,4 @@ export {
 } from './app-run.js'
 export { describeMessagingMigration } from './messaging-migration.js'
 export { useFixture } from './fixture.js'
+export { freePort } from './ports.js'
