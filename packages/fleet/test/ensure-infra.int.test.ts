@@ -1,23 +1,15 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { freePort } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { ensureInfrastructure, INSTALL_COMMAND } from '../src/ensure-infra.js'
 
 const run = promisify(execFile)
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
 const versions = (() => {
   try {
     return readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b))

@@ -4,12 +4,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { deleteBrokerObjects } from '@saga/testkit'
+import { deleteBrokerObjects, freePort } from '@saga/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bootstrapDatabases, dropDatabases, SERVICES, type ServiceName } from '../src/bootstrap.js'
 import { orderBody } from '../src/cli/place.js'
@@ -61,15 +60,6 @@ function importedCompilerFiles(): string[] {
   })
   return [...new Set(files)]
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-    server.on('error', reject)
-  })
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms

@@ -1,10 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { deleteBrokerObjects } from '@saga/testkit'
+import { deleteBrokerObjects, freePort } from '@saga/testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropDatabases, SERVICES } from '../src/bootstrap.js'
 
@@ -18,14 +16,6 @@ const startJs = fileURLToPath(new URL('../dist/start.js', import.meta.url))
 const prefix = `t${randomBytes(3).toString('hex')}_`
 const postgresUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-
-const freePort = async (): Promise<number> => {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 const isAlive = (pid: number): boolean => {
   try {

@@ -1,18 +1,9 @@
-import { once } from 'node:events'
-import { createServer } from 'node:net'
+import { freePort } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { Supervisor, type ServiceSpec } from '../src/supervise.js'
 
 // The supervisor's rules on stand-in services (a few lines of node each: an HTTP server whose
 // /health/ready answers 200), so each rule is checked in seconds; start.int.test.ts runs the fleet.
-const freePort = async (): Promise<number> => {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
 /** A stand-in service: ready at once; on SIGTERM exits 0 after 50 ms, or ignores it (`stubborn`). */
 const standIn = async (name: string, opts: { stubborn?: boolean } = {}): Promise<ServiceSpec> => {
   const port = await freePort()

@@ -8,7 +8,7 @@ import {
 } from './cpu.js'
 import type { HttpClient } from './http.js'
 import { anyPendingSince, prepareStock, readOrders } from './orders.js'
-import { placeOrders } from './place.js'
+import { placeOrders, type Placement } from './place.js'
 import type { LoadSettings } from './settings.js'
 import { completedPerSecond, fmt, largestBacklog, percentile, sorted } from './stats.js'
 
@@ -109,22 +109,13 @@ export async function runOnce(
           outboxPending = Object.values(all).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
           largestOutboxPending = Math.max(largestOutboxPending, outboxPending)
         })
-        const acc = sorted(p.acceptMs.slice(-rate))
-        const errors = Object.entries(p.statuses).filter(([s]) => s !== '201')
-        process.stderr.write(
-          `[load] ${rate}/s ${elapsed}/${seconds} s  accepted ${p.ids.size}  ` +
-            `${errors.length ? `errors ${errors.map(([s, n]) => `${s}:${n}`).join(' ')}  ` : ''}` +
-            `accept p99 ${fmt(percentile(acc, 99), 0)} ms  in flight ${inFlight}  outbox pending ${outboxPending}\n`,
-        )
+        process.stderr.write(progressLine(p, rate, seconds, elapsed, inFlight, outboxPending))
       },
     })
     const client = process.cpuUsage(clientBefore)
     const placingSeconds = (placement.endedAt - placement.startedAt) / 1_000
     const since = placement.startedAt - 1_000
-    const drainDeadline = Date.now() + settings.drainTimeoutMs
-    while (Date.now() < drainDeadline && (await anyPendingSince(http, settings.services.order, since))) {
-      await sleep(1_000)
-    }
+    await drain(http, settings.services.order, since, settings.drainTimeoutMs)
     const drainMs = Date.now() - placement.endedAt
     const metricsAfter = await scrapeServices(http, settings.services)
     const serversAfter = await serverCpu.sample()
@@ -137,13 +128,7 @@ export async function runOnce(
     const accept = sorted(placement.acceptMs)
     const shed = sorted(placement.shedMs)
     const cpu = cpuDelta(metricsBefore, metricsAfter, serversBefore, serversAfter)
-    const perSaga: Record<string, number> = {}
-    for (const [name, value] of Object.entries(cpu))
-      perSaga[name] = (value * 1_000) / Math.max(done.length, 1)
-    // The fleet's own: four services, the backends of its databases, and the broker (see cpu.ts).
-    perSaga.total = Object.entries(perSaga)
-      .filter(([name]) => name !== 'postgres-all')
-      .reduce((a, [, v]) => a + v, 0)
+    const perSaga = cpuMsPerSaga(cpu, done.length)
     const handled = sumHandled(metricsAfter) - sumHandled(metricsBefore)
     return {
       rate,
@@ -154,12 +139,7 @@ export async function runOnce(
       acceptMs: { p50: percentile(accept, 50), p99: percentile(accept, 99) },
       shedMs: { p50: percentile(shed, 50), p99: percentile(shed, 99), max: shed.at(-1) ?? Number.NaN },
       notFound: placement.ids.size - sagas.length,
-      terminalMs: {
-        p50: percentile(terminal, 50),
-        p90: percentile(terminal, 90),
-        p99: percentile(terminal, 99),
-        max: terminal.at(-1) ?? Number.NaN,
-      },
+      terminalMs: { ...quantiles(terminal), max: terminal.at(-1) ?? Number.NaN },
       completed: done.length,
       completedPerSecond: completedPerSecond(sagas),
       stillPending: placement.ids.size - done.length,
@@ -172,13 +152,65 @@ export async function runOnce(
       byStatus: read.byStatus,
       cpuMsPerSaga: perSaga,
       consumerTxPerSaga: done.length > 0 && handled > 0 ? handled / done.length : undefined,
-      machineBusy:
-        machineBefore && machineAfter
-          ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
-          : undefined,
+      machineBusy: busyShare(machineBefore, machineAfter),
       clientCore: (client.user + client.system) / 1e6 / placingSeconds,
     }
   } finally {
     await serverCpu.close()
   }
+}
+
+/**
+ * The progress line of one tick (ends in a newline): orders accepted so far, the non-201 answers by
+ * status, the p99 accept time (ms) of the last `rate` accepted POSTs, requests in flight and the
+ * fleet's outbox backlog as last scraped.
+ */
+function progressLine(
+  p: Placement,
+  rate: number,
+  seconds: number,
+  elapsed: number,
+  inFlight: number,
+  outboxPending: number,
+): string {
+  const acc = sorted(p.acceptMs.slice(-rate))
+  const errors = Object.entries(p.statuses).filter(([s]) => s !== '201')
+  return (
+    `[load] ${rate}/s ${elapsed}/${seconds} s  accepted ${p.ids.size}  ` +
+    `${errors.length ? `errors ${errors.map(([s, n]) => `${s}:${n}`).join(' ')}  ` : ''}` +
+    `accept p99 ${fmt(percentile(acc, 99), 0)} ms  in flight ${inFlight}  outbox pending ${outboxPending}\n`
+  )
+}
+
+/**
+ * CPU ms per completed saga (at least one) of each part of `cpu` (seconds by part, see `cpuDelta`),
+ * plus `total`: every part but `postgres-all`.
+ */
+function cpuMsPerSaga(cpu: Record<string, number>, completed: number): Record<string, number> {
+  const perSaga: Record<string, number> = {}
+  for (const [name, value] of Object.entries(cpu)) perSaga[name] = (value * 1_000) / Math.max(completed, 1)
+  // The fleet's own: four services, the backends of its databases, and the broker (see cpu.ts).
+  perSaga.total = Object.entries(perSaga)
+    .filter(([name]) => name !== 'postgres-all')
+    .reduce((a, [, v]) => a + v, 0)
+  return perSaga
+}
+
+/** Waits, asking once a second, until no order placed since `since` (epoch ms) is PENDING or `timeoutMs` ms passed. */
+async function drain(http: HttpClient, orderUrl: string, since: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline && (await anyPendingSince(http, orderUrl, since))) await sleep(1_000)
+}
+
+/** The 50th, 90th and 99th percentiles of `values` (sorted ascending). */
+function quantiles(values: number[]): { p50: number; p90: number; p99: number } {
+  return { p50: percentile(values, 50), p90: percentile(values, 90), p99: percentile(values, 99) }
+}
+
+/** The machine's busy share (0 to 1) between two /proc samples; undefined when either is missing. */
+function busyShare(
+  before: Awaited<ReturnType<typeof machineCpuSeconds>>,
+  after: Awaited<ReturnType<typeof machineCpuSeconds>>,
+): number | undefined {
+  return before && after ? (after.busy - before.busy) / (after.total - before.total) : undefined
 }

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { toPublishable } from '../src/outbox/envelope.js'
 import { readPending } from '../src/outbox/stats.js'
 import type { OutboxRow } from '../src/outbox/envelope.js'
-import { relayFixture, type RelayFixture } from './relay-fixture.js'
+import { relayFixture } from './relay-fixture.js'
 
 const run = promisify(execFile)
 const child = fileURLToPath(new URL('./enqueue-with-process-clock.ts', import.meta.url))
@@ -22,11 +23,7 @@ async function hasFaketime(): Promise<boolean> {
 // the time, a process 120 s behind would write rows 120 s old at birth, and one 120 s ahead rows of
 // age -119.5 s shown as 0.
 describe('outbox: one clock judges an age', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('clock_skew')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('clock_skew'))
 
   for (const [label, offset] of [
     ['behind', -SKEW_S],

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import pg from 'pg'
 import { pgDatabase } from '../src/database.js'
 import type { Database, MessageContract } from '../src/types.js'
@@ -15,13 +16,7 @@ import {
   type Tx,
 } from './inbox-fixture.js'
 
-let fixture: InboxFixture
-beforeAll(async () => {
-  fixture = await createInboxFixture('batch')
-})
-afterAll(async () => {
-  await fixture?.cleanup()
-})
+const fixture = useFixture(() => createInboxFixture('batch'))
 
 /** A gate handlers wait at until it is opened; counts who waits. */
 function gate(): { wait: () => Promise<void>; open: () => void; waiting: () => number } {

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import {
   closeConnectionsNamed,
   collect,
@@ -6,14 +7,9 @@ import {
   envelope,
   eventually,
   recordingHandler,
-  type InboxFixture,
 } from './inbox-fixture.js'
 
-let fixture: InboxFixture
-beforeAll(async () => {
-  fixture = await createInboxFixture('channel_loss')
-})
-afterAll(() => fixture.cleanup())
+const fixture = useFixture(() => createInboxFixture('channel_loss'))
 
 // Retries of a delivery must end with its channel: otherwise the redelivered copy starts a second
 // chain beside the first (interleaved attempt numbers, "dead-lettering failed").

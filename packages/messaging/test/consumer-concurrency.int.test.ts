@@ -1,22 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { createSignals } from '../src/signals.js'
-import {
-  collect,
-  createInboxFixture,
-  envelope,
-  eventually,
-  recordingHandler,
-  type InboxFixture,
-} from './inbox-fixture.js'
+import { collect, createInboxFixture, envelope, eventually, recordingHandler } from './inbox-fixture.js'
 
-let fixture: InboxFixture
-beforeAll(async () => {
-  fixture = await createInboxFixture('concurrency')
-})
-afterAll(async () => {
-  await fixture?.cleanup()
-})
+const fixture = useFixture(() => createInboxFixture('concurrency'))
 
 /** Counts handler bodies running at once (they run inside their inbox transaction). */
 function gauge(): { enter: () => void; leave: () => void; now: () => number; most: () => number } {

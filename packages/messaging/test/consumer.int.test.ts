@@ -1,25 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import pg from 'pg'
-import { TcpProxy } from '@saga/testkit'
+import { TcpProxy, useFixture } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
 import { createSignals } from '../src/signals.js'
 import { deadLetterQueueName } from '../src/topology.js'
-import {
-  collect,
-  createInboxFixture,
-  envelope,
-  eventually,
-  recordingHandler,
-  type InboxFixture,
-} from './inbox-fixture.js'
+import { collect, createInboxFixture, envelope, eventually, recordingHandler } from './inbox-fixture.js'
 
-let fixture: InboxFixture
-beforeAll(async () => {
-  fixture = await createInboxFixture('consumer')
-})
-afterAll(async () => {
-  await fixture?.cleanup()
-})
+const fixture = useFixture(() => createInboxFixture('consumer'))
 
 /** Holds handlers until opened; counts how many wait at once. */
 function turnstile(): {

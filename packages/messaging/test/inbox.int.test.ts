@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import {
   collect,
   createInboxFixture,
@@ -6,16 +7,9 @@ import {
   eventually,
   happened,
   recordingHandler,
-  type InboxFixture,
 } from './inbox-fixture.js'
 
-let fixture: InboxFixture
-beforeAll(async () => {
-  fixture = await createInboxFixture('inbox')
-})
-afterAll(async () => {
-  await fixture?.cleanup()
-})
+const fixture = useFixture(() => createInboxFixture('inbox'))
 
 /** A promise a test resolves by hand, to hold a handler inside its transaction. */
 function gate(): { opened: Promise<void>; open: () => void } {

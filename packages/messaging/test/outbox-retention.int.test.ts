@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import pg from 'pg'
 import { deleteExpired, vacuumOutbox } from '../src/outbox/retention.js'
-import { relayFixture, type RelayFixture } from './relay-fixture.js'
+import { relayFixture } from './relay-fixture.js'
 
 const HOUR_MS = 3_600_000
 
 describe('outbox: retention and stats', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('outbox_retention')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('outbox_retention'))
 
   /** Inserts `count` rows of one kind, all occurred/published/parked `ageMs` ago. */
   const rows = async (

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { AMQP_URL } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AMQP_URL, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
 import { pgDatabase } from '../src/database.js'
 import { createMessaging } from '../src/messaging.js'
 import { enqueue } from '../src/outbox/enqueue.js'
-import { message, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { message, relayFixture } from './relay-fixture.js'
 
 const run = promisify(execFile)
 
@@ -20,11 +20,7 @@ async function currentWatermark(): Promise<string> {
 
 // With the memory alarm raised the broker blocks publishes: they time out, and health must not say `up`.
 describe('relay: a connection the broker blocks', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_blocked')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_blocked'))
 
   it('when the broker raises its memory alarm, then health and metrics show the blocked connection with its reason, the relay waits without spending attempts, and publishes once unblocked', async () => {
     const messaging = createMessaging({

@@ -2,7 +2,14 @@ import amqp from 'amqplib'
 import pg from 'pg'
 import { AMQP_URL, TcpProxy } from '@saga/testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { countIds, message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
+import {
+  countIds,
+  message,
+  pendingCount,
+  publishedAll,
+  relayFixture,
+  type RelayFixture,
+} from './relay-fixture.js'
 
 const brokerPort = Number(new URL(AMQP_URL).port || 5672)
 
@@ -49,13 +56,7 @@ describe('relay: broker faults', () => {
     )
     expect(await pendingCount(f.db.pool)).toBe(50)
     expect(relay.running).toBe(true)
-    const remaining = new Set(ids)
-    const allPublished = new Promise<void>((resolve) =>
-      relay.signals.on('published', (s) => {
-        remaining.delete(s.id)
-        if (remaining.size === 0) resolve()
-      }),
-    )
+    const allPublished = publishedAll(relay, ids)
     const restoredAt = performance.now()
     proxy.restore()
     await allPublished
@@ -91,13 +92,7 @@ describe('relay: broker faults', () => {
     expect(
       rows.rows.every((r) => r.published_at === null && r.attempts === 0 && /timed out/.test(r.last_error)),
     ).toBe(true)
-    const remaining = new Set(ids)
-    const allPublished = new Promise<void>((resolve) =>
-      relay.signals.on('published', (s) => {
-        remaining.delete(s.id)
-        if (remaining.size === 0) resolve()
-      }),
-    )
+    const allPublished = publishedAll(relay, ids)
     proxy.restore()
     await allPublished
     const counts = countIds(f.tap.ids())
@@ -128,13 +123,7 @@ describe('relay: broker faults', () => {
       // Written by the service's own (healthy) connection while the relay's link is down.
       const ids = await f.commit(Array.from({ length: 10 }, (_, n) => message(n + 1)))
       expect(relay.running).toBe(true)
-      const remaining = new Set(ids)
-      const allPublished = new Promise<void>((resolve) =>
-        relay.signals.on('published', (s) => {
-          remaining.delete(s.id)
-          if (remaining.size === 0) resolve()
-        }),
-      )
+      const allPublished = publishedAll(relay, ids)
       const restoredAt = performance.now()
       dbProxy.restore()
       await allPublished

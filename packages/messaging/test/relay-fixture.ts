@@ -161,3 +161,17 @@ export async function pendingCount(pool: pg.Pool): Promise<number> {
   )
   return rows[0]?.n ?? 0
 }
+
+/**
+ * Resolves once `relay` has signalled `published` for every id of `ids` (listening from now on: call
+ * it before the publishes can happen). Never rejects; the test's timeout bounds it.
+ */
+export function publishedAll(relay: Pick<Relay, 'signals'>, ids: readonly string[]): Promise<void> {
+  const remaining = new Set(ids)
+  return new Promise<void>((resolve) =>
+    relay.signals.on('published', (s) => {
+      remaining.delete(s.id)
+      if (remaining.size === 0) resolve()
+    }),
+  )
+}

@@ -1,16 +1,13 @@
 import type pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
+import { message, pendingCount, relayFixture } from './relay-fixture.js'
 
 // A transaction reading outbox_message, and a migration's ALTER TABLE queued behind it: every later
 // statement on the table queues behind the ALTER for as long as it waits, so the relay, its stats and
 // retention must give up within their bounds.
 describe('relay: a migration queued on the outbox table', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_lock_wait')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_lock_wait'))
 
   it('when an ALTER TABLE waits for a reader, then the relay, its stats and retention give up within their bounds, and the relay publishes once the ALTER is through', async () => {
     const relay = f.relay({ retentionIntervalMs: 0 })

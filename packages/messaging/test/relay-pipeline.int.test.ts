@@ -1,13 +1,9 @@
-import { AMQP_URL, TcpProxy } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { countIds, message, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
+import { countIds, message, publishedAll, relayFixture } from './relay-fixture.js'
 
 describe('relay: pipelined batches', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_pipe')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_pipe'))
 
   it('when a backlog spans two batches and confirms are slow, then the second batch reaches the broker before the first is marked, and every row is marked once, after its confirm', async () => {
     // The relay talks to the broker through a proxy that delays every byte by 500 ms; the tap reads
@@ -23,13 +19,7 @@ describe('relay: pipelined batches', () => {
       proxy.latencyMs = 500
       const before = f.tap.messages.length
       const ids = await f.commit(Array.from({ length: 20 }, (_, n) => message(n + 1)))
-      const waiting = new Set(ids)
-      const allPublished = new Promise<void>((resolve) =>
-        relay.signals.on('published', (s) => {
-          waiting.delete(s.id)
-          if (waiting.size === 0) resolve()
-        }),
-      )
+      const allPublished = publishedAll(relay, ids)
       relay.wake()
       await f.tap.waitForCount(before + 20, 10_000)
       const { rows: markedAtArrival } = await f.db.pool.query<{ n: number }>(

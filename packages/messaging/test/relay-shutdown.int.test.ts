@@ -1,13 +1,9 @@
-import { AMQP_URL, TcpProxy } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { countIds, message, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
+import { countIds, message, publishedAll, relayFixture } from './relay-fixture.js'
 
 describe('relay: graceful stop', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_stop')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_stop'))
 
   it('when stopped with a batch in flight, then the batch finishes, nothing is half-marked and every connection it opened is closed', async () => {
     const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
@@ -73,13 +69,7 @@ describe('relay: graceful stop', () => {
     await relay.stop()
     expect(relay.running).toBe(false)
     const ids = await f.commit([message(101), message(102)])
-    const remaining = new Set(ids)
-    const allPublished = new Promise<void>((resolve) =>
-      relay.signals.on('published', (s) => {
-        remaining.delete(s.id)
-        if (remaining.size === 0) resolve()
-      }),
-    )
+    const allPublished = publishedAll(relay, ids)
     await relay.start()
     expect(relay.running).toBe(true)
     await allPublished

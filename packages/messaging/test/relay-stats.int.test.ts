@@ -1,6 +1,6 @@
 import { AMQP_URL, TcpProxy } from '@saga/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { message, pendingCount, publishedAll, relayFixture, type RelayFixture } from './relay-fixture.js'
 
 // Figures must be at most about a second old: with a 5 s refresh, metrics would show 0 pending while
 // 5 rows waited, and readiness would stay 503 for ~4 s after the backlog drained.
@@ -36,13 +36,7 @@ describe('relay: how fresh the outbox figures are', () => {
     expect(age).toBeGreaterThanOrEqual(1_700)
     expect(age).toBeLessThan(performance.now() - committedAt + 500)
 
-    const remaining = new Set(ids)
-    const drained = new Promise<void>((resolve) =>
-      relay.signals.on('published', (s) => {
-        remaining.delete(s.id)
-        if (remaining.size === 0) resolve()
-      }),
-    )
+    const drained = publishedAll(relay, ids)
     proxy.restore()
     await drained
     const drainedAt = performance.now()

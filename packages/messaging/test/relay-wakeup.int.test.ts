@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { createCrossInstanceWakeup } from '../src/outbox/wakeup.js'
 import { message, relayFixture, type RelayFixture } from './relay-fixture.js'
 
@@ -6,11 +7,7 @@ import { message, relayFixture, type RelayFixture } from './relay-fixture.js'
 const POLL_MS = 5_000
 
 describe('relay: wake-up', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_wake')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_wake'))
 
   const listenerPids = async (): Promise<number[]> => {
     const { rows } = await f.db.pool.query<{ pid: number }>(

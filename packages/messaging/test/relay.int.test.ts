@@ -1,16 +1,12 @@
-import { TcpProxy } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TcpProxy, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
 import { AMQP_URL } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
 import { enqueue } from '../src/outbox/enqueue.js'
-import { countIds, message, pendingCount, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { countIds, message, pendingCount, publishedAll, relayFixture } from './relay-fixture.js'
 
 describe('relay: publishing', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay'))
 
   it('when 4 relays drain 2,000 rows at once, then the tap gets every id exactly once and every row ends published', async () => {
     await f.backlog(2_000)
@@ -71,13 +67,7 @@ describe('relay: publishing', () => {
       const ids = await f.commit(Array.from({ length: 200 }, (_, n) => message(n)))
       const started = performance.now()
       relay.wake()
-      const last = new Set(ids)
-      await new Promise<void>((resolve) => {
-        relay.signals.on('published', (s) => {
-          last.delete(s.id)
-          if (last.size === 0) resolve()
-        })
-      })
+      await publishedAll(relay, ids)
       const roundTrips = (performance.now() - started) / 100
       // One confirm awaited per message would need at least 200 round trips.
       expect(roundTrips).toBeLessThan(40)
@@ -116,11 +106,7 @@ describe('relay: publishing', () => {
 })
 
 describe('relay: unroutable and poison rows', () => {
-  let f: RelayFixture
-  beforeAll(async () => {
-    f = await relayFixture('relay_poison')
-  })
-  afterAll(() => f.cleanup())
+  const f = useFixture(() => relayFixture('relay_poison'))
 
   it('when no queue takes a message, then it is returned, not marked published, retried with a growing backoff past maxAttempts without being parked, and published once a queue is bound', async () => {
     // The fixture's tap takes every key; a second exchange with a tap on one key only leaves the rest unroutable.

@@ -9,16 +9,10 @@
  */
 import { readFileSync } from 'node:fs'
 import amqp from 'amqplib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AMQP_URL, uniqueName } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
+import { AMQP_URL, uniqueName, useFixture } from '@saga/testkit'
 import { createRelay } from '../src/outbox/relay.js'
-import {
-  collect,
-  createInboxFixture,
-  eventually,
-  recordingHandler,
-  type InboxFixture,
-} from './inbox-fixture.js'
+import { collect, createInboxFixture, eventually, recordingHandler } from './inbox-fixture.js'
 import { insertWireRows, rawTap, WIRE_ROWS, type WireMessage } from './wire/wire-fixture.js'
 
 const readGolden = (name: string): WireMessage[] =>
@@ -26,11 +20,7 @@ const readGolden = (name: string): WireMessage[] =>
 const v1 = readGolden('golden-v1.json')
 const v2 = readGolden('golden-v2.json')
 
-let fixture: InboxFixture
-beforeAll(async () => {
-  fixture = await createInboxFixture('wire')
-})
-afterAll(() => fixture?.cleanup())
+const fixture = useFixture(() => createInboxFixture('wire'))
 
 describe('wire format', () => {
   it('when the relay publishes the golden rows, then every body byte and every AMQP property is golden v2', async () => {

@@ -1,18 +1,10 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '@saga/testkit'
 import { expect, it } from 'vitest'
 
 const SERVER = fileURLToPath(new URL('./support/cluster-server.ts', import.meta.url))
-
-const freePort = async (): Promise<number> => {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  return port
-}
 
 it('when INSTANCES is 2, then two worker processes answer on the one port, and SIGTERM to the primary closes both apps and exits 0', async () => {
   const port = await freePort()

@@ -29,3 +29,16 @@ export {
 } from './time-zone.js'
 export { operationsOf, typecheckOpenApiClient, type DocumentedOperation } from './openapi.js'
 export { describeApiDocument, type ApiDocumentExpectations } from './openapi-suite.js'
+export {
+  startUpstream,
+  useAppRun,
+  whenReady,
+  type AppRun,
+  type AppRunOptions,
+  type MessagingModule,
+  type Upstream,
+  type UpstreamOptions,
+} from './app-run.js'
+export { describeMessagingMigration } from './messaging-migration.js'
+export { useFixture } from './fixture.js'
+export { freePort } from './ports.js'

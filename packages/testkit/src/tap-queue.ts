@@ -69,23 +69,7 @@ export async function tapQueue(
     queue,
     (delivery) => {
       if (!delivery) return
-      const text = delivery.content.toString('utf8')
-      let body: unknown = text
-      try {
-        body = JSON.parse(text)
-      } catch {
-        // kept as text
-      }
-      const message: TappedMessage = {
-        messageId: delivery.properties.messageId as string | undefined,
-        routingKey: delivery.fields.routingKey,
-        type: delivery.properties.type as string | undefined,
-        correlationId: delivery.properties.correlationId as string | undefined,
-        appId: delivery.properties.appId as string | undefined,
-        body,
-        properties: delivery.properties,
-        receivedAt: Date.now(),
-      }
+      const message = toTappedMessage(delivery)
       messages.push(message)
       for (const listener of [...listeners]) listener(message)
     },
@@ -106,40 +90,84 @@ export async function tapQueue(
       return counts
     },
     chain: (correlationId) => messages.filter((m) => m.correlationId === correlationId),
-    waitFor(predicate, timeoutMs, what = 'message') {
-      const already = messages.find(predicate)
-      if (already) return Promise.resolve(already)
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          listeners.delete(listener)
-          reject(new Error(`tap ${queue}: no ${what} within ${timeoutMs} ms`))
-        }, timeoutMs)
-        const listener = (m: TappedMessage): void => {
-          if (!predicate(m)) return
-          clearTimeout(timer)
-          listeners.delete(listener)
-          resolve(m)
-        }
-        listeners.add(listener)
-      })
-    },
-    waitForCount(n, timeoutMs) {
-      const deadline = Date.now() + timeoutMs
-      return new Promise((resolve, reject) => {
-        const check = (): void => {
-          if (messages.length >= n) return resolve([...messages])
-          if (Date.now() > deadline)
-            return reject(
-              new Error(`tap ${queue}: ${messages.length} of ${n} messages within ${timeoutMs} ms`),
-            )
-          setTimeout(check, 10)
-        }
-        check()
-      })
-    },
+    waitFor: (predicate, timeoutMs, what = 'message') =>
+      waitForMatch(queue, messages, listeners, predicate, timeoutMs, what),
+    waitForCount: (n, timeoutMs) => waitForCount(queue, messages, n, timeoutMs),
     async delete() {
       await channel.deleteQueue(queue).catch(() => undefined)
       await connection.close().catch(() => undefined)
     },
   }
+}
+
+/** A delivery as the tap records it: AMQP properties by name, the body parsed as JSON when it is JSON. */
+function toTappedMessage(delivery: ConsumeMessage): TappedMessage {
+  const text = delivery.content.toString('utf8')
+  let body: unknown = text
+  try {
+    body = JSON.parse(text)
+  } catch {
+    // kept as text
+  }
+  return {
+    messageId: delivery.properties.messageId as string | undefined,
+    routingKey: delivery.fields.routingKey,
+    type: delivery.properties.type as string | undefined,
+    correlationId: delivery.properties.correlationId as string | undefined,
+    appId: delivery.properties.appId as string | undefined,
+    body,
+    properties: delivery.properties,
+    receivedAt: Date.now(),
+  }
+}
+
+/**
+ * `TapQueue.waitFor` over the tap's `messages` and `listeners`: the first recorded message matching
+ * `predicate`, else the first that arrives; rejects after `timeoutMs` ms naming `what` and `queue`.
+ */
+function waitForMatch(
+  queue: string,
+  messages: readonly TappedMessage[],
+  listeners: Set<(message: TappedMessage) => void>,
+  predicate: (m: TappedMessage) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<TappedMessage> {
+  const already = messages.find(predicate)
+  if (already) return Promise.resolve(already)
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      listeners.delete(listener)
+      reject(new Error(`tap ${queue}: no ${what} within ${timeoutMs} ms`))
+    }, timeoutMs)
+    const listener = (m: TappedMessage): void => {
+      if (!predicate(m)) return
+      clearTimeout(timer)
+      listeners.delete(listener)
+      resolve(m)
+    }
+    listeners.add(listener)
+  })
+}
+
+/**
+ * `TapQueue.waitForCount`: polls `messages` every 10 ms until it holds `n`, resolving with a copy;
+ * rejects after `timeoutMs` ms saying how many of `n` arrived on `queue`.
+ */
+function waitForCount(
+  queue: string,
+  messages: readonly TappedMessage[],
+  n: number,
+  timeoutMs: number,
+): Promise<TappedMessage[]> {
+  const deadline = Date.now() + timeoutMs
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (messages.length >= n) return resolve([...messages])
+      if (Date.now() > deadline)
+        return reject(new Error(`tap ${queue}: ${messages.length} of ${n} messages within ${timeoutMs} ms`))
+      setTimeout(check, 10)
+    }
+    check()
+  })
 }

@@ -77,21 +77,8 @@ export function useShiftedTimeZones<A extends { close(): Promise<unknown> }>(
 
   beforeAll(async () => {
     process.env.TZ = 'Asia/Kolkata'
-    const db = await createTestDatabase({ prefix })
-    await db.pool.query(`ALTER DATABASE "${db.name}" SET timezone TO 'America/New_York'`)
-    const other = new pg.Pool({ connectionString: db.url, max: 2 })
-    const storedMs = async (table: string, column: string, key: string, id: string): Promise<number> => {
-      const { rows } = await other.query<{ ms: number; zone: string }>(
-        `SELECT (extract(epoch FROM ${column}) * 1000)::float8 AS ms, current_setting('TimeZone') AS zone
-         FROM ${table} WHERE ${key} = $1`,
-        [id],
-      )
-      const row = rows[0]
-      if (row === undefined) throw new Error(`no row of ${table} with ${key} = ${id}`)
-      expect(row.zone).toBe('America/New_York')
-      return row.ms
-    }
-    fixture = { db, other, storedMs, app: await boot(db.url) }
+    const zoned = await createNewYorkDatabase(prefix)
+    fixture = { ...zoned, app: await boot(zoned.db.url) }
   })
 
   afterAll(async () => {
@@ -116,42 +103,73 @@ export function useShiftedTimeZones<A extends { close(): Promise<unknown> }>(
   })
 
   const messaging = options.messaging
-  if (messaging !== undefined) {
-    it('when inbox and outbox rows are written through Prisma, then every timestamp is stored and read back as given', async () => {
-      const fixture = get()
-      const prisma = messaging(fixture.app)
-      const storedMs = (table: string, column: string, key: string, id: string) =>
-        fixture.storedMs(table, column, key, id)
-      const messageId = randomUUID()
-      await prisma.inboxMessage.create({ data: { messageId, handler: 'h', receivedAt: AT } })
-      await prisma.outboxMessage.create({
-        data: {
-          id: messageId,
-          type: 't',
-          routingKey: 'k',
-          payload: {},
-          occurredAt: AT,
-          availableAt: LATER,
-          publishedAt: LATER,
-          failedAt: AT,
-        },
-      })
-      const inbox = await prisma.inboxMessage.findFirstOrThrow({ where: { messageId } })
-      expect(inbox.receivedAt).toEqual(AT)
-      const outbox = await prisma.outboxMessage.findUniqueOrThrow({ where: { id: messageId } })
-      expect([outbox.occurredAt, outbox.availableAt, outbox.publishedAt, outbox.failedAt]).toEqual([
-        AT,
-        LATER,
-        LATER,
-        AT,
-      ])
-      expect(await storedMs('inbox_message', 'received_at', 'message_id', messageId)).toBe(AT.getTime())
-      expect(await storedMs('outbox_message', 'occurred_at', 'id', messageId)).toBe(AT.getTime())
-      expect(await storedMs('outbox_message', 'available_at', 'id', messageId)).toBe(LATER.getTime())
-      expect(await storedMs('outbox_message', 'published_at', 'id', messageId)).toBe(LATER.getTime())
-      expect(await storedMs('outbox_message', 'failed_at', 'id', messageId)).toBe(AT.getTime())
-    })
-  }
+  if (messaging !== undefined) itKeepsMessagingInstants(get, messaging)
 
   return get
+}
+
+/**
+ * A per-run database whose default zone is America/New_York, a second pool on it (`other`, max 2
+ * connections) and `storedMs` reading instants through that pool.
+ */
+async function createNewYorkDatabase(prefix: string): Promise<Omit<ShiftedTimeZones<never>, 'app'>> {
+  const db = await createTestDatabase({ prefix })
+  await db.pool.query(`ALTER DATABASE "${db.name}" SET timezone TO 'America/New_York'`)
+  const other = new pg.Pool({ connectionString: db.url, max: 2 })
+  const storedMs = async (table: string, column: string, key: string, id: string): Promise<number> => {
+    const { rows } = await other.query<{ ms: number; zone: string }>(
+      `SELECT (extract(epoch FROM ${column}) * 1000)::float8 AS ms, current_setting('TimeZone') AS zone
+         FROM ${table} WHERE ${key} = $1`,
+      [id],
+    )
+    const row = rows[0]
+    if (row === undefined) throw new Error(`no row of ${table} with ${key} = ${id}`)
+    expect(row.zone).toBe('America/New_York')
+    return row.ms
+  }
+  return { db, other, storedMs }
+}
+
+/**
+ * Registers the check that every timestamp of the inbox and outbox tables, written and read through
+ * the Prisma client `messaging(app)`, is the instant given, in Prisma and in the database.
+ */
+function itKeepsMessagingInstants<A>(
+  get: () => ShiftedTimeZones<A>,
+  messaging: (app: A) => MessagingModels,
+): void {
+  it('when inbox and outbox rows are written through Prisma, then every timestamp is stored and read back as given', async () => {
+    const fixture = get()
+    const prisma = messaging(fixture.app)
+    const storedMs = (table: string, column: string, key: string, id: string) =>
+      fixture.storedMs(table, column, key, id)
+    const messageId = randomUUID()
+    await prisma.inboxMessage.create({ data: { messageId, handler: 'h', receivedAt: AT } })
+    await prisma.outboxMessage.create({
+      data: {
+        id: messageId,
+        type: 't',
+        routingKey: 'k',
+        payload: {},
+        occurredAt: AT,
+        availableAt: LATER,
+        publishedAt: LATER,
+        failedAt: AT,
+      },
+    })
+    const inbox = await prisma.inboxMessage.findFirstOrThrow({ where: { messageId } })
+    expect(inbox.receivedAt).toEqual(AT)
+    const outbox = await prisma.outboxMessage.findUniqueOrThrow({ where: { id: messageId } })
+    expect([outbox.occurredAt, outbox.availableAt, outbox.publishedAt, outbox.failedAt]).toEqual([
+      AT,
+      LATER,
+      LATER,
+      AT,
+    ])
+    expect(await storedMs('inbox_message', 'received_at', 'message_id', messageId)).toBe(AT.getTime())
+    expect(await storedMs('outbox_message', 'occurred_at', 'id', messageId)).toBe(AT.getTime())
+    expect(await storedMs('outbox_message', 'available_at', 'id', messageId)).toBe(LATER.getTime())
+    expect(await storedMs('outbox_message', 'published_at', 'id', messageId)).toBe(LATER.getTime())
+    expect(await storedMs('outbox_message', 'failed_at', 'id', messageId)).toBe(AT.getTime())
+  })
 }

@@ -1,9 +1,7 @@
-import { describeServiceHealth } from '@saga/testkit'
+import { describeServiceHealth, whenReady } from '@saga/testkit'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
-describeServiceHealth('inventory', async (env) => {
-  const app = await buildApp(loadConfig(env), { fastify: { logger: false } })
-  await app.ready()
-  return app
-})
+describeServiceHealth('inventory', (env) =>
+  whenReady(buildApp(loadConfig(env), { fastify: { logger: false } })),
+)

@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import {
-  OrderCancelled,
-  PaymentProcessed,
-  ShipmentFailed,
-  StockReleased,
-  StockReserved,
-} from '@saga/contracts'
+import { OrderCancelled, ShipmentFailed, StockReleased, StockReserved } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { releaseStockWhenOrderCancelled } from '../src/reactions/release-stock-when-order-cancelled.js'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
+import { paymentProcessed } from './support/events.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('inventory_cancel'))
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const reserve = reserveStockWhenPaymentProcessed(deps)
@@ -27,33 +23,13 @@ const address = {
   country: 'DE' as const,
 }
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory_cancel')
-})
-afterAll(async () => {
-  await db?.drop()
-})
-
 /** A fresh sku with `available` units, and an order of `quantity` of them (its PaymentProcessed, not yet delivered). */
 async function order(available: number, quantity: number) {
   const sku = `CNL-${randomUUID().slice(0, 8)}`
   await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [sku, available])
-  const orderId = randomUUID()
   const lines = [{ sku, quantity, unitPrice: 375 }]
-  const paid = consumed(
-    PaymentProcessed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: quantity * 375,
-      currency: 'EUR',
-      lines,
-      shippingAddress: address,
-      processedAt: new Date().toISOString(),
-    },
-    orderId,
-  )
+  const paid = paymentProcessed(lines, address)
+  const { orderId } = paid.payload
   const cancelled = (reason = 'customer_requested') =>
     consumed(
       OrderCancelled,

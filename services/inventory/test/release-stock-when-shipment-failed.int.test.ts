@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { PaymentProcessed, ShipmentFailed, StockReleased } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ShipmentFailed, StockReleased } from '@saga/contracts'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
+import { paymentProcessed } from './support/events.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('inventory'))
 const logger = memoryLogger()
 const reserve = reserveStockWhenPaymentProcessed({ logger, clock: () => new Date() })
 const release = releaseStockWhenShipmentFailed({ logger, clock: () => new Date() })
@@ -18,33 +20,13 @@ const address = {
   country: 'AQ' as const,
 }
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory')
-})
-afterAll(async () => {
-  await db?.drop()
-})
-
 /** A sku with `available` units and an order holding `quantity` of them, reserved through the reaction. */
 async function reservedOrder(available: number, quantity: number) {
   const sku = `REL-${randomUUID().slice(0, 8)}`
   await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [sku, available])
-  const orderId = randomUUID()
   const lines = [{ sku, quantity, unitPrice: 250 }]
-  const paid = consumed(
-    PaymentProcessed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: quantity * 250,
-      currency: 'EUR',
-      lines,
-      shippingAddress: address,
-      processedAt: new Date().toISOString(),
-    },
-    orderId,
-  )
+  const paid = paymentProcessed(lines, address)
+  const { orderId } = paid.payload
   await deliver(db.pool, reserve, paid)
   const failed = consumed(
     ShipmentFailed,

@@ -1,43 +1,17 @@
 import { randomUUID } from 'node:crypto'
-import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { StockReservationFailed, StockReserved } from '@saga/contracts'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
+import { createServiceTestDatabase } from './support/database.js'
+import { paymentProcessed } from './support/events.js'
+import { deliver, memoryLogger } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('inventory'))
 const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger(), clock: () => new Date() })
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory')
-})
-afterAll(async () => {
-  await db?.drop()
-})
-
-function order(lines: { sku: string; quantity: number }[]) {
-  const orderId = randomUUID()
-  return consumed(
-    PaymentProcessed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: lines.reduce((sum, line) => sum + line.quantity * 100, 0),
-      currency: 'EUR',
-      lines: lines.map((line) => ({ ...line, unitPrice: 100 })),
-      shippingAddress: {
-        name: 'Ada',
-        line1: 'Main St 1',
-        city: 'Berlin',
-        postalCode: '10115',
-        country: 'DE',
-      },
-      processedAt: new Date().toISOString(),
-    },
-    orderId,
-  )
-}
+const order = (lines: { sku: string; quantity: number }[]) =>
+  paymentProcessed(lines.map((line) => ({ ...line, unitPrice: 100 })))
 
 async function countEvents(type: string): Promise<number> {
   const { rows } = await db.pool.query<{ n: number }>(

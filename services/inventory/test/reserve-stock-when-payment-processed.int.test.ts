@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { PaymentProcessed, StockReservationFailed, StockReserved } from '@saga/contracts'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { StockReservationFailed, StockReserved } from '@saga/contracts'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
-import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
+import { createServiceTestDatabase } from './support/database.js'
+import { paymentProcessed as paymentProcessedOf } from './support/events.js'
+import { deliver, memoryLogger } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('inventory'))
 const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger(), clock: () => new Date() })
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 beforeEach(async () => {
   await db.pool.query('TRUNCATE reservation, stock, outbox_message, inbox_message')
 })
@@ -21,30 +17,8 @@ beforeEach(async () => {
 /** A unique sku per test, so assertions never see another test's rows. */
 const sku = (name: string) => `${name}-${randomUUID().slice(0, 8)}`
 
-function paymentProcessed(lines: { sku: string; quantity: number; unitPrice?: number }[]) {
-  const orderId = randomUUID()
-  const full = lines.map((line) => ({ unitPrice: 500, ...line }))
-  return consumed(
-    PaymentProcessed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: full.reduce((sum, line) => sum + line.quantity * line.unitPrice, 0),
-      currency: 'EUR',
-      lines: full,
-      shippingAddress: {
-        name: 'Ada',
-        line1: 'Main St 1',
-        city: 'Berlin',
-        postalCode: '10115',
-        country: 'DE',
-      },
-      processedAt: new Date().toISOString(),
-    },
-    orderId,
-  )
-}
+const paymentProcessed = (lines: { sku: string; quantity: number; unitPrice?: number }[]) =>
+  paymentProcessedOf(lines.map((line) => ({ unitPrice: 500, ...line })))
 
 async function setStock(entries: Record<string, number>) {
   for (const [name, available] of Object.entries(entries)) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { describeApiDocument } from '@saga/testkit'
+import { describeApiDocument, whenReady } from '@saga/testkit'
 import { expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -17,11 +17,7 @@ const body = `{
 
 describeApiDocument(
   'order',
-  async (env) => {
-    const app = await buildApp(loadConfig(env), { fastify: { logger: false } })
-    await app.ready()
-    return app
-  },
+  (env) => whenReady(buildApp(loadConfig(env), { fastify: { logger: false } })),
   {
     documentFile: docs('openapi/order.json'),
     usage: `

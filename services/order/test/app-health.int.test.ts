@@ -1,15 +1,11 @@
-import { describeServiceHealth } from '@saga/testkit'
+import { describeServiceHealth, whenReady } from '@saga/testkit'
 import { expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
 describeServiceHealth(
   'order',
-  async (env) => {
-    const app = await buildApp(loadConfig(env), { fastify: { logger: false } })
-    await app.ready()
-    return app
-  },
+  (env) => whenReady(buildApp(loadConfig(env), { fastify: { logger: false } })),
   (get) => {
     it('when the broker link is cut, then ready stays 200 (orders are still accepted into the outbox), the broker is reported down, live stays 200, and the report recovers', async () => {
       get().amqpProxy.cut()

@@ -1,29 +1,23 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCancelled, ShipmentFailed, StockReservationFailed } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import type { Tx } from '../src/plugins/db.js'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { cancelOrderWhenShipmentFailed } from '../src/reactions/cancel-order-when-shipment-failed.js'
 import { cancelOrderWhenStockReservationFailed } from '../src/reactions/cancel-order-when-stock-reservation-failed.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { emitted, paymentFailed } from './support/orders.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('order_cancel'))
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const deps = { logger, clock: () => now }
 const at = now.toISOString()
 const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_cancel')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 interface Case {
   name: string

@@ -1,23 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import { OrderConfirmed } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { emitted, shipmentCreated } from './support/orders.js'
 import { deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('order_confirm'))
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const handler = confirmOrderWhenShipmentCreated({ logger, clock: () => now })
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_confirm')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 describe('confirm-order-when-shipment-created', () => {
   it('when the shipment is created, then the order is CONFIRMED and exactly one OrderConfirmed follows OrderCreated', async () => {

@@ -1,27 +1,21 @@
 import { OrderCancelled, OrderConfirmed, ShipmentFailed } from '@saga/contracts'
 import { pgDatabase } from '@saga/messaging'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { claimDueDeadlines } from '../src/deadlines/claim.js'
 import { cancelByCustomer } from '../src/routes/cancel-order.js'
 import { cancelOrderWhenShipmentFailed } from '../src/reactions/cancel-order-when-shipment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { emitted, shipmentCreated } from './support/orders.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('order_late'))
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const confirm = confirmOrderWhenShipmentCreated(deps)
 const shipmentFailed = cancelOrderWhenShipmentFailed(deps)
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_late')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 const facts = async (orderId: string) => ({
   confirmed: (await emitted(db, orderId, OrderConfirmed)).length,

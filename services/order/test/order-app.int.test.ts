@@ -1,55 +1,29 @@
 import { randomUUID } from 'node:crypto'
+import { createRequire } from 'node:module'
 import { OrderCancelled, OrderConfirmed, OrderCreated, ShipmentCreated } from '@saga/contracts'
-import {
-  AMQP_URL,
-  createTestDatabase,
-  deleteBrokerObjects,
-  tapQueue,
-  uniqueName,
-  type TapQueue,
-  type TestDatabase,
-} from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as messaging from '@saga/messaging'
+import { useAppRun, whenReady } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { orderBody } from './support/orders.js'
-import { startUpstream, type Upstream } from './support/upstream.js'
+
+const messagingSql = createRequire(import.meta.url).resolve('@saga/messaging/sql/messaging.sql')
 
 // The whole order app (migrations on start, relay, consumers, routes) on a per-run database and
 // per-run broker names; a bare messaging instance stands in for the shipment service.
-let db: TestDatabase
-let app: Awaited<ReturnType<typeof buildApp>>
-let upstream: Upstream
-let tap: TapQueue
-const exchange = uniqueName('order_app_events')
-const queuePrefix = uniqueName('order_app')
-
-beforeAll(async () => {
-  db = await createTestDatabase({ prefix: 'order_app' })
-  tap = await tapQueue(AMQP_URL, exchange, ['order.#'])
-  const config = loadConfig({
-    DATABASE_URL: db.url,
-    AMQP_URL,
-    AMQP_EXCHANGE: exchange,
-    AMQP_QUEUE_PREFIX: queuePrefix,
-    LOG_LEVEL: 'silent',
-  })
+const run = useAppRun({
+  service: 'order',
+  tap: ['order.#'],
   // A short sleep cap, so a deadline moved into the past behind the scheduler's back fires soon.
-  app = await buildApp(config, { fastify: { logger: false }, deadlines: { maxSleepMs: 500 } })
-  await app.ready()
-  upstream = await startUpstream(exchange, 'order_upstream')
-})
-
-afterAll(async () => {
-  await upstream?.close()
-  await app?.close()
-  await tap?.delete()
-  await deleteBrokerObjects({ exchanges: [exchange], prefix: queuePrefix })
-  await db?.drop()
+  boot: (env) =>
+    whenReady(buildApp(loadConfig(env), { fastify: { logger: false }, deadlines: { maxSleepMs: 500 } })),
+  upstream: { messaging, messagingSql },
 })
 
 describe('the order app', () => {
   it('when an order is placed and its shipment is created, then OrderCreated and OrderConfirmed go out and GET shows the chain', async () => {
+    const { app, tap, upstream } = run()
     const response = await app.inject({ method: 'POST', url: '/orders', payload: orderBody() })
     expect(response.statusCode).toBe(201)
     const { id: orderId } = response.json<{ id: string }>()
@@ -87,6 +61,7 @@ describe('the order app', () => {
   })
 
   it('when a PENDING order passes its deadline and another is cancelled by its customer, then both OrderCancelled go out and /metrics counts them by cause', async () => {
+    const { app, tap, db } = run()
     const place = async () =>
       (await app.inject({ method: 'POST', url: '/orders', payload: orderBody() })).json<{ id: string }>().id
     const expired = await place()

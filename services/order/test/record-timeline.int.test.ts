@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { PaymentProcessed, PaymentRefunded, StockReleased, StockReserved } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { orderReactions, timelineRecorder } from '../src/reactions/index.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { consumed, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('order_timeline'))
 const logger = memoryLogger()
 const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
 const shippingAddress = {
@@ -16,13 +17,6 @@ const shippingAddress = {
   postalCode: '4000-001',
   country: 'PT' as const,
 }
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_timeline')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 describe('record-timeline (batch recorder)', () => {
   it('when the order service is listed, then each event type of the chain it consumes has exactly one handler or the recorder', () => {

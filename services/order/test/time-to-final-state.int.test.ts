@@ -1,14 +1,15 @@
 import { deliver, memoryLogger } from '@saga/messaging/testing'
 import { Registry } from '@saga/service-kit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { createOrderMetrics, TIME_TO_FINAL_STATE } from '../src/metrics.js'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { paymentFailed, shipmentCreated } from './support/orders.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('order_final'))
 let registry: Registry
 
 /** The two reactions with fresh order metrics registered on a fresh `registry`. */
@@ -20,12 +21,6 @@ function reactionsObserved() {
   return { confirm: confirmOrderWhenShipmentCreated(deps), cancel: cancelOrderWhenPaymentFailed(deps) }
 }
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_final')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 /** count and sum of the histogram for `status`, from the exposition text. */
 async function observed(status: string): Promise<{ count: number; sum: number }> {

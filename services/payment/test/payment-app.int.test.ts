@@ -1,53 +1,27 @@
+import { createRequire } from 'node:module'
 import { OrderCreated, PaymentProcessed, PaymentRefunded, StockReservationFailed } from '@saga/contracts'
-import {
-  AMQP_URL,
-  createTestDatabase,
-  deleteBrokerObjects,
-  tapQueue,
-  uniqueName,
-  type TapQueue,
-  type TestDatabase,
-} from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as messaging from '@saga/messaging'
+import { useAppRun, whenReady } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { orderCreated } from './support/events.js'
-import { startUpstream, type Upstream } from './support/upstream.js'
 
 // The whole payment app (migrations on start, relay, consumers, routes) on a per-run database and
 // per-run broker names; a bare messaging instance stands in for the order and inventory services.
-let db: TestDatabase
-let app: Awaited<ReturnType<typeof buildApp>>
-let upstream: Upstream
-let tap: TapQueue
-const exchange = uniqueName('payment_app_events')
-const queuePrefix = uniqueName('payment_app')
-
-beforeAll(async () => {
-  db = await createTestDatabase({ prefix: 'payment_app' })
-  tap = await tapQueue(AMQP_URL, exchange, ['payment.#'])
-  const config = loadConfig({
-    DATABASE_URL: db.url,
-    AMQP_URL,
-    AMQP_EXCHANGE: exchange,
-    AMQP_QUEUE_PREFIX: queuePrefix,
-    LOG_LEVEL: 'silent',
-  })
-  app = await buildApp(config, { fastify: { logger: false } })
-  await app.ready()
-  upstream = await startUpstream(exchange, 'payment_upstream')
-})
-
-afterAll(async () => {
-  await upstream?.close()
-  await app?.close()
-  await tap?.delete()
-  await deleteBrokerObjects({ exchanges: [exchange], prefix: queuePrefix })
-  await db?.drop()
+const run = useAppRun({
+  service: 'payment',
+  tap: ['payment.#'],
+  boot: (env) => whenReady(buildApp(loadConfig(env), { fastify: { logger: false } })),
+  upstream: {
+    messaging,
+    messagingSql: createRequire(import.meta.url).resolve('@saga/messaging/sql/messaging.sql'),
+  },
 })
 
 describe('the payment app', () => {
   it('when an order is created and its stock then fails, then the capture goes out, is refunded, and GET shows both', async () => {
+    const { app, tap, upstream } = run()
     const order = orderCreated('tok_visa')
     const { orderId } = order
     const common = { aggregateId: orderId, correlationId: orderId }
@@ -92,7 +66,7 @@ describe('the payment app', () => {
   })
 
   it('when the OpenAPI document is read, then it describes GET /payments', async () => {
-    const res = await app.inject({ method: 'GET', url: '/documentation/json' })
+    const res = await run().app.inject({ method: 'GET', url: '/documentation/json' })
     expect(Object.keys(res.json<{ paths: Record<string, unknown> }>().paths)).toContain('/payments')
   })
 })

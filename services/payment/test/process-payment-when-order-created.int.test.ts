@@ -1,22 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('payment_process'))
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const handler = processPaymentWhenOrderCreated({ logger, clock: () => now })
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('payment_process')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 const created = (paymentMethod: string) => {
   const payload = orderCreated(paymentMethod)

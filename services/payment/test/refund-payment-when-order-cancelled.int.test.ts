@@ -9,16 +9,17 @@ import {
 } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import type { Tx } from '../src/plugins/db.js'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenOrderCancelled } from '../src/reactions/refund-payment-when-order-cancelled.js'
 import { refundPaymentWhenShipmentFailed } from '../src/reactions/refund-payment-when-shipment-failed.js'
 import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { orderCreated } from './support/events.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('payment_cancel'))
 const logger = memoryLogger()
 const now = new Date('2026-11-30T12:00:00.000Z')
 const deps = { logger, clock: () => now }
@@ -26,13 +27,6 @@ const process = processPaymentWhenOrderCreated(deps)
 const cancel = refundPaymentWhenOrderCancelled(deps)
 const stockFailed = refundPaymentWhenStockReservationFailed(deps)
 const shipmentFailed = refundPaymentWhenShipmentFailed(deps)
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('payment_cancel')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 const created = (token = 'tok_visa') => {
   const payload = orderCreated(token)

@@ -1,28 +1,22 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCreated, PaymentRefunded, ShipmentFailed, StockReservationFailed } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import type { Tx } from '../src/plugins/db.js'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenShipmentFailed } from '../src/reactions/refund-payment-when-shipment-failed.js'
 import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('payment_refund'))
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const deps = { logger, clock: () => now }
 const process = processPaymentWhenOrderCreated(deps)
 const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('payment_refund')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 /** An order charged through the process reaction with `token`; returns its id. */
 async function chargedOrder(token: string): Promise<string> {

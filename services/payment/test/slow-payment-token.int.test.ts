@@ -1,25 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCancelled, OrderCreated, PaymentProcessed } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenOrderCancelled } from '../src/reactions/refund-payment-when-order-cancelled.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { orderCreated } from './support/events.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('payment_slow'))
 const now = new Date('2026-12-01T12:00:00.000Z')
 const deps = { logger: memoryLogger(), clock: () => now }
 const DELAY_MS = 1_500
 const charge = processPaymentWhenOrderCreated(deps, { slowTokenDelayMs: DELAY_MS })
 const cancel = refundPaymentWhenOrderCancelled(deps)
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('payment_slow')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 const created = () => {
   const payload = orderCreated('tok_slow')

@@ -1,15 +1,11 @@
 import { fileURLToPath } from 'node:url'
-import { describeApiDocument } from '@saga/testkit'
+import { describeApiDocument, whenReady } from '@saga/testkit'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
 describeApiDocument(
   'shipment',
-  async (env) => {
-    const app = await buildApp(loadConfig(env), { fastify: { logger: false } })
-    await app.ready()
-    return app
-  },
+  (env) => whenReady(buildApp(loadConfig(env), { fastify: { logger: false } })),
   {
     documentFile: fileURLToPath(new URL('../../../docs/openapi/shipment.json', import.meta.url)),
     usage: `

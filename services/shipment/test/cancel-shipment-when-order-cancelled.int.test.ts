@@ -1,24 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCancelled, ShipmentCancelled, ShipmentCreated, StockReserved } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { cancelShipmentWhenOrderCancelled } from '../src/reactions/cancel-shipment-when-order-cancelled.js'
 import { createShipmentWhenStockReserved } from '../src/reactions/create-shipment-when-stock-reserved.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('shipment_cancel'))
 const logger = memoryLogger()
 const now = new Date('2026-11-30T12:00:00.000Z')
 const deps = { logger, clock: () => now }
 const create = createShipmentWhenStockReserved(deps, 'demo-carrier')
 const cancel = cancelShipmentWhenOrderCancelled(deps)
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('shipment_cancel')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 function order(country: 'DE' | 'AQ' = 'DE') {
   const orderId = randomUUID()

@@ -1,24 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { ShipmentCreated, ShipmentFailed, StockReserved } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
 import { CARRIER_NAME, trackingNumberFor } from '../src/domain/carrier.js'
 import {
   createShipmentWhenStockReserved,
   MissingSettingError,
 } from '../src/reactions/create-shipment-when-stock-reserved.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { createServiceTestDatabase } from './support/database.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-let db: ServiceTestDatabase
+const db = useFixture(() => createServiceTestDatabase('shipment'))
 const logger = memoryLogger()
 const handler = createShipmentWhenStockReserved({ logger, clock: () => new Date() }, 'demo-carrier')
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('shipment')
-})
-afterAll(async () => {
-  await db?.drop()
-})
 
 function stockReserved(country: 'DE' | 'AQ' | 'US') {
   const orderId = randomUUID()

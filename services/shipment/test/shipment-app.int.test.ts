@@ -1,67 +1,27 @@
 import { randomUUID } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
 import { ShipmentCreated, StockReserved } from '@saga/contracts'
-import { createMessaging, enqueue, pgDatabase, type Messaging } from '@saga/messaging'
-import {
-  AMQP_URL,
-  createTestDatabase,
-  deleteBrokerObjects,
-  tapQueue,
-  uniqueName,
-  type TapQueue,
-  type TestDatabase,
-} from '@saga/testkit'
-import type pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as messaging from '@saga/messaging'
+import { useAppRun, whenReady } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
-const MESSAGING_SQL = fileURLToPath(new URL('../../../packages/messaging/sql/messaging.sql', import.meta.url))
-
 // The whole shipment app on a per-run database and per-run broker names; a bare messaging
-// instance stands in for inventory upstream.
-let db: TestDatabase
-let upstreamDb: TestDatabase
-let upstream: Messaging<pg.PoolClient>
-let tap: TapQueue
-const exchange = uniqueName('shipment_app_events')
-const queuePrefix = uniqueName('shipment_app')
-
-const start = async (carrierAccount: string) => {
-  const config = loadConfig({
-    DATABASE_URL: db.url,
-    AMQP_URL,
-    AMQP_EXCHANGE: exchange,
-    AMQP_QUEUE_PREFIX: queuePrefix,
-    CARRIER_ACCOUNT: carrierAccount,
-    LOG_LEVEL: 'silent',
-  })
-  const app = await buildApp(config, { fastify: { logger: false } })
-  await app.ready()
-  return app
-}
-
-beforeAll(async () => {
-  db = await createTestDatabase({ prefix: 'shipment_app' })
-  upstreamDb = await createTestDatabase({ prefix: 'shipment_upstream', sqlFiles: [MESSAGING_SQL] })
-  tap = await tapQueue(AMQP_URL, exchange, ['shipment.#'])
-  upstream = createMessaging({
-    service: 'upstream',
-    database: pgDatabase(upstreamDb.pool),
-    pool: upstreamDb.pool,
-    amqpUrl: AMQP_URL,
-    exchange,
-  })
-  await upstream.start()
+// instance stands in for inventory upstream. Each test boots the app itself (`start`).
+const run = useAppRun({
+  service: 'shipment',
+  tap: ['shipment.#'],
+  upstream: {
+    messaging,
+    messagingSql: createRequire(import.meta.url).resolve('@saga/messaging/sql/messaging.sql'),
+  },
 })
 
-afterAll(async () => {
-  await upstream?.stop()
-  await tap?.delete()
-  await deleteBrokerObjects({ exchanges: [exchange], prefix: queuePrefix })
-  await upstreamDb?.drop()
-  await db?.drop()
-})
+const start = (carrierAccount: string) =>
+  whenReady(
+    buildApp(loadConfig(run().env({ CARRIER_ACCOUNT: carrierAccount })), { fastify: { logger: false } }),
+  )
 
 function stockReserved(orderId: string) {
   return {
@@ -81,6 +41,7 @@ function stockReserved(orderId: string) {
 
 describe('the shipment app', () => {
   it('when CARRIER_ACCOUNT is empty, then it boots, retries the delivery naming the setting, and ships once restarted with it', async () => {
+    const { tap, upstream } = run()
     const orderId = randomUUID()
     const unconfigured = await start('')
     try {
@@ -89,7 +50,7 @@ describe('the shipment app', () => {
         (s) => s.handler === 'create-shipment-when-stock-reserved',
         15_000,
       )
-      await upstream.transaction((tx) => enqueue(tx, stockReserved(orderId)).then(() => undefined))
+      await upstream.publish(stockReserved(orderId))
       expect((await retrying).error).toMatch(/CARRIER_ACCOUNT/)
       const live = await unconfigured.inject({ method: 'GET', url: '/health/live' })
       expect(live.statusCode).toBe(200)

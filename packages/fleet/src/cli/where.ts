@@ -107,26 +107,7 @@ export async function where(
   orderId: string,
   write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Promise<number> {
-  let unknown = false
-  // Cancelled by its deadline or its customer: the steps' undo facts come only if there was
-  // something to undo, so the saga map's walk says nothing about what is still to come.
-  let cancelledByOrder = false
-  try {
-    const res = await callOrderService(settings, `/orders/${orderId}`, { timeoutMs: 5_000 })
-    unknown = res.status === 404
-    const body = (await res.json()) as OrderSeen
-    if (unknown) {
-      write(`order ${orderId}: unknown, the order service at ${settings.orderUrl} has no such order`)
-    } else if (res.status === 200) {
-      const reason = body.cancellationReason ?? body.reason
-      write(`order ${orderId}: ${body.status ?? '?'}${reason ? ` (${reason})` : ''}`)
-      for (const line of fateLines(body, new Date())) write(line)
-      cancelledByOrder =
-        body.status === 'CANCELLED' && (reason === 'customer_requested' || reason === 'deadline_exceeded')
-    } else write(`order ${orderId}: the order service answered ${res.status}`)
-  } catch (error) {
-    write(`order ${orderId}: ${error instanceof Error ? error.message : String(error)}`)
-  }
+  const { unknown, cancelledByOrder } = await writeOrderStatus(settings, orderId, write)
 
   const { rows, unreachable } = await outboxRowsOfOrder(settings, orderId)
   write('facts (outbox rows of the four services):')
@@ -167,11 +148,62 @@ export async function where(
     for (const line of awaitedLines(services, urls, health)) write(line)
   }
 
+  const dead = await writeDeadLetters(settings, orderId, write)
+  if (dead === undefined) return unknown && rows.length === 0 ? 1 : 0
+  if (unknown && rows.length === 0 && dead.length === 0) {
+    write(`order ${orderId}: no outbox row or dead letter carries this id either`)
+    return 1
+  }
+  return 0
+}
+
+/**
+ * Writes the order's status line from the order service (and `fateLines` when it answered 200).
+ * `unknown`: the order service answered 404; `cancelledByOrder`: CANCELLED by its deadline or its
+ * customer. An unreachable order service is written as its error and gives both false.
+ */
+async function writeOrderStatus(
+  settings: CliSettings,
+  orderId: string,
+  write: (line: string) => void,
+): Promise<{ unknown: boolean; cancelledByOrder: boolean }> {
+  let unknown = false
+  // Cancelled by its deadline or its customer: the steps' undo facts come only if there was
+  // something to undo, so the saga map's walk says nothing about what is still to come.
+  let cancelledByOrder = false
+  try {
+    const res = await callOrderService(settings, `/orders/${orderId}`, { timeoutMs: 5_000 })
+    unknown = res.status === 404
+    const body = (await res.json()) as OrderSeen
+    if (unknown) {
+      write(`order ${orderId}: unknown, the order service at ${settings.orderUrl} has no such order`)
+    } else if (res.status === 200) {
+      const reason = body.cancellationReason ?? body.reason
+      write(`order ${orderId}: ${body.status ?? '?'}${reason ? ` (${reason})` : ''}`)
+      for (const line of fateLines(body, new Date())) write(line)
+      cancelledByOrder =
+        body.status === 'CANCELLED' && (reason === 'customer_requested' || reason === 'deadline_exceeded')
+    } else write(`order ${orderId}: the order service answered ${res.status}`)
+  } catch (error) {
+    write(`order ${orderId}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  return { unknown, cancelledByOrder }
+}
+
+/**
+ * Writes the order's dead-lettered messages (see `listDeadLetters`) and returns them; writes that the
+ * broker is unreachable and returns undefined when it cannot connect.
+ */
+async function writeDeadLetters(
+  settings: CliSettings,
+  orderId: string,
+  write: (line: string) => void,
+): Promise<Awaited<ReturnType<typeof listDeadLetters>> | undefined> {
   const connection = await amqp.connect(settings.amqpUrl).catch((error: unknown) => {
     write(`dead letters: broker unreachable (${error instanceof Error ? error.message : String(error)})`)
     return undefined
   })
-  if (!connection) return unknown && rows.length === 0 ? 1 : 0
+  if (!connection) return undefined
   connection.on('error', () => undefined)
   const dead = await listDeadLetters(settings, connection, orderId).finally(() =>
     connection.close().catch(() => undefined),
@@ -180,9 +212,5 @@ export async function where(
   for (const d of dead) {
     write(`  ${d.queue}: ${d.messageId ?? '?'} ${d.type ?? '?'} reason="${d.reason ?? '?'}"`)
   }
-  if (unknown && rows.length === 0 && dead.length === 0) {
-    write(`order ${orderId}: no outbox row or dead letter carries this id either`)
-    return 1
-  }
-  return 0
+  return dead
 }
