@@ -21,7 +21,6 @@ function reactionsObserved() {
   return { confirm: confirmOrderWhenShipmentCreated(deps), cancel: cancelOrderWhenPaymentFailed(deps) }
 }
 
-
 /** count and sum of the histogram for `status`, from the exposition text. */
 async function observed(status: string): Promise<{ count: number; sum: number }> {
   const text = await registry.metrics()
