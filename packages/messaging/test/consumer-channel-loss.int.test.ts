@@ -40,12 +40,20 @@ describe('consumer: a channel that goes away mid-retry', () => {
     const handled = collect(signals, 'handled')
     const message = envelope()
     await fixture.publish(message)
+    // True once an attempt from index `from` on restarts the count: the redelivered copy has begun.
+    const restartedSince = (from: number) =>
+      attempts.some((n, i) => i >= from && i > 0 && n <= (attempts[i - 1] as number))
     for (let close = 1; close <= 3; close += 1) {
       const before = attempts.length
       await eventually('two more attempts', () => attempts.length >= before + 2)
+      const closing = attempts.length
       expect(
         await closeConnectionsNamed(`${fixture.prefix}-consumer`, 'closed by the channel-loss test'),
       ).toBe(1)
+      // The cause is fixed only once the redelivered copy has started: rabbitmqctl may return before
+      // the consumer reads the broker's close, and an attempt already due on the closed channel would
+      // then succeed, commit, and leave the redelivered copy a duplicate with no attempt of its own.
+      await eventually('the redelivered copy attempted', () => restartedSince(closing))
       closes = close
       await eventually('consuming again', () => consumer.health().consuming)
     }
