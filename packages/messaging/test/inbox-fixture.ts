@@ -137,6 +137,11 @@ export interface InboxFixture {
   ready(queue: string): Promise<number>
   /** Deletes a queue behind the consumer's back. */
   deleteQueue(queue: string): Promise<void>
+  /**
+   * Marks a handler's queue and dead-letter queue, declared under `prefix` by a consumer this
+   * fixture did not start (e.g. `createMessaging`), for deletion by `cleanup`.
+   */
+  adopt(handler: string): void
   /** Takes (and acks) everything in a dead-letter queue. */
   drainDeadLetters(handler: string): Promise<GetMessage[]>
   cleanup(): Promise<void>
@@ -157,6 +162,9 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
   const running: RunningConsumer[] = []
   const queues = new Set<string>()
   const queue = (handler: string): string => queueName(prefix, handler)
+  const adopt = (handler: string): void => {
+    queues.add(queue(handler)).add(deadLetterQueueName(queue(handler)))
+  }
 
   return {
     db,
@@ -174,8 +182,7 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
       await channel.waitForConfirms()
     },
     async startConsumer(handlers, options = {}) {
-      for (const { name: handler } of handlers)
-        queues.add(queue(handler)).add(deadLetterQueueName(queue(handler)))
+      for (const { name: handler } of handlers) adopt(handler)
       const signals = options.signals ?? createSignals()
       const connection = createAmqpConnection({ url: AMQP_URL, name: `${prefix}-consumer` })
       const consumer = createConsumer<Tx>({
@@ -211,6 +218,7 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
     async ready(name) {
       return (await channel.checkQueue(name)).messageCount
     },
+    adopt,
     async deleteQueue(name) {
       await channel.deleteQueue(name)
     },

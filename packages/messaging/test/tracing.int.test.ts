@@ -43,6 +43,7 @@ beforeAll(async () => {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator())
   trace.setGlobalTracerProvider(provider)
   fixture = await createInboxFixture('tracing')
+  fixture.adopt('traced')
   let failOnce = true
   const handler = recordingHandler('traced', () => {
     if (!failOnce) return
