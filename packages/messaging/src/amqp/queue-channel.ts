@@ -230,9 +230,11 @@ class ConsumedQueue implements QueueChannel {
         try {
           channel.ack(delivery, allUpTo)
         } catch (error) {
-          // The channel is gone; the broker redelivers and the inbox recognises the duplicate.
+          // The channel is gone (amqplib throws only then); the broker redelivers and the inbox
+          // recognises the duplicate. Info, not warn: the outage that closed it is logged once by
+          // its connection, and this is its expected consequence.
           const messageId = delivery.properties.messageId as unknown
-          logger.warn({ ...logFields, queue, messageId, reason: reasonOf(error) }, 'ack failed')
+          logger.info({ ...logFields, queue, messageId, reason: reasonOf(error) }, 'ack failed')
         }
       },
       requeue(delivery) {
