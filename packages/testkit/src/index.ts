@@ -39,6 +39,6 @@ export {
   type Upstream,
   type UpstreamOptions,
 } from './app-run.js'
-export { describeMessagingMigration } from './messaging-migration.js'
+export { describeCancellationsMigration, describeMessagingMigration } from './messaging-migration.js'
 export { useFixture } from './fixture.js'
 export { freePort } from './ports.js'

@@ -22,3 +22,39 @@ export function describeMessagingMigration(service: string, testFileUrl: string)
     })
   })
 }
+
+/** The SQL of `sql` without its comment lines: the statements alone. */
+const statements = (sql: string) =>
+  sql
+    .split('\n')
+    .filter((line) => !line.startsWith('--'))
+    .join('\n')
+    .trim()
+
+/**
+ * A service's check that its cancellation-register migration
+ * (`prisma/migrations/20261130160000_cancelled_orders`, beside the service's `test` folder) contains
+ * the statements of `@saga/cancellations/sql/cancelled-order.sql` exactly, as the service resolves
+ * it. The migration holds the service's other changes of that step too, so the check is containment
+ * of the statements (comments aside). A change to cancelled-order.sql needs a new migration in every
+ * service that keeps the register; this check is what says so.
+ * @param service names the `describe`
+ * @param testFileUrl the calling test file's `import.meta.url`: locates the service and resolves its `@saga/cancellations`
+ */
+export function describeCancellationsMigration(service: string, testFileUrl: string): void {
+  const read = (path: string) => readFileSync(path, 'utf8')
+  describe(`${service} cancellations migration`, () => {
+    it('when the service migrates, then its cancelled_order table is exactly @saga/cancellations/sql/cancelled-order.sql', () => {
+      const own = read(
+        fileURLToPath(
+          new URL('../prisma/migrations/20261130160000_cancelled_orders/migration.sql', testFileUrl),
+        ),
+      )
+      const table = statements(
+        read(createRequire(testFileUrl).resolve('@saga/cancellations/sql/cancelled-order.sql')),
+      )
+      expect(table).toMatch(/^CREATE TABLE "cancelled_order" \(/)
+      expect(own).toContain(table)
+    })
+  })
+}
