@@ -54,6 +54,10 @@ async function takeSnapshot(pool: Pool, timeoutMs: number): Promise<DatabaseSnap
   return Promise.race([query, timeout]).finally(() => clearTimeout(timer))
 }
 
+// Every gauge here is a property of the database, not of the instance that reports it.
+const PER_DATABASE =
+  'Per database: every instance reports the same value; aggregate with max by (job), never sum.'
+
 /**
  * Registers the database series on `registry`, read from `pool` when scraped (one query per scrape,
  * bounded by `timeoutMs`, default 1,000 ms; on failure or timeout the series are left out):
@@ -74,29 +78,31 @@ export function registerDatabaseMetrics(registry: Registry, pool: Pool, timeoutM
       current = { at: Date.now(), snapshot: takeSnapshot(pool, timeoutMs) }
     return current.snapshot
   }
-  new Gauge({
-    name: 'saga_db_oldest_transaction_age_seconds',
-    help: 'Age of the oldest open transaction of any session in this database, in seconds. Per database: every instance reports the same value; aggregate with max by (job), never sum.',
-    registers: [registry],
-    async collect() {
-      const s = await snapshot()
-      if (s) this.set(s.oldestTransactionAgeS)
-      else this.reset()
-    },
-  })
-  new Gauge({
-    name: 'saga_db_oldest_xmin_age_transactions',
-    help: 'Age in transactions of the oldest snapshot held in this database (it holds back VACUUM). Per database: every instance reports the same value; aggregate with max by (job), never sum.',
-    registers: [registry],
-    async collect() {
-      const s = await snapshot()
-      if (s) this.set(s.oldestXminAge)
-      else this.reset()
-    },
-  })
+  // One value of the snapshot; no value (reset) when the snapshot could not be taken.
+  const snapshotGauge = (name: string, help: string, value: (s: DatabaseSnapshot) => number) =>
+    new Gauge({
+      name,
+      help: `${help} ${PER_DATABASE}`,
+      registers: [registry],
+      async collect() {
+        const s = await snapshot()
+        if (s) this.set(value(s))
+        else this.reset()
+      },
+    })
+  snapshotGauge(
+    'saga_db_oldest_transaction_age_seconds',
+    'Age of the oldest open transaction of any session in this database, in seconds.',
+    (s) => s.oldestTransactionAgeS,
+  )
+  snapshotGauge(
+    'saga_db_oldest_xmin_age_transactions',
+    'Age in transactions of the oldest snapshot held in this database (it holds back VACUUM).',
+    (s) => s.oldestXminAge,
+  )
   new Gauge({
     name: 'saga_db_dead_rows',
-    help: 'Dead rows (n_dead_tup) of the messaging tables, by table. Per database: every instance reports the same value; aggregate with max by (job), never sum.',
+    help: `Dead rows (n_dead_tup) of the messaging tables, by table. ${PER_DATABASE}`,
     labelNames: ['table'],
     registers: [registry],
     async collect() {

@@ -6,38 +6,37 @@ import { HttpError, unsupportedMediaType } from './errors.js'
 const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i
 
 /**
+ * Well-formed UTF-8 sequences by lead byte (RFC 3629 section 4): the lead byte's range, the
+ * sequence's length in bytes and the range of its second byte. A lead byte in no row is invalid.
+ */
+const SEQUENCES: readonly { lead: [number, number]; length: number; second: [number, number] }[] = [
+  { lead: [0x00, 0x7f], length: 1, second: [0, 0] },
+  { lead: [0xc2, 0xdf], length: 2, second: [0x80, 0xbf] },
+  { lead: [0xe0, 0xe0], length: 3, second: [0xa0, 0xbf] },
+  { lead: [0xe1, 0xec], length: 3, second: [0x80, 0xbf] },
+  { lead: [0xed, 0xed], length: 3, second: [0x80, 0x9f] },
+  { lead: [0xee, 0xef], length: 3, second: [0x80, 0xbf] },
+  { lead: [0xf0, 0xf0], length: 4, second: [0x90, 0xbf] },
+  { lead: [0xf1, 0xf3], length: 4, second: [0x80, 0xbf] },
+  { lead: [0xf4, 0xf4], length: 4, second: [0x80, 0x8f] },
+]
+
+/**
  * The offset of the first byte of `bytes` that is not part of a well-formed UTF-8 sequence
  * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or -1 when all are.
  */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   for (let i = 0; i < bytes.length;) {
     const b = bytes[i] ?? 0
-    const [length, min, max] =
-      b < 0x80
-        ? [1, 0, 0]
-        : b >= 0xc2 && b <= 0xdf
-          ? [2, 0x80, 0xbf]
-          : b === 0xe0
-            ? [3, 0xa0, 0xbf]
-            : b === 0xed
-              ? [3, 0x80, 0x9f]
-              : b >= 0xe1 && b <= 0xef
-                ? [3, 0x80, 0xbf]
-                : b === 0xf0
-                  ? [4, 0x90, 0xbf]
-                  : b === 0xf4
-                    ? [4, 0x80, 0x8f]
-                    : b >= 0xf1 && b <= 0xf3
-                      ? [4, 0x80, 0xbf]
-                      : [0, 0, 0]
-    if (length === 0) return i
+    const sequence = SEQUENCES.find(({ lead: [first, last] }) => b >= first && b <= last)
+    if (!sequence) return i
     // The second byte has the lead byte's own range; the others are plain continuation bytes.
-    for (let k = 1; k < length; k++) {
+    for (let k = 1; k < sequence.length; k++) {
       const c = bytes[i + k]
-      const [lo, hi] = k === 1 ? [min, max] : [0x80, 0xbf]
+      const [lo, hi] = k === 1 ? sequence.second : [0x80, 0xbf]
       if (c === undefined || c < lo || c > hi) return i
     }
-    i += length
+    i += sequence.length
   }
   return -1
 }

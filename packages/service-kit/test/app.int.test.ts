@@ -1,5 +1,5 @@
 import pg from 'pg'
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createServiceApp, type ServiceApp } from '../src/app.js'
@@ -220,11 +220,21 @@ describe('error handler', () => {
 })
 
 describe('health', () => {
+  /** GETs `url` from `target` (the kit's app unless told) and expects `statusCode` and a body matching `body`. */
+  const expectHealth = async (
+    url: string,
+    statusCode: number,
+    body: object,
+    target: Pick<FastifyInstance, 'inject'> = app,
+  ) => {
+    const res = await target.inject({ method: 'GET', url })
+    expect(res.statusCode, url).toBe(statusCode)
+    expect(res.json()).toMatchObject(body)
+  }
+
   it('when the database and broker are up, then ready is 200 naming each check', async () => {
     status.broker = true
-    const res = await app.inject({ method: 'GET', url: '/health/ready' })
-    expect(res.statusCode).toBe(200)
-    expect(res.json()).toMatchObject({
+    await expectHealth('/health/ready', 200, {
       status: 'ready',
       checks: { database: { status: 'up' }, broker: { status: 'up' }, outbox: { status: 'up' } },
     })
@@ -234,9 +244,7 @@ describe('health', () => {
     status.broker = false
     status.oldestPendingAgeMs = 20_000
     try {
-      const ready = await app.inject({ method: 'GET', url: '/health/ready' })
-      expect(ready.statusCode).toBe(200)
-      expect(ready.json()).toMatchObject({
+      await expectHealth('/health/ready', 200, {
         status: 'ready',
         checks: {
           database: { status: 'up', role: 'ready' },
@@ -245,9 +253,7 @@ describe('health', () => {
         },
       })
       expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
-      const doc = await app.inject({ method: 'GET', url: '/health' })
-      expect(doc.statusCode).toBe(200)
-      expect(doc.json()).toMatchObject({ status: 'degraded', live: true, ready: true })
+      await expectHealth('/health', 200, { status: 'degraded', live: true, ready: true })
     } finally {
       status.broker = true
       status.oldestPendingAgeMs = 0
@@ -257,9 +263,7 @@ describe('health', () => {
   it('when a consumer stopped consuming, then /health says degraded with the reason and live stays 200 within the grace', async () => {
     status.consuming = false
     try {
-      const live = await app.inject({ method: 'GET', url: '/health/live' })
-      expect(live.statusCode).toBe(200)
-      expect(live.json()).toMatchObject({
+      await expectHealth('/health/live', 200, {
         status: 'live',
         checks: { consumer: { status: 'degraded', error: 'not consuming every queue' } },
       })
@@ -280,9 +284,10 @@ describe('health', () => {
       expect((await consumer.check()).status).toBe('degraded')
       status.consumerStuck = true
       expect(await consumer.check()).toMatchObject({ status: 'down', error: 'not consuming every queue' })
-      const live = await app.inject({ method: 'GET', url: '/health/live' })
-      expect(live.statusCode).toBe(503)
-      expect(live.json()).toMatchObject({ status: 'not live', checks: { consumer: { status: 'down' } } })
+      await expectHealth('/health/live', 503, {
+        status: 'not live',
+        checks: { consumer: { status: 'down' } },
+      })
       status.consuming = true
       expect((await consumer.check()).status).toBe('up')
     } finally {
@@ -299,12 +304,12 @@ describe('health', () => {
       ],
     })
     try {
-      const live = await stuck.inject({ method: 'GET', url: '/health/live' })
-      expect(live.statusCode).toBe(503)
-      expect(live.json()).toMatchObject({
-        status: 'not live',
-        checks: { consumer: { status: 'down', error: 'stuck' } },
-      })
+      await expectHealth(
+        '/health/live',
+        503,
+        { status: 'not live', checks: { consumer: { status: 'down', error: 'stuck' } } },
+        stuck,
+      )
       expect((await stuck.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200)
     } finally {
       await stuck.close()

@@ -42,6 +42,11 @@ afterAll(async () => {
 })
 
 const json = { 'content-type': 'application/json' }
+
+/** POSTs `payload` to /things with `headers` (a JSON content type unless told otherwise). */
+const postThing = (payload: InjectOptions['payload'], headers: InjectOptions['headers'] = json) =>
+  app.inject({ method: 'POST', url: '/things', headers, payload })
+
 const cases: [string, number, InjectOptions][] = [
   ['no route', 404, { method: 'GET', url: '/nowhere' }],
   ['a method its path does not serve', 405, { method: 'DELETE', url: '/things/7' }],
@@ -134,12 +139,7 @@ describe('every error in the one shape', () => {
   })
 
   it('when a body is not UTF-8, then 400 names the byte and its offset', async () => {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/things',
-      headers: json,
-      payload: Buffer.from([...Buffer.from('{"name":"A'), 0xff, ...Buffer.from('B"}')]),
-    })
+    const res = await postThing(Buffer.from([...Buffer.from('{"name":"A'), 0xff, ...Buffer.from('B"}')]))
     expect(res.json()).toEqual({
       error: 'Bad Request',
       message: 'The body is not valid UTF-8',
@@ -148,22 +148,12 @@ describe('every error in the one shape', () => {
   })
 
   it('when a body holds __proto__ or constructor.prototype, then 400 says which key is refused and where', async () => {
-    const proto = await app.inject({
-      method: 'POST',
-      url: '/things',
-      headers: json,
-      payload: '{"name":"x","nested":{"__proto__":{"admin":true}}}',
-    })
+    const proto = await postThing('{"name":"x","nested":{"__proto__":{"admin":true}}}')
     expect(proto.json()).toMatchObject({
       message: "The body holds a '__proto__' key, which is refused (it could pollute prototypes)",
       details: [{ path: 'body.nested.__proto__', issue: 'is not an allowed key' }],
     })
-    const ctor = await app.inject({
-      method: 'POST',
-      url: '/things',
-      headers: json,
-      payload: '{"constructor":{"prototype":{"admin":true}}}',
-    })
+    const ctor = await postThing('{"constructor":{"prototype":{"admin":true}}}')
     expect(ctor.json()).toMatchObject({
       message: "The body holds a 'constructor.prototype' key, which is refused (it could pollute prototypes)",
       details: [{ path: 'body.constructor.prototype', issue: 'is not an allowed key' }],
@@ -179,34 +169,24 @@ describe('every error in the one shape', () => {
     const none = await app.inject({ method: 'POST', url: '/things' })
     expect(none.statusCode).toBe(400)
     expect(none.json()).toEqual(empty)
-    const emptyJson = await app.inject({ method: 'POST', url: '/things', headers: json, payload: '' })
+    const emptyJson = await postThing('')
     expect(emptyJson.json()).toEqual(empty)
   })
 
   it('when a JSON route gets text/plain or another type, then 415 names the type sent and application/json', async () => {
-    const plain = await app.inject({
-      method: 'POST',
-      url: '/things',
-      headers: { 'content-type': 'text/plain; charset=utf-8' },
-      payload: '{"name":"x"}',
-    })
+    const plain = await postThing('{"name":"x"}', { 'content-type': 'text/plain; charset=utf-8' })
     expect(plain.statusCode).toBe(415)
     expect(plain.json()).toEqual({
       error: 'Unsupported Media Type',
       message: "The body's media type 'text/plain' is not supported; send application/json",
       details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
     })
-    const xml = await app.inject({
-      method: 'POST',
-      url: '/things',
-      headers: { 'content-type': 'text/xml' },
-      payload: '<a/>',
-    })
+    const xml = await postThing('<a/>', { 'content-type': 'text/xml' })
     expect(xml.statusCode).toBe(415)
     expect(xml.json()).toMatchObject({
       message: "The body's media type 'text/xml' is not supported; send application/json",
     })
-    const untyped = await app.inject({ method: 'POST', url: '/things', payload: '{"name":"x"}' })
+    const untyped = await postThing('{"name":"x"}', {})
     expect(untyped.statusCode).toBe(415)
     expect(untyped.json()).toMatchObject({
       message: 'The body has no media type; send it as application/json',
