@@ -26,18 +26,31 @@ export interface EventContract<
 /** The payload type of an event contract, e.g. `EventPayload<typeof OrderCreated>`. */
 export type EventPayload<C extends EventContract> = z.output<C['schema']>
 
+/** The routing key of a versioned type: the type without its `.vN` suffix, e.g. `order.created`. */
+export type RoutingKeyOf<T extends string> = T extends `${infer K}.v${number}` ? K : never
+
+/** The event's name in PascalCase from its routing key, e.g. `stock.reservation-failed` -> `StockReservationFailed`. */
+const nameOf = (routingKey: string): string =>
+  routingKey
+    .split(/[.-]/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('')
+
 /**
- * Declares an event. The schema is titled with `name` so the generated JSON Schema says what it is.
- * Example: `defineEvent('OrderCreated', 'order.created.v1', 'order.created', schema)`.
+ * Declares an event from its versioned type (`<routing key>.v<N>`) and payload schema. The routing
+ * key is the type without its version; the schema is titled with the event's name (the routing key
+ * in PascalCase) so the generated JSON Schema says what it is.
+ * Example: `defineEvent('order.created.v1', schema)` -> routing key `order.created`, title `OrderCreated`.
  */
-export const defineEvent = <T extends string, K extends string, S extends z.ZodType>(
-  name: string,
+export const defineEvent = <T extends `${string}.v${number}`, S extends z.ZodType>(
   type: T,
-  routingKey: K,
   schema: S,
-): EventContract<T, K, S> => ({
-  type,
-  routingKey,
-  schema: schema.meta({ title: name }),
-  dataschema: `urn:saga:event:${type}`,
-})
+): EventContract<T, RoutingKeyOf<T>, S> => {
+  const routingKey = type.replace(/\.v\d+$/, '') as RoutingKeyOf<T>
+  return {
+    type,
+    routingKey,
+    schema: schema.meta({ title: nameOf(routingKey) }),
+    dataschema: `urn:saga:event:${type}`,
+  }
+}

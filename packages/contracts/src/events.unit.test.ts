@@ -18,6 +18,14 @@ const shippingAddress = {
   postalCode: '4000-001',
   country: 'PT',
 }
+/** The fields PaymentProcessed and PaymentFailed share: whose order, which payment, how much. */
+const charge = () => ({
+  orderId: randomUUID(),
+  customerId: randomUUID(),
+  paymentId: randomUUID(),
+  amount: 4499,
+  currency: 'EUR',
+})
 const orderCreated = () => ({
   orderId: randomUUID(),
   customerId: randomUUID(),
@@ -73,15 +81,7 @@ describe('events', () => {
   })
 
   it('when failure events carry a reason, then it must be a snake_case code', () => {
-    const failed = {
-      orderId: randomUUID(),
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: 4499,
-      currency: 'EUR',
-      reason: 'card_declined',
-      failedAt: now(),
-    }
+    const failed = { ...charge(), reason: 'card_declined', failedAt: now() }
     expect(paths(PaymentFailed, failed)).toEqual([])
     expect(paths(PaymentFailed, { ...failed, reason: 'Card Declined!' })).toEqual(['reason'])
     const stock = { orderId: randomUUID(), customerId: randomUUID(), reason: 'out_of_stock', failedAt: now() }
@@ -103,14 +103,7 @@ describe('events', () => {
   })
 
   it('when PaymentProcessed lacks what the next steps need, then the missing fields are named', () => {
-    const processed = {
-      orderId: randomUUID(),
-      customerId: randomUUID(),
-      paymentId: randomUUID(),
-      amount: 4499,
-      currency: 'EUR',
-      processedAt: now(),
-    }
+    const processed = { ...charge(), processedAt: now() }
     expect(paths(PaymentProcessed, processed).sort()).toEqual(['lines', 'shippingAddress'])
     expect(paths(PaymentProcessed, { ...processed, lines, shippingAddress })).toEqual([])
     expect(paths(PaymentProcessed, { ...processed, lines, shippingAddress, amount: -1 })).toEqual(['amount'])

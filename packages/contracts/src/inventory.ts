@@ -11,12 +11,7 @@ export const StockReservedSchema = z.object({
   shippingAddress: ShippingAddress,
   reservedAt: Instant,
 })
-export const StockReserved = defineEvent(
-  'StockReserved',
-  'stock.reserved.v1',
-  'stock.reserved',
-  StockReservedSchema,
-)
+export const StockReserved = defineEvent('stock.reserved.v1', StockReservedSchema)
 export type StockReserved = z.infer<typeof StockReservedSchema>
 
 /** A line that could not be reserved: how many were asked for and how many were available. */
@@ -38,12 +33,7 @@ export const StockReservationFailedSchema = z.object({
   unavailable: z.array(UnavailableLine),
   failedAt: Instant,
 })
-export const StockReservationFailed = defineEvent(
-  'StockReservationFailed',
-  'stock.reservation-failed.v1',
-  'stock.reservation-failed',
-  StockReservationFailedSchema,
-)
+export const StockReservationFailed = defineEvent('stock.reservation-failed.v1', StockReservationFailedSchema)
 export type StockReservationFailed = z.infer<typeof StockReservationFailedSchema>
 
 /** A reservation was given back because a later step failed (compensation). */
@@ -53,10 +43,5 @@ export const StockReleasedSchema = z.object({
   reason: ReasonCode,
   releasedAt: Instant,
 })
-export const StockReleased = defineEvent(
-  'StockReleased',
-  'stock.released.v1',
-  'stock.released',
-  StockReleasedSchema,
-)
+export const StockReleased = defineEvent('stock.released.v1', StockReleasedSchema)
 export type StockReleased = z.infer<typeof StockReleasedSchema>

@@ -35,12 +35,7 @@ export const OrderCreatedSchema = z
     // Only meaningful once the lines themselves are valid; otherwise it would add a second, misleading issue.
     when: (payload) => payload.issues.length === 0,
   })
-export const OrderCreated = defineEvent(
-  'OrderCreated',
-  'order.created.v1',
-  'order.created',
-  OrderCreatedSchema,
-)
+export const OrderCreated = defineEvent('order.created.v1', OrderCreatedSchema)
 export type OrderCreated = z.infer<typeof OrderCreatedSchema>
 
 /** The order went through: paid, stock reserved, shipment created. Terminal. */
@@ -52,12 +47,7 @@ export const OrderConfirmedSchema = z.object({
   shipmentId: Id,
   confirmedAt: Instant,
 })
-export const OrderConfirmed = defineEvent(
-  'OrderConfirmed',
-  'order.confirmed.v1',
-  'order.confirmed',
-  OrderConfirmedSchema,
-)
+export const OrderConfirmed = defineEvent('order.confirmed.v1', OrderConfirmedSchema)
 export type OrderConfirmed = z.infer<typeof OrderConfirmedSchema>
 
 /** Which step of the chain failed and made the order cancel. */
@@ -91,10 +81,5 @@ export const OrderCancelledSchema = z.object({
   failedStep: FailedStep.optional(),
   cancelledAt: Instant,
 })
-export const OrderCancelled = defineEvent(
-  'OrderCancelled',
-  'order.cancelled.v1',
-  'order.cancelled',
-  OrderCancelledSchema,
-)
+export const OrderCancelled = defineEvent('order.cancelled.v1', OrderCancelledSchema)
 export type OrderCancelled = z.infer<typeof OrderCancelledSchema>

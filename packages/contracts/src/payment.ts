@@ -17,12 +17,7 @@ export const PaymentProcessedSchema = z.object({
   shippingAddress: ShippingAddress,
   processedAt: Instant,
 })
-export const PaymentProcessed = defineEvent(
-  'PaymentProcessed',
-  'payment.processed.v1',
-  'payment.processed',
-  PaymentProcessedSchema,
-)
+export const PaymentProcessed = defineEvent('payment.processed.v1', PaymentProcessedSchema)
 export type PaymentProcessed = z.infer<typeof PaymentProcessedSchema>
 
 /**
@@ -39,12 +34,7 @@ export const PaymentFailedSchema = z.object({
   message: text(500).optional(),
   failedAt: Instant,
 })
-export const PaymentFailed = defineEvent(
-  'PaymentFailed',
-  'payment.failed.v1',
-  'payment.failed',
-  PaymentFailedSchema,
-)
+export const PaymentFailed = defineEvent('payment.failed.v1', PaymentFailedSchema)
 export type PaymentFailed = z.infer<typeof PaymentFailedSchema>
 
 /**
@@ -60,10 +50,5 @@ export const PaymentRefundedSchema = z.object({
   reason: ReasonCode,
   refundedAt: Instant,
 })
-export const PaymentRefunded = defineEvent(
-  'PaymentRefunded',
-  'payment.refunded.v1',
-  'payment.refunded',
-  PaymentRefundedSchema,
-)
+export const PaymentRefunded = defineEvent('payment.refunded.v1', PaymentRefundedSchema)
 export type PaymentRefunded = z.infer<typeof PaymentRefundedSchema>

@@ -11,12 +11,7 @@ export const ShipmentCreatedSchema = z.object({
   trackingNumber: text(64),
   createdAt: Instant,
 })
-export const ShipmentCreated = defineEvent(
-  'ShipmentCreated',
-  'shipment.created.v1',
-  'shipment.created',
-  ShipmentCreatedSchema,
-)
+export const ShipmentCreated = defineEvent('shipment.created.v1', ShipmentCreatedSchema)
 export type ShipmentCreated = z.infer<typeof ShipmentCreatedSchema>
 
 /**
@@ -31,12 +26,7 @@ export const ShipmentFailedSchema = z.object({
   lines: OrderLines,
   failedAt: Instant,
 })
-export const ShipmentFailed = defineEvent(
-  'ShipmentFailed',
-  'shipment.failed.v1',
-  'shipment.failed',
-  ShipmentFailedSchema,
-)
+export const ShipmentFailed = defineEvent('shipment.failed.v1', ShipmentFailedSchema)
 export type ShipmentFailed = z.infer<typeof ShipmentFailedSchema>
 
 /**
@@ -49,10 +39,5 @@ export const ShipmentCancelledSchema = z.object({
   reason: ReasonCode,
   cancelledAt: Instant,
 })
-export const ShipmentCancelled = defineEvent(
-  'ShipmentCancelled',
-  'shipment.cancelled.v1',
-  'shipment.cancelled',
-  ShipmentCancelledSchema,
-)
+export const ShipmentCancelled = defineEvent('shipment.cancelled.v1', ShipmentCancelledSchema)
 export type ShipmentCancelled = z.infer<typeof ShipmentCancelledSchema>
