@@ -6,6 +6,15 @@
 set -euo pipefail
 
 log() { printf '\n== %s\n' "$*"; }
+# Waits up to 30 s for PostgreSQL to accept connections on loopback; if it does not, pg_isready's
+# non-zero status ends the script (set -e).
+wait_for_postgres() {
+  for _ in $(seq 1 30); do
+    pg_isready -q -h 127.0.0.1 -p 5432 && break
+    sleep 1
+  done
+  pg_isready -h 127.0.0.1 -p 5432
+}
 export DEBIAN_FRONTEND=noninteractive
 
 # --- packages -------------------------------------------------------------------------------
@@ -45,11 +54,7 @@ if ! pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" { print $4 
 elif [[ -n "${reload_pg:-}" ]]; then
   pg_ctlcluster --skip-systemctl-redirect "$version" main reload
 fi
-for _ in $(seq 1 30); do
-  pg_isready -q -h 127.0.0.1 -p 5432 && break
-  sleep 1
-done
-pg_isready -h 127.0.0.1 -p 5432
+wait_for_postgres
 
 # The e2e suite runs up to 8 service instances with a pool of 10 each, besides the tests' own
 # connections: PostgreSQL's default of 100 connections leaves too little headroom.
@@ -58,11 +63,7 @@ if ((max_connections < 200)); then
   log "raising max_connections from $max_connections to 300 (restarts PostgreSQL)"
   psql -h 127.0.0.1 -U postgres -d postgres -qc 'ALTER SYSTEM SET max_connections = 300'
   pg_ctlcluster --skip-systemctl-redirect "$version" main restart
-  for _ in $(seq 1 30); do
-    pg_isready -q -h 127.0.0.1 -p 5432 && break
-    sleep 1
-  done
-  pg_isready -h 127.0.0.1 -p 5432
+  wait_for_postgres
 fi
 
 # --- RabbitMQ ---------------------------------------------------------------------------------
