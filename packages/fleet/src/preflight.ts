@@ -45,53 +45,58 @@ async function withTimeout<T>(what: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/** Connects to PostgreSQL as the admin URL's user and runs `SELECT 1`. */
-export async function checkPostgres(postgresUrl: string, timeoutMs = 3_000): Promise<PreflightResult> {
-  const result: PreflightResult = {
-    name: 'PostgreSQL',
-    address: addressOf(postgresUrl, 5432),
-    ok: false,
-    howToStart: [
-      'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
-      'or: docker run -d --name saga-postgres -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:15',
-      'or point POSTGRES_URL at a server where this user may create databases and roles',
-    ],
-  }
-  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: timeoutMs })
-  client.on('error', () => undefined)
+/** What to run when a server is not reachable, per server. */
+const HOW_TO_START = {
+  postgres: [
+    'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start',
+    'or: docker run -d --name saga-postgres -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:15',
+    'or point POSTGRES_URL at a server where this user may create databases and roles',
+  ],
+  rabbitmq: [
+    'rabbitmq-server -detached   (then: rabbitmqctl await_startup)',
+    'or: docker run -d --name saga-rabbitmq -p 5672:5672 -p 15672:15672 rabbitmq:3-management',
+    'or point AMQP_URL at a reachable broker',
+  ],
+}
+
+/** Runs `check` against the server `name` at `address`: ok when it resolves, else its error described. */
+async function probe(
+  name: PreflightResult['name'],
+  address: string,
+  howToStart: string[],
+  check: () => Promise<void>,
+): Promise<PreflightResult> {
+  const result: PreflightResult = { name, address, ok: false, howToStart }
   try {
-    await withTimeout(client.connect(), timeoutMs)
-    await withTimeout(client.query('SELECT 1'), timeoutMs)
+    await check()
     result.ok = true
   } catch (error) {
     result.error = describe(error)
-  } finally {
-    await client.end().catch(() => undefined)
   }
   return result
 }
 
+/** Connects to PostgreSQL as the admin URL's user and runs `SELECT 1`. */
+export async function checkPostgres(postgresUrl: string, timeoutMs = 3_000): Promise<PreflightResult> {
+  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: timeoutMs })
+  client.on('error', () => undefined)
+  return probe('PostgreSQL', addressOf(postgresUrl, 5432), HOW_TO_START.postgres, async () => {
+    try {
+      await withTimeout(client.connect(), timeoutMs)
+      await withTimeout(client.query('SELECT 1'), timeoutMs)
+    } finally {
+      await client.end().catch(() => undefined)
+    }
+  })
+}
+
 /** Opens an AMQP connection with the URL's credentials. */
 export async function checkRabbitMq(amqpUrl: string, timeoutMs = 3_000): Promise<PreflightResult> {
-  const result: PreflightResult = {
-    name: 'RabbitMQ',
-    address: addressOf(amqpUrl, 5672),
-    ok: false,
-    howToStart: [
-      'rabbitmq-server -detached   (then: rabbitmqctl await_startup)',
-      'or: docker run -d --name saga-rabbitmq -p 5672:5672 -p 15672:15672 rabbitmq:3-management',
-      'or point AMQP_URL at a reachable broker',
-    ],
-  }
-  try {
+  return probe('RabbitMQ', addressOf(amqpUrl, 5672), HOW_TO_START.rabbitmq, async () => {
     const connection = await withTimeout(amqp.connect(amqpUrl, { timeout: timeoutMs }), timeoutMs + 500)
     connection.on('error', () => undefined)
     await connection.close()
-    result.ok = true
-  } catch (error) {
-    result.error = describe(error)
-  }
-  return result
+  })
 }
 
 /** Checks both dependencies at once. */

@@ -62,9 +62,20 @@ export function crdProblems(crd: CrdFields, what: string, spec: Record<string, u
   return problems
 }
 
+/** The commit of rabbitmq/messaging-topology-operator its kinds were read at. */
+const TOPOLOGY_OPERATOR = 'rabbitmq/messaging-topology-operator@e736e2d'
+
+/** Permission and TopicPermission: the same fields, granting different `permissions` verbs. */
+const permissionFields = (verbs: string[]): CrdFields => ({
+  source: TOPOLOGY_OPERATOR,
+  required: ['permissions', 'rabbitmqClusterReference', 'vhost'],
+  known: ['permissions', 'rabbitmqClusterReference', 'user', 'userReference', 'vhost'],
+  nested: [['permissions', verbs]],
+})
+
 export const OPERATOR_CRDS: Record<string, CrdFields> = {
   'rabbitmq.com/v1beta1/Binding': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
+    source: TOPOLOGY_OPERATOR,
     required: ['rabbitmqClusterReference'],
     known: [
       'arguments',
@@ -77,24 +88,19 @@ export const OPERATOR_CRDS: Record<string, CrdFields> = {
     ],
   },
   'rabbitmq.com/v1beta1/Exchange': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
+    source: TOPOLOGY_OPERATOR,
     required: ['name', 'rabbitmqClusterReference'],
     known: ['arguments', 'autoDelete', 'durable', 'name', 'rabbitmqClusterReference', 'type', 'vhost'],
   },
-  'rabbitmq.com/v1beta1/Permission': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
-    required: ['permissions', 'rabbitmqClusterReference', 'vhost'],
-    known: ['permissions', 'rabbitmqClusterReference', 'user', 'userReference', 'vhost'],
-    nested: [['permissions', ['configure', 'read', 'write']]],
-  },
+  'rabbitmq.com/v1beta1/Permission': permissionFields(['configure', 'read', 'write']),
   'rabbitmq.com/v1beta1/Policy': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
+    source: TOPOLOGY_OPERATOR,
     required: ['definition', 'name', 'pattern', 'rabbitmqClusterReference'],
     known: ['applyTo', 'definition', 'name', 'pattern', 'priority', 'rabbitmqClusterReference', 'vhost'],
     enums: [['applyTo', ['queues', 'classic_queues', 'quorum_queues', 'streams', 'exchanges', 'all']]],
   },
   'rabbitmq.com/v1beta1/Queue': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
+    source: TOPOLOGY_OPERATOR,
     required: ['name', 'rabbitmqClusterReference'],
     known: [
       'arguments',
@@ -109,19 +115,14 @@ export const OPERATOR_CRDS: Record<string, CrdFields> = {
       'vhost',
     ],
   },
-  'rabbitmq.com/v1beta1/TopicPermission': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
-    required: ['permissions', 'rabbitmqClusterReference', 'vhost'],
-    known: ['permissions', 'rabbitmqClusterReference', 'user', 'userReference', 'vhost'],
-    nested: [['permissions', ['exchange', 'read', 'write']]],
-  },
+  'rabbitmq.com/v1beta1/TopicPermission': permissionFields(['exchange', 'read', 'write']),
   'rabbitmq.com/v1beta1/User': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
+    source: TOPOLOGY_OPERATOR,
     required: ['rabbitmqClusterReference'],
     known: ['importCredentialsSecret', 'limits', 'rabbitmqClusterReference', 'tags'],
   },
   'rabbitmq.com/v1beta1/Vhost': {
-    source: 'rabbitmq/messaging-topology-operator@e736e2d',
+    source: TOPOLOGY_OPERATOR,
     required: ['name', 'rabbitmqClusterReference'],
     known: [
       'defaultQueueType',

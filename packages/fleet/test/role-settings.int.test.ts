@@ -20,16 +20,21 @@ const run = promisify(execFile)
 // The session limits are set per service role (so psql or a script as the role is bounded too), by `npm run bootstrap` and by the
 // docker-compose init script alike.
 const made: BootstrapOptions[] = []
+/** Options for the order service's database under a fresh prefix starting with `tag`, dropped after all. */
+const madeOptions = (tag: string) => {
+  const options = {
+    postgresUrl,
+    prefix: `${tag}${randomBytes(3).toString('hex')}_`,
+    services: ['order'] as const,
+  }
+  made.push(options)
+  return options
+}
 const ways: [string, () => Promise<ServiceDatabase>][] = [
   [
     'npm run bootstrap',
     async () => {
-      const options = {
-        postgresUrl,
-        prefix: `rb${randomBytes(3).toString('hex')}_`,
-        services: ['order'] as const,
-      }
-      made.push(options)
+      const options = madeOptions('rb')
       const [db] = await bootstrapDatabases(options)
       return db!
     },
@@ -37,12 +42,7 @@ const ways: [string, () => Promise<ServiceDatabase>][] = [
   [
     'infra/postgres/create-service-databases.sh',
     async () => {
-      const options = {
-        postgresUrl,
-        prefix: `rs${randomBytes(3).toString('hex')}_`,
-        services: ['order'] as const,
-      }
-      made.push(options)
+      const options = madeOptions('rs')
       const [db] = serviceDatabases(options)
       await run('bash', [script], {
         env: { ...process.env, POSTGRES_URL: postgresUrl, SERVICE_DATABASES: db!.database },

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { publisherOf, waitingFor } from './chain.js'
 
+// The facts of an order whose payment was processed and whose stock was reserved.
+const reserved = ['order.created', 'payment.processed', 'stock.reserved']
+
 describe('waitingFor', () => {
   it('when nothing was seen, then it waits for order.created from order', () => {
     expect(waitingFor([])).toEqual([{ service: 'order', oneOf: ['order.created'] }])
@@ -13,36 +16,18 @@ describe('waitingFor', () => {
   })
 
   it('when the shipment failed and only the cancel happened, then it still waits for the refund and the release', () => {
-    const seen = [
-      'order.created',
-      'payment.processed',
-      'stock.reserved',
-      'shipment.failed',
-      'order.cancelled',
-    ]
+    const seen = [...reserved, 'shipment.failed', 'order.cancelled']
     expect(waitingFor(seen).map((w) => w.oneOf[0])).toEqual(['payment.refunded', 'stock.released'])
   })
 
   it('when the deadline or the customer cancelled the order, then it waits for nothing, even after a late step fact', () => {
     expect(waitingFor(['order.created', 'payment.processed', 'order.cancelled'])).toEqual([])
-    const late = [
-      'order.created',
-      'payment.processed',
-      'stock.reserved',
-      'order.cancelled',
-      'shipment.created',
-    ]
+    const late = [...reserved, 'order.cancelled', 'shipment.created']
     expect(waitingFor(late)).toEqual([])
   })
 
   it('when the order was confirmed, then it waits for nothing', () => {
-    const seen = [
-      'order.created',
-      'payment.processed',
-      'stock.reserved',
-      'shipment.created',
-      'order.confirmed',
-    ]
+    const seen = [...reserved, 'shipment.created', 'order.confirmed']
     expect(waitingFor(seen)).toEqual([])
   })
 })

@@ -143,6 +143,17 @@ export async function browse(
   return n
 }
 
+/** Browses the fleet's dead-letter queues one after another; `onMessage` as for `browse`, told the queue. */
+async function browseDeadLetters(
+  settings: CliSettings,
+  connection: amqp.ChannelModel,
+  onMessage: (queue: string, msg: amqp.GetMessage, channel: amqp.Channel) => Promise<void> | void,
+): Promise<void> {
+  for (const queue of await deadLetterQueues(settings, connection)) {
+    await browse(connection, queue, (msg, channel) => onMessage(queue, msg, channel))
+  }
+}
+
 /** Lists the dead-lettered messages of the fleet, optionally only those of one order. */
 export async function listDeadLetters(
   settings: CliSettings,
@@ -150,12 +161,10 @@ export async function listDeadLetters(
   correlationId?: string,
 ): Promise<DeadLetter[]> {
   const found: DeadLetter[] = []
-  for (const queue of await deadLetterQueues(settings, connection)) {
-    await browse(connection, queue, (msg) => {
-      const d = describe(queue, msg)
-      if (!correlationId || d.correlationId === correlationId) found.push(d)
-    })
-  }
+  await browseDeadLetters(settings, connection, (queue, msg) => {
+    const d = describe(queue, msg)
+    if (!correlationId || d.correlationId === correlationId) found.push(d)
+  })
   return found
 }
 
@@ -177,25 +186,22 @@ export async function requeueDeadLetters(
   const moved: DeadLetter[] = []
   const confirm = await connection.createConfirmChannel()
   try {
-    for (const queue of await deadLetterQueues(settings, connection)) {
-      const target = queue.replace(/\.dlq$/, '')
-      await browse(connection, queue, async (msg, channel) => {
-        if (match !== undefined && msg.properties.messageId !== match) return
-        const headers = Object.fromEntries(
-          Object.entries((msg.properties.headers ?? {}) as Record<string, unknown>).filter(
-            ([k]) => !DEAD_LETTER_HEADERS.test(k),
-          ),
-        )
-        confirm.sendToQueue(target, msg.content, {
-          ...(msg.properties as amqp.Options.Publish),
-          headers,
-          persistent: true,
-        })
-        await confirm.waitForConfirms()
-        channel.ack(msg)
-        moved.push(describe(queue, msg))
+    await browseDeadLetters(settings, connection, async (queue, msg, channel) => {
+      if (match !== undefined && msg.properties.messageId !== match) return
+      const headers = Object.fromEntries(
+        Object.entries((msg.properties.headers ?? {}) as Record<string, unknown>).filter(
+          ([k]) => !DEAD_LETTER_HEADERS.test(k),
+        ),
+      )
+      confirm.sendToQueue(queue.replace(/\.dlq$/, ''), msg.content, {
+        ...(msg.properties as amqp.Options.Publish),
+        headers,
+        persistent: true,
       })
-    }
+      await confirm.waitForConfirms()
+      channel.ack(msg)
+      moved.push(describe(queue, msg))
+    })
   } finally {
     await confirm.close().catch(() => undefined)
   }
@@ -214,14 +220,12 @@ export async function discardDeadLetter(
   onFound: (d: DeadLetter) => void = () => undefined,
 ): Promise<DeadLetter[]> {
   const removed: DeadLetter[] = []
-  for (const queue of await deadLetterQueues(settings, connection)) {
-    await browse(connection, queue, (msg, channel) => {
-      if (msg.properties.messageId !== messageId) return
-      const d = describe(queue, msg)
-      onFound(d)
-      channel.ack(msg)
-      removed.push(d)
-    })
-  }
+  await browseDeadLetters(settings, connection, (queue, msg, channel) => {
+    if (msg.properties.messageId !== messageId) return
+    const d = describe(queue, msg)
+    onFound(d)
+    channel.ack(msg)
+    removed.push(d)
+  })
   return removed
 }
