@@ -4,15 +4,22 @@ import { defineEvent } from './define.js'
 import { Currency, Id, Instant, MinorUnits, OrderLines, ReasonCode, ShippingAddress, text } from './values.js'
 
 /**
- * The order's total was captured. Carries the lines and the address on to inventory and shipment,
- * so neither ever asks the order service.
+ * What a charge attempt is about, captured or declined: the order and its customer, the payment
+ * and the amount (minor units of `currency`) it was for.
  */
-export const PaymentProcessedSchema = z.object({
+const Charge = z.object({
   orderId: Id,
   customerId: Id,
   paymentId: Id,
   amount: MinorUnits,
   currency: Currency,
+})
+
+/**
+ * The order's total was captured. Carries the lines and the address on to inventory and shipment,
+ * so neither ever asks the order service.
+ */
+export const PaymentProcessedSchema = Charge.extend({
   lines: OrderLines,
   shippingAddress: ShippingAddress,
   processedAt: Instant,
@@ -24,12 +31,7 @@ export type PaymentProcessed = z.infer<typeof PaymentProcessedSchema>
  * The provider declined the charge; nothing was captured. `reason` e.g. `card_declined`,
  * `insufficient_funds`; `message` is for people, not for code.
  */
-export const PaymentFailedSchema = z.object({
-  orderId: Id,
-  customerId: Id,
-  paymentId: Id,
-  amount: MinorUnits,
-  currency: Currency,
+export const PaymentFailedSchema = Charge.extend({
   reason: ReasonCode,
   message: text(500).optional(),
   failedAt: Instant,
