@@ -37,6 +37,20 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} }
 const distinctIds = (rows: Array<{ message_id: string }>): number =>
   new Set(rows.map((row) => row.message_id)).size
 
+/**
+ * Starts a fresh consumer of `handler`'s queue and expects each of the `count` messages there to
+ * take effect once, none of them seen as a duplicate. Its signals exist before it starts, since
+ * the queued messages may be handled at once.
+ */
+async function expectEachOnceOnRestart(handler: string, count: number, what: string): Promise<void> {
+  const signals = createSignals()
+  const duplicates = collect(signals, 'duplicate')
+  await fixture.startConsumer([recordingHandler(handler)], { signals })
+  await eventually(what, async () => (await fixture.effects(handler)).length === count)
+  expect(distinctIds(await fixture.effects(handler))).toBe(count)
+  expect(duplicates).toEqual([])
+}
+
 describe('consumer isolation and flow control', () => {
   it('when one handler keeps failing, then the other handlers keep handling', async () => {
     const broken = recordingHandler('broken', () => Promise.reject(new Error('always')))
@@ -233,13 +247,7 @@ describe('consumer shutdown and restart', () => {
     )
     expect(first.connection.isConnected).toBe(false)
 
-    // Signals made before the consumer starts: the queued messages may be handled at once.
-    const signals = createSignals()
-    const duplicates = collect(signals, 'duplicate')
-    await fixture.startConsumer([recordingHandler('draining')], { signals })
-    await eventually('all six handled', async () => (await fixture.effects('draining')).length === 6)
-    expect(distinctIds(await fixture.effects('draining'))).toBe(6)
-    expect(duplicates).toEqual([])
+    await expectEachOnceOnRestart('draining', 6, 'all six handled')
   })
 
   it('when stopped during a retry wait, then it stops at once and the next delivery continues the attempt count', async () => {
@@ -288,12 +296,7 @@ describe('consumer shutdown and restart', () => {
     await doomed.consumer.stop()
     expect(await fixture.effects('crash')).toEqual([])
 
-    const signals = createSignals()
-    const duplicates = collect(signals, 'duplicate')
-    await fixture.startConsumer([recordingHandler('crash')], { signals })
-    await eventually('all five handled', async () => (await fixture.effects('crash')).length === 5)
-    expect(distinctIds(await fixture.effects('crash'))).toBe(5)
-    expect(duplicates).toEqual([])
+    await expectEachOnceOnRestart('crash', 5, 'all five handled')
   })
 
   it('when the broker connection drops, then the consumer resumes on new channels', async () => {

@@ -13,6 +13,7 @@ import {
   envelope,
   eventually,
   happened,
+  insertRecorded,
   type InboxFixture,
 } from './inbox-fixture.js'
 
@@ -44,12 +45,7 @@ function recordedDefinition(name: string): RecorderDefinition & { sizes: number[
     messages: [happened],
     async record(messages, db) {
       sizes.push(messages.length)
-      await db.query(
-        `INSERT INTO recorded (message_id, n)
-         SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
-         ON CONFLICT (message_id) DO NOTHING`,
-        [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as { n: number }).n })))],
-      )
+      await insertRecorded(db, 'recorded', messages)
     },
   }
 }
