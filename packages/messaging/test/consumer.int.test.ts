@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { TcpProxy, useFixture } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
-import { createSignals } from '../src/signals.js'
+import { createSignals, type Signals } from '../src/signals.js'
 import { deadLetterQueueName } from '../src/topology.js'
 import { collect, createInboxFixture, envelope, eventually, recordingHandler } from './inbox-fixture.js'
 
@@ -49,6 +49,15 @@ async function expectEachOnceOnRestart(handler: string, count: number, what: str
   await eventually(what, async () => (await fixture.effects(handler)).length === count)
   expect(distinctIds(await fixture.effects(handler))).toBe(count)
   expect(duplicates).toEqual([])
+}
+
+/** Publishes a fresh message and expects it handled, and in effect once, by `handler`. */
+async function expectNewMessageInEffect(signals: Signals, handler: string): Promise<void> {
+  const message = envelope()
+  const handled = signals.waitFor('handled', (s) => s.id === message.id)
+  await fixture.publish(message)
+  await handled
+  expect(await fixture.effects(handler)).toHaveLength(1)
 }
 
 describe('consumer isolation and flow control', () => {
@@ -115,12 +124,7 @@ describe('consumer and a deleted queue', () => {
       said.includes('consumer cancelled by the broker'),
     )
     await eventually('consuming the redeclared queue', () => consumer.health().consuming)
-    const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id)
-    await fixture.publish(message)
-
-    await handled
-    expect(await fixture.effects('queue-gone')).toHaveLength(1)
+    await expectNewMessageInEffect(signals, 'queue-gone')
   })
 })
 
@@ -305,11 +309,6 @@ describe('consumer shutdown and restart', () => {
     connection.drop('test: link lost')
     expect(consumer.health().consuming).toBe(false)
     await eventually('consuming again', () => consumer.health().consuming)
-    const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id)
-    await fixture.publish(message)
-
-    await handled
-    expect(await fixture.effects('reconnecting')).toHaveLength(1)
+    await expectNewMessageInEffect(signals, 'reconnecting')
   })
 })
