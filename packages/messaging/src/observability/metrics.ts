@@ -88,58 +88,55 @@ interface PerHandlerDefinition {
   read: ReadPer
 }
 
-/** A gauge of the instance as a whole. */
-const gauge = (name: string, help: string, read: Read): ValueDefinition => ({
-  kind: 'gauge',
-  name,
-  help,
-  read,
-})
-/** A counter of the instance as a whole. */
-const counter = (name: string, help: string, read: Read): ValueDefinition => ({
-  kind: 'counter',
-  name,
-  help,
-  read,
-})
-
 const INSTANCE: readonly ValueDefinition[] = [
-  gauge(
-    'broker_up',
-    'Whether every AMQP connection the service needs is open (1) or not (0).',
-    (s) => s.brokerUp,
-  ),
-  gauge(
-    'broker_blocked',
-    'Whether the broker blocks a connection of the service (1, connection.blocked: see /health for the reason) or not (0).',
-    (s) => s.brokerBlocked,
-  ),
-  gauge(
-    'relay_pending',
-    `Outbox rows waiting to be published to the broker. ${PER_DATABASE}`,
-    (s) => s.relay.pending,
-  ),
-  gauge(
-    'relay_oldest_pending_age_seconds',
-    `Age of the oldest outbox row waiting to be published, in seconds (0 when none waits). ${PER_DATABASE}`,
-    (s) => s.relay.oldestPendingAgeMs / 1000,
-  ),
-  gauge(
-    'relay_parked',
-    `Outbox rows parked after using up their publish attempts. ${PER_DATABASE}`,
-    (s) => s.relay.parked,
-  ),
-  counter(
-    'relay_published_total',
-    'Outbox rows the broker confirmed since the process started.',
-    (s) => s.relay.publishedTotal,
-  ),
-  counter(
-    'relay_failed_total',
-    'Outbox publish attempts that failed since the process started.',
-    (s) => s.relay.failedTotal,
-  ),
-  counter('relay_parked_total', 'Outbox rows parked since the process started.', (s) => s.relay.parkedTotal),
+  {
+    kind: 'gauge',
+    name: 'broker_up',
+    help: 'Whether every AMQP connection the service needs is open (1) or not (0).',
+    read: (s) => s.brokerUp,
+  },
+  {
+    kind: 'gauge',
+    name: 'broker_blocked',
+    help: 'Whether the broker blocks a connection of the service (1, connection.blocked: see /health for the reason) or not (0).',
+    read: (s) => s.brokerBlocked,
+  },
+  {
+    kind: 'gauge',
+    name: 'relay_pending',
+    help: `Outbox rows waiting to be published to the broker. ${PER_DATABASE}`,
+    read: (s) => s.relay.pending,
+  },
+  {
+    kind: 'gauge',
+    name: 'relay_oldest_pending_age_seconds',
+    help: `Age of the oldest outbox row waiting to be published, in seconds (0 when none waits). ${PER_DATABASE}`,
+    read: (s) => s.relay.oldestPendingAgeMs / 1000,
+  },
+  {
+    kind: 'gauge',
+    name: 'relay_parked',
+    help: `Outbox rows parked after using up their publish attempts. ${PER_DATABASE}`,
+    read: (s) => s.relay.parked,
+  },
+  {
+    kind: 'counter',
+    name: 'relay_published_total',
+    help: 'Outbox rows the broker confirmed since the process started.',
+    read: (s) => s.relay.publishedTotal,
+  },
+  {
+    kind: 'counter',
+    name: 'relay_failed_total',
+    help: 'Outbox publish attempts that failed since the process started.',
+    read: (s) => s.relay.failedTotal,
+  },
+  {
+    kind: 'counter',
+    name: 'relay_parked_total',
+    help: 'Outbox rows parked since the process started.',
+    read: (s) => s.relay.parkedTotal,
+  },
 ]
 
 const HANDLERS: readonly PerHandlerDefinition[] = [
