@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { createSignals, messagingMetrics } from '@saga/messaging/parts'
+import { testStats } from '@saga/messaging/testing'
 import { FLEET_MESSAGING_NAMES } from '@saga/service-kit'
 import { SERVICES } from '../src/bootstrap.js'
 
@@ -46,31 +47,9 @@ const sources = [
 ].map((file) => fs.readFileSync(path.join(root, file), 'utf8'))
 
 // Messaging's series are data: its descriptors under the fleet's prefix, recorders included.
-const counters = {
-  handledTotal: 0,
-  duplicatesTotal: 0,
-  retriedTotal: 0,
-  deadLetteredTotal: 0,
-  inFlight: 0,
-  batchesTotal: 0,
-  batchFallbacksTotal: 0,
-  transientRetriedTotal: 0,
-}
 const messagingSeries = new Set(
   messagingMetrics(FLEET_MESSAGING_NAMES.metricPrefix, {
-    stats: () => ({
-      brokerUp: 1,
-      brokerBlocked: 0,
-      relay: {
-        pending: 0,
-        oldestPendingAgeMs: 0,
-        parked: 0,
-        publishedTotal: 0,
-        failedTotal: 0,
-        parkedTotal: 0,
-      },
-      consumer: { ...counters, byHandler: {} },
-    }),
+    stats: () => testStats(),
     health: () => ({ ok: true, areas: [] }),
     signals: createSignals(),
     recorders: true,

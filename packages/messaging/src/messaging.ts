@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
 import { pgDatabase } from './database.js'
-import { createConsumer, type Consumer } from './inbox/consumer.js'
+import { createConsumer, type Consumer, type ConsumerOptions } from './inbox/consumer.js'
 import { messagingHealth, type HealthSettings, type MessagingHealth } from './observability/health.js'
 import { messagingMetrics, type MetricDescriptor } from './observability/metrics.js'
 import { messagingStats, type MessagingParts, type MessagingStats } from './observability/parts.js'
@@ -21,39 +21,29 @@ export type MessagingRelayOptions = Omit<
   enabled?: boolean
 }
 
-/** Consumer settings of `createMessaging`. Durations in milliseconds. */
-export interface MessagingConsumerOptions {
+/**
+ * Consumer settings of `createMessaging`: `createConsumer`'s tuning, documented on `ConsumerOptions`
+ * (durations in milliseconds), plus what the facade decides itself.
+ */
+export interface MessagingConsumerOptions extends Pick<
+  ConsumerOptions<TransactionClient>,
+  | 'prefetch'
+  | 'batchMax'
+  | 'batchWaitMs'
+  | 'maxAttempts'
+  | 'retryBaseMs'
+  | 'retryMaxMs'
+  | 'transientRetryMaxMs'
+  | 'drainTimeoutMs'
+> {
   /** Consume in this process (when there are handlers or recorders). Default true. */
   enabled?: boolean
-  /** Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 40. */
-  prefetch?: number
-  /**
-   * Most deliveries of one handler queue in one transaction, under load (see `createConsumer`).
-   * At most half the prefetch; 1 turns batching off. Default half the prefetch, at most 20.
-   */
-  batchMax?: number
-  /** Wait for more deliveries before a batch starts, when two or more wait, ms. Default 0. */
-  batchWaitMs?: number
   /**
    * Handler transactions at once across all handlers of this instance (each holds a connection).
    * Default 40 % of `pool`'s `max`, at least 1: 4 of a 10-connection pool, leaving the rest to
    * routes and the relay (see README, "Sizing").
    */
   concurrency?: number
-  /** Attempts per message, the first included, before dead-lettering. Default 10. */
-  maxAttempts?: number
-  /** First retry delay, ms (upper end of the jittered step), doubling per attempt. Default 500. */
-  retryBaseMs?: number
-  /** Longest retry delay, ms. Default 30,000. */
-  retryMaxMs?: number
-  /**
-   * How long a message may keep failing for transient database reasons (a lost connection, a
-   * terminated session, a serialization failure or deadlock) without spending attempts, ms.
-   * Default 300,000.
-   */
-  transientRetryMaxMs?: number
-  /** Longest `stop` waits for running handlers, ms. Default 15,000. */
-  drainTimeoutMs?: number
   /** Quorum-queue `x-delivery-limit`, the broker's backstop against crash loops. Default 20. */
   deliveryLimit?: number
 }

@@ -114,6 +114,19 @@ export interface ProducerSpanTarget {
 }
 
 /**
+ * Sets what every RabbitMQ span of the package carries (system, operation type and name, destination)
+ * on `span`; callers check `span.isRecording()` first, so without an SDK nothing is built for it.
+ */
+function setRabbitAttributes(span: Span, operation: 'send' | 'process', destination: string): void {
+  span.setAttributes({
+    [SEMCONV.system]: 'rabbitmq',
+    [SEMCONV.operationType]: operation,
+    [SEMCONV.operationName]: operation === 'send' ? 'publish' : 'process',
+    [SEMCONV.destination]: destination,
+  })
+}
+
+/**
  * Starts the producer span of one outbox row (`publish {exchange}:{routing key}`, kind PRODUCER), a
  * child of the context stored in the row; the relay ends it when the broker confirmed or refused the
  * message (`endProducerSpan`), so its duration is the confirm latency.
@@ -127,11 +140,8 @@ export function startProducerSpan(
   const span = tracer().startSpan(`publish ${destination}`, { kind: SpanKind.PRODUCER }, parent)
   // Attributes only for a span that records: without an SDK nothing is allocated for them.
   if (span.isRecording()) {
+    setRabbitAttributes(span, 'send', destination)
     span.setAttributes({
-      [SEMCONV.system]: 'rabbitmq',
-      [SEMCONV.operationType]: 'send',
-      [SEMCONV.operationName]: 'publish',
-      [SEMCONV.destination]: destination,
       [SEMCONV.routingKey]: target.routingKey,
       [SEMCONV.messageId]: target.messageId,
       ...(target.correlationId ? { [SEMCONV.conversationId]: target.correlationId } : {}),
@@ -227,11 +237,8 @@ export function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<
   const destination = rabbitDestination(target.exchange, target.routingKey, target.queue)
   const span = tracer().startSpan(`process ${destination}`, { kind: SpanKind.CONSUMER }, parent)
   if (span.isRecording()) {
+    setRabbitAttributes(span, 'process', destination)
     span.setAttributes({
-      [SEMCONV.system]: 'rabbitmq',
-      [SEMCONV.operationType]: 'process',
-      [SEMCONV.operationName]: 'process',
-      [SEMCONV.destination]: destination,
       [SEMCONV.routingKey]: target.routingKey,
       ...(target.deliveryTag === undefined ? {} : { [SEMCONV.deliveryTag]: target.deliveryTag }),
       [SEMCONV.messageId]: target.messageId,
@@ -273,11 +280,8 @@ export function inBatchConsumerSpan<T>(
   const destination = rabbitDestination(target.exchange, undefined, target.queue)
   const span = tracer().startSpan(`process ${destination}`, { kind: SpanKind.CONSUMER, links }, ROOT_CONTEXT)
   if (span.isRecording()) {
+    setRabbitAttributes(span, 'process', destination)
     span.setAttributes({
-      [SEMCONV.system]: 'rabbitmq',
-      [SEMCONV.operationType]: 'process',
-      [SEMCONV.operationName]: 'process',
-      [SEMCONV.destination]: destination,
       [SEMCONV.batchCount]: messages.length,
       [OWN.handler]: target.recorder,
     })

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { TcpProxy, useFixture } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
-import { createSignals } from '../src/signals.js'
+import { createSignals, type Signals } from '../src/signals.js'
 import { deadLetterQueueName } from '../src/topology.js'
 import { collect, createInboxFixture, envelope, eventually, recordingHandler } from './inbox-fixture.js'
 
@@ -36,6 +36,29 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} }
 
 const distinctIds = (rows: Array<{ message_id: string }>): number =>
   new Set(rows.map((row) => row.message_id)).size
+
+/**
+ * Starts a fresh consumer of `handler`'s queue and expects each of the `count` messages there to
+ * take effect once, none of them seen as a duplicate. Its signals exist before it starts, since
+ * the queued messages may be handled at once.
+ */
+async function expectEachOnceOnRestart(handler: string, count: number, what: string): Promise<void> {
+  const signals = createSignals()
+  const duplicates = collect(signals, 'duplicate')
+  await fixture.startConsumer([recordingHandler(handler)], { signals })
+  await eventually(what, async () => (await fixture.effects(handler)).length === count)
+  expect(distinctIds(await fixture.effects(handler))).toBe(count)
+  expect(duplicates).toEqual([])
+}
+
+/** Publishes a fresh message and expects it handled, and in effect once, by `handler`. */
+async function expectNewMessageInEffect(signals: Signals, handler: string): Promise<void> {
+  const message = envelope()
+  const handled = signals.waitFor('handled', (s) => s.id === message.id)
+  await fixture.publish(message)
+  await handled
+  expect(await fixture.effects(handler)).toHaveLength(1)
+}
 
 describe('consumer isolation and flow control', () => {
   it('when one handler keeps failing, then the other handlers keep handling', async () => {
@@ -101,12 +124,7 @@ describe('consumer and a deleted queue', () => {
       said.includes('consumer cancelled by the broker'),
     )
     await eventually('consuming the redeclared queue', () => consumer.health().consuming)
-    const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id)
-    await fixture.publish(message)
-
-    await handled
-    expect(await fixture.effects('queue-gone')).toHaveLength(1)
+    await expectNewMessageInEffect(signals, 'queue-gone')
   })
 })
 
@@ -233,13 +251,7 @@ describe('consumer shutdown and restart', () => {
     )
     expect(first.connection.isConnected).toBe(false)
 
-    // Signals made before the consumer starts: the queued messages may be handled at once.
-    const signals = createSignals()
-    const duplicates = collect(signals, 'duplicate')
-    await fixture.startConsumer([recordingHandler('draining')], { signals })
-    await eventually('all six handled', async () => (await fixture.effects('draining')).length === 6)
-    expect(distinctIds(await fixture.effects('draining'))).toBe(6)
-    expect(duplicates).toEqual([])
+    await expectEachOnceOnRestart('draining', 6, 'all six handled')
   })
 
   it('when stopped during a retry wait, then it stops at once and the next delivery continues the attempt count', async () => {
@@ -288,12 +300,7 @@ describe('consumer shutdown and restart', () => {
     await doomed.consumer.stop()
     expect(await fixture.effects('crash')).toEqual([])
 
-    const signals = createSignals()
-    const duplicates = collect(signals, 'duplicate')
-    await fixture.startConsumer([recordingHandler('crash')], { signals })
-    await eventually('all five handled', async () => (await fixture.effects('crash')).length === 5)
-    expect(distinctIds(await fixture.effects('crash'))).toBe(5)
-    expect(duplicates).toEqual([])
+    await expectEachOnceOnRestart('crash', 5, 'all five handled')
   })
 
   it('when the broker connection drops, then the consumer resumes on new channels', async () => {
@@ -302,11 +309,6 @@ describe('consumer shutdown and restart', () => {
     connection.drop('test: link lost')
     expect(consumer.health().consuming).toBe(false)
     await eventually('consuming again', () => consumer.health().consuming)
-    const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id)
-    await fixture.publish(message)
-
-    await handled
-    expect(await fixture.effects('reconnecting')).toHaveLength(1)
+    await expectNewMessageInEffect(signals, 'reconnecting')
   })
 })

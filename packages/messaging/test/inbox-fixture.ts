@@ -20,6 +20,7 @@ import {
 import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
 import { createConsumer, type Consumer, type ConsumerOptions } from '../src/inbox/consumer.js'
 import { pgDatabase } from '../src/database.js'
+import type { Queryable } from '../src/recorder/types.js'
 import { createSignals, type Signals } from '../src/signals.js'
 import { deadLetterQueueName, queueName } from '../src/topology.js'
 import type {
@@ -66,15 +67,41 @@ export const recordingHandler = (
   name,
   message: contract,
   async handle(message, tx) {
-    await tx.query('INSERT INTO effect (message_id, handler, n, attempt) VALUES ($1, $2, $3, $4)', [
-      message.id,
-      name,
-      message.payload.n,
-      message.attempt,
-    ])
+    await insertEffect(tx, name, message)
     await behaviour(message, tx)
   },
 })
+
+/** Writes the `effect` row of `handler` running `message`: its id, `n` and attempt. */
+export async function insertEffect(
+  tx: Tx,
+  handler: string,
+  message: ConsumedMessage<Happened>,
+): Promise<void> {
+  await tx.query('INSERT INTO effect (message_id, handler, n, attempt) VALUES ($1, $2, $3, $4)', [
+    message.id,
+    handler,
+    message.payload.n,
+    message.attempt,
+  ])
+}
+
+/**
+ * A batch recorder's write: each `test.happened.v1` message's id and `n` into `table` (columns
+ * `message_id uuid`, `n integer`, unique on the id) in one statement, skipping ids already there.
+ */
+export async function insertRecorded(
+  db: Queryable,
+  table: 'recorded' | 'timeline',
+  messages: ReadonlyArray<ConsumedMessage<unknown>>,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO ${table} (message_id, n)
+     SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
+     ON CONFLICT (message_id) DO NOTHING`,
+    [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as Happened).n })))],
+  )
+}
 
 /** A valid envelope of `test.happened.v1` with a fresh id, overridable per attribute. */
 export const envelope = (

@@ -18,7 +18,15 @@ import type { RecorderDefinition } from '../src/recorder/types.js'
 import { deadLetterQueueName, queueName } from '../src/topology.js'
 import type { HandlerDefinition } from '../src/types.js'
 import { memoryLogger } from '../src/testing/index.js'
-import { eventually, happened, MESSAGING_SQL, type Happened, type Tx } from './inbox-fixture.js'
+import {
+  eventually,
+  happened,
+  insertEffect,
+  insertRecorded,
+  MESSAGING_SQL,
+  type Happened,
+  type Tx,
+} from './inbox-fixture.js'
 
 const HANDLER = 'follow-up-when-happened'
 const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
@@ -28,12 +36,7 @@ const followUpWhenHappened: HandlerDefinition<Tx, Happened> = {
   name: HANDLER,
   message: happened,
   async handle(message, tx) {
-    await tx.query('INSERT INTO effect (message_id, handler, n, attempt) VALUES ($1, $2, $3, $4)', [
-      message.id,
-      HANDLER,
-      message.payload.n,
-      message.attempt,
-    ])
+    await insertEffect(tx, HANDLER, message)
     await enqueue(tx, {
       type: 'test.followed.v1',
       routingKey: 'test.followed',
@@ -51,12 +54,7 @@ const recordHappened: RecorderDefinition = {
   name: RECORDER,
   messages: [happened],
   async record(messages, pool) {
-    await pool.query(
-      `INSERT INTO timeline (message_id, n)
-       SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
-       ON CONFLICT (message_id) DO NOTHING`,
-      [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as Happened).n })))],
-    )
+    await insertRecorded(pool, 'timeline', messages)
   },
 }
 

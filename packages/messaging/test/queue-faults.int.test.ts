@@ -21,6 +21,7 @@ import {
   envelope,
   eventually,
   happened,
+  insertRecorded,
   recordingHandler,
   type InboxFixture,
 } from './inbox-fixture.js'
@@ -76,12 +77,7 @@ async function startRecorder(name: string): Promise<Running> {
     name,
     messages: [happened],
     async record(messages, db) {
-      await db.query(
-        `INSERT INTO recorded (message_id, n)
-         SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
-         ON CONFLICT (message_id) DO NOTHING`,
-        [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as { n: number }).n })))],
-      )
+      await insertRecorded(db, 'recorded', messages)
     },
   }
   const connectionName = `${fixture.prefix}-recorder-${name}`
@@ -167,50 +163,40 @@ const kinds = [
 describe.each(kinds)('queue faults on %s', (kind, start) => {
   const tag = kind === 'a handler queue' ? 'h' : 'r'
 
-  it('when its queue is deleted, then it declares the queue again, consumes, and a new message takes effect once', async () => {
-    const running = await start(`deleted-${tag}`)
+  /**
+   * Starts one on the queue `${name}-${tag}`, does `fault` to it, and expects it to consume again
+   * within the bound and a message sent afterwards to take effect once; stops it after.
+   */
+  const recoversFrom = async (name: string, fault: (running: Running) => Promise<unknown> | void) => {
+    const running = await start(`${name}-${tag}`)
     try {
-      await comesBackAfter(running, () => fixture.deleteQueue(running.queue))
+      await comesBackAfter(running, () => fault(running))
       await takesEffectOnce(running)
     } finally {
       await running.stop()
     }
+  }
+
+  it('when its queue is deleted, then it declares the queue again, consumes, and a new message takes effect once', async () => {
+    await recoversFrom('deleted', (running) => fixture.deleteQueue(running.queue))
   })
 
   it('when an operator deletes its queue (rabbitmqctl delete_queue: the broker cancels the consumer), then it declares the queue again and consumes', async () => {
-    const running = await start(`cancelled-${tag}`)
-    try {
-      await comesBackAfter(running, () => run('rabbitmqctl', ['delete_queue', running.queue]))
-      await takesEffectOnce(running)
-    } finally {
-      await running.stop()
-    }
+    await recoversFrom('cancelled', (running) => run('rabbitmqctl', ['delete_queue', running.queue]))
   })
 
   it('when the broker closes its connection (rabbitmqctl close_connection), then it consumes again on the new one', async () => {
-    const running = await start(`closed-${tag}`)
-    try {
-      await comesBackAfter(running, async () => {
-        expect(await closeConnectionsNamed(running.connectionName, 'closed by the queue-faults test')).toBe(1)
-      })
-      await takesEffectOnce(running)
-    } finally {
-      await running.stop()
-    }
+    await recoversFrom('closed', async (running) => {
+      expect(await closeConnectionsNamed(running.connectionName, 'closed by the queue-faults test')).toBe(1)
+    })
   })
 
   it('when its channel is closed by a precondition error (406, an unknown delivery tag acked), then it reopens the channel', async () => {
-    const running = await start(`precondition-${tag}`)
-    try {
-      // The broker answers an ack of a tag it never delivered with 406 PRECONDITION_FAILED and
-      // closes the channel: https://www.rabbitmq.com/amqp-0-9-1-reference#basic.ack
-      await comesBackAfter(running, () =>
-        channelOf(running).ack({ fields: { deliveryTag: 999_999 } } as never),
-      )
-      await takesEffectOnce(running)
-    } finally {
-      await running.stop()
-    }
+    // The broker answers an ack of a tag it never delivered with 406 PRECONDITION_FAILED and
+    // closes the channel: https://www.rabbitmq.com/amqp-0-9-1-reference#basic.ack
+    await recoversFrom('precondition', (running) =>
+      channelOf(running).ack({ fields: { deliveryTag: 999_999 } } as never),
+    )
   })
 
   it('when its queue cannot be consumed (held exclusively by another connection), then it says so with the reason until it can, then consumes', async () => {

@@ -13,6 +13,7 @@ import {
   envelope,
   eventually,
   happened,
+  insertRecorded,
   type InboxFixture,
 } from './inbox-fixture.js'
 
@@ -44,12 +45,7 @@ function recordedDefinition(name: string): RecorderDefinition & { sizes: number[
     messages: [happened],
     async record(messages, db) {
       sizes.push(messages.length)
-      await db.query(
-        `INSERT INTO recorded (message_id, n)
-         SELECT m.message_id, m.n FROM jsonb_to_recordset($1::jsonb) AS m(message_id uuid, n integer)
-         ON CONFLICT (message_id) DO NOTHING`,
-        [JSON.stringify(messages.map((m) => ({ message_id: m.id, n: (m.payload as { n: number }).n })))],
-      )
+      await insertRecorded(db, 'recorded', messages)
     },
   }
 }
@@ -79,6 +75,13 @@ async function startRecorder(
   connection.start()
   await eventually('recorder consuming', () => recorder.consuming)
   return { recorder, connection, signals }
+}
+
+/** Starts `definition`'s recorder once, so its queue is declared, and stops it: what is published next waits there. */
+async function declareQueue(definition: RecorderDefinition): Promise<void> {
+  const first = await startRecorder(definition)
+  await first.recorder.stop()
+  await first.connection.close()
 }
 
 const recordedIds = async (ids: string[]): Promise<string[]> =>
@@ -111,10 +114,8 @@ describe('batch recorder', () => {
 
   it('when 60 messages wait in its queue, then each is recorded once, in fewer statements than messages, and all are acked', async () => {
     const definition = recordedDefinition('burst')
-    // Start once to declare the queue, stop, then let 60 messages pile up so they arrive together.
-    const first = await startRecorder(definition)
-    await first.recorder.stop()
-    await first.connection.close()
+    // Let 60 messages pile up in the declared queue so they arrive together.
+    await declareQueue(definition)
     const bodies = Array.from({ length: 60 }, (_, n) => envelope({ data: { n } }))
     for (const body of bodies) await fixture.publish(body)
 
@@ -204,9 +205,7 @@ describe('batch recorder', () => {
 
   it('when an invalid message and a row the database refuses are among valid ones, then both are dead-lettered with the reason and the rest are recorded', async () => {
     const definition = recordedDefinition('isolated')
-    const first = await startRecorder(definition)
-    await first.recorder.stop()
-    await first.connection.close()
+    await declareQueue(definition)
     const good = Array.from({ length: 5 }, (_, n) => envelope({ data: { n } }))
     const refused = envelope({ data: { n: -1 } })
     const invalid = envelope({ data: { n: 'not a number' } })

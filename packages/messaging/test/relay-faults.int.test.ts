@@ -10,8 +10,7 @@ import {
   relayFixture,
   type RelayFixture,
 } from './relay-fixture.js'
-
-const brokerPort = Number(new URL(AMQP_URL).port || 5672)
+import { brokerProxy } from './broker-proxy.js'
 
 describe('relay: broker faults', () => {
   let f: RelayFixture
@@ -29,7 +28,7 @@ describe('relay: broker faults', () => {
     await f.cleanup()
   })
   beforeEach(async () => {
-    proxy = await TcpProxy.start('127.0.0.1', brokerPort)
+    proxy = await brokerProxy()
   })
   afterEach(async () => {
     await proxy.close()
@@ -37,10 +36,7 @@ describe('relay: broker faults', () => {
   })
 
   it('when the link to the broker is cut, then rows stay pending and are all published once within 2 s of its return', async () => {
-    const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), amqp: { connectTimeoutMs: 1_000 } })
-    await relay.start()
-    const [warm] = await f.commit([message(0)])
-    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    const relay = await f.publishingRelay({ amqp: { connectTimeoutMs: 1_000 } }, proxy)
     proxy.cut()
     await f.until(() => !relay.isConnected, 5_000, 'the relay to notice the cut')
     const ids = await f.commit(Array.from({ length: 50 }, (_, n) => message(n + 1)))
@@ -69,14 +65,10 @@ describe('relay: broker faults', () => {
   })
 
   it('when the broker goes silent, then the batch times out, rows stay pending, and the relay recovers after the link returns', async () => {
-    const relay = f.relay({
-      amqpUrl: proxy.url(AMQP_URL),
-      publishTimeoutMs: 800,
-      amqp: { connectTimeoutMs: 800, heartbeatS: 2 },
-    })
-    await relay.start()
-    const [warm] = await f.commit([message(0)])
-    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    const relay = await f.publishingRelay(
+      { publishTimeoutMs: 800, amqp: { connectTimeoutMs: 800, heartbeatS: 2 } },
+      proxy,
+    )
     proxy.silence()
     let ids: string[] = []
     const timedOut = relay.signals.waitFor('publishFailed', (s) => ids.includes(s.id), 5_000)
@@ -110,10 +102,7 @@ describe('relay: broker faults', () => {
       connectionTimeoutMillis: 1_000,
     })
     try {
-      const relay = f.relay({ pool })
-      await relay.start()
-      const [warm] = await f.commit([message(0)])
-      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      const relay = await f.publishingRelay({ pool })
       dbProxy.cut()
       await f.until(
         () => f.logger.entries.some((e) => e.msg === 'outbox relay database round failed; retrying'),
@@ -136,10 +125,7 @@ describe('relay: broker faults', () => {
   })
 
   it('when the exchange disappears, then the 404 closes the channel and the relay reopens it, redeclares the exchange and goes on', async () => {
-    const relay = f.relay({ maxAttempts: 50 })
-    await relay.start()
-    const [warm] = await f.commit([message(0)])
-    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    const relay = await f.publishingRelay({ maxAttempts: 50 })
     const admin = await amqp.connect(AMQP_URL)
     admin.on('error', () => undefined)
     const channel = await admin.createChannel()

@@ -12,6 +12,7 @@ import {
   tapQueue,
   uniqueName,
   type TapQueue,
+  type TcpProxy,
   type TestDatabase,
 } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
@@ -70,6 +71,12 @@ export interface RelayFixture {
   logger: ReturnType<typeof recordingLogger>
   /** A relay on this database and exchange with fast test settings; stopped by `cleanup`. */
   relay(overrides?: Partial<RelayOptions>): Relay
+  /**
+   * A `relay(overrides)`, reaching the broker through `via` when given, started, once it has
+   * published one warm-up row: its connection and channel are open, so what the test times starts
+   * from a running relay.
+   */
+  publishingRelay(overrides?: Partial<RelayOptions>, via?: TcpProxy): Promise<Relay>
   /** Enqueues messages in one committed transaction; returns their ids. */
   commit(messages: OutgoingMessage[]): Promise<string[]>
   /** Inserts `count` rows straight in SQL (a backlog, fast). */
@@ -110,6 +117,13 @@ export async function relayFixture(prefix: string): Promise<RelayFixture> {
         ...overrides,
       })
       relays.push(relay)
+      return relay
+    },
+    async publishingRelay(overrides, via) {
+      const relay = fixture.relay(via ? { ...overrides, amqpUrl: via.url(AMQP_URL) } : overrides)
+      await relay.start()
+      const [warm] = await fixture.commit([message(0)])
+      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
       return relay
     },
     commit: (messages) =>

@@ -1,6 +1,7 @@
-import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
+import { useFixture } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { countIds, message, publishedAll, relayFixture } from './relay-fixture.js'
+import { brokerProxy } from './broker-proxy.js'
 
 describe('relay: pipelined batches', () => {
   const f = useFixture(() => relayFixture('relay_pipe'))
@@ -10,12 +11,9 @@ describe('relay: pipelined batches', () => {
     // the broker directly. One batch at a time, the second batch could only leave after the first
     // batch's confirms came back and its rows were marked; pipelined, both batches reach the broker
     // while every confirm is still on its way back.
-    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    const proxy = await brokerProxy()
     try {
-      const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), batchSize: 10, publishTimeoutMs: 10_000 })
-      await relay.start()
-      const [warm] = await f.commit([message(0)])
-      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      const relay = await f.publishingRelay({ batchSize: 10, publishTimeoutMs: 10_000 }, proxy)
       proxy.latencyMs = 500
       const before = f.tap.messages.length
       const ids = await f.commit(Array.from({ length: 20 }, (_, n) => message(n + 1)))

@@ -1,17 +1,15 @@
-import { AMQP_URL, TcpProxy, useFixture } from '@saga/testkit'
+import { useFixture } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { countIds, message, publishedAll, relayFixture } from './relay-fixture.js'
+import { brokerProxy } from './broker-proxy.js'
 
 describe('relay: graceful stop', () => {
   const f = useFixture(() => relayFixture('relay_stop'))
 
   it('when stopped with a batch in flight, then the batch finishes, nothing is half-marked and every connection it opened is closed', async () => {
-    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    const proxy = await brokerProxy()
     try {
-      const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), batchSize: 20, publishTimeoutMs: 5_000 })
-      await relay.start()
-      const [warm] = await f.commit([message(0)])
-      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      const relay = await f.publishingRelay({ batchSize: 20, publishTimeoutMs: 5_000 }, proxy)
       const listeners = async (): Promise<number> =>
         (
           await f.db.pool.query(

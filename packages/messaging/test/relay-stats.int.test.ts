@@ -1,27 +1,17 @@
-import { AMQP_URL, TcpProxy } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { message, pendingCount, publishedAll, relayFixture, type RelayFixture } from './relay-fixture.js'
+import { useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
+import { message, pendingCount, publishedAll, relayFixture } from './relay-fixture.js'
+import { brokerProxy } from './broker-proxy.js'
 
 // Figures must be at most about a second old: with a 5 s refresh, metrics would show 0 pending while
 // 5 rows waited, and readiness would stay 503 for ~4 s after the backlog drained.
 describe('relay: how fresh the outbox figures are', () => {
-  let f: RelayFixture
-  let proxy: TcpProxy
-  beforeAll(async () => {
-    f = await relayFixture('relay_stats')
-    proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
-  })
-  afterAll(async () => {
-    await proxy.close()
-    await f.cleanup()
-  })
+  const f = useFixture(() => relayFixture('relay_stats'))
+  const proxy = useFixture(brokerProxy, (link) => link.close())
 
   it('when rows wait behind a cut broker link and then drain, then pending and the oldest age follow within about a second, with the default refresh', async () => {
     // Defaults for the figures: no statsIntervalMs override.
-    const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), amqp: { connectTimeoutMs: 500 } })
-    await relay.start()
-    const [warm] = await f.commit([message(0)])
-    await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+    const relay = await f.publishingRelay({ amqp: { connectTimeoutMs: 500 } }, proxy)
     proxy.cut()
     await f.until(() => !relay.isConnected, 5_000, 'the relay to notice the cut')
     const ids = await f.commit(Array.from({ length: 5 }, (_, n) => message(n + 1)))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useFixture } from '@saga/testkit'
-import { createCrossInstanceWakeup } from '../src/outbox/wakeup.js'
+import type { Relay } from '../src/outbox/relay.js'
+import { createCrossInstanceWakeup, type CrossInstanceWakeup } from '../src/outbox/wakeup.js'
 import { message, relayFixture, type RelayFixture } from './relay-fixture.js'
 
 // Long enough that a publish within it can only come from a wake-up, not from the poll.
@@ -29,6 +30,27 @@ describe('relay: wake-up', () => {
     return performance.now() - started
   }
 
+  /**
+   * Runs `body` with a started relay that polls every POLL_MS and listens for NOTIFY (its LISTEN
+   * connection open), and another instance's wake-up; closes the wake-up and stops the relay after.
+   */
+  const withListeningRelay = async (body: (relay: Relay, other: CrossInstanceWakeup) => Promise<void>) => {
+    const relay = f.relay({ pollIntervalMs: POLL_MS })
+    await relay.start()
+    const other = createCrossInstanceWakeup({ pool: f.db.pool })
+    try {
+      await f.until(
+        async () => relay.isConnected && (await listenerPids()).length === 1,
+        5_000,
+        'the relay to listen',
+      )
+      await body(relay, other)
+    } finally {
+      await other.close()
+      await relay.stop()
+    }
+  }
+
   it('when the committing instance wakes its relay, then the row is published far sooner than the poll interval', async () => {
     const relay = f.relay({ pollIntervalMs: POLL_MS, wakeup: { listen: false } })
     await relay.start()
@@ -40,34 +62,15 @@ describe('relay: wake-up', () => {
   })
 
   it('when another instance commits, then this relay is woken through NOTIFY and publishes far sooner than the poll interval', async () => {
-    const relay = f.relay({ pollIntervalMs: POLL_MS })
-    await relay.start()
-    const other = createCrossInstanceWakeup({ pool: f.db.pool })
-    try {
-      await f.until(
-        async () => relay.isConnected && (await listenerPids()).length === 1,
-        5_000,
-        'the relay to listen',
-      )
+    await withListeningRelay(async (relay, other) => {
       const latencies: number[] = []
       for (let i = 0; i < 5; i += 1) latencies.push(await commitToPublish(() => other.notify(), relay))
       expect(Math.max(...latencies)).toBeLessThan(POLL_MS / 5)
-    } finally {
-      await other.close()
-      await relay.stop()
-    }
+    })
   })
 
   it('when the LISTEN connection is killed, then the relay listens again and a row committed meanwhile is not lost', async () => {
-    const relay = f.relay({ pollIntervalMs: POLL_MS })
-    await relay.start()
-    const other = createCrossInstanceWakeup({ pool: f.db.pool })
-    try {
-      await f.until(
-        async () => relay.isConnected && (await listenerPids()).length === 1,
-        5_000,
-        'the relay to listen',
-      )
+    await withListeningRelay(async (relay, other) => {
       const [killed] = await listenerPids()
       await f.db.pool.query('SELECT pg_terminate_backend($1)', [killed])
       // Committed and notified while nobody listens: the NOTIFY is lost, the reconnect's wake is not.
@@ -87,10 +90,7 @@ describe('relay: wake-up', () => {
       expect(f.logger.entries.some((e) => e.msg === 'outbox LISTEN connection lost; reconnecting')).toBe(true)
       const latency = await commitToPublish(() => other.notify(), relay)
       expect(latency).toBeLessThan(POLL_MS / 5)
-    } finally {
-      await other.close()
-      await relay.stop()
-    }
+    })
   })
 
   it('when many commits notify at once, then at most a few NOTIFYs are sent', async () => {

@@ -1,9 +1,10 @@
-import { TcpProxy, useFixture } from '@saga/testkit'
+import { useFixture } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { AMQP_URL } from '@saga/testkit'
 import { pgDatabase } from '../src/database.js'
 import { enqueue } from '../src/outbox/enqueue.js'
 import { countIds, message, pendingCount, publishedAll, relayFixture } from './relay-fixture.js'
+import { brokerProxy } from './broker-proxy.js'
 
 describe('relay: publishing', () => {
   const f = useFixture(() => relayFixture('relay'))
@@ -35,12 +36,9 @@ describe('relay: publishing', () => {
   it('when the confirm is still on its way back, then the row is not yet published', async () => {
     // The tap reads the broker directly; the relay talks to it through a proxy that delays every
     // byte by 300 ms. So the broker has routed the message well before the relay hears the confirm.
-    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    const proxy = await brokerProxy()
     try {
-      const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), publishTimeoutMs: 5_000 })
-      await relay.start()
-      const [warm] = await f.commit([message(1)])
-      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      const relay = await f.publishingRelay({ publishTimeoutMs: 5_000 }, proxy)
       proxy.latencyMs = 300
       const before = f.tap.messages.length
       const [id] = await f.commit([message(2)])
@@ -57,12 +55,9 @@ describe('relay: publishing', () => {
   })
 
   it('when confirms are awaited per batch, then 200 rows over a 100 ms link publish in a few round trips, not 200', async () => {
-    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(AMQP_URL).port || 5672))
+    const proxy = await brokerProxy()
     try {
-      const relay = f.relay({ amqpUrl: proxy.url(AMQP_URL), batchSize: 100, publishTimeoutMs: 10_000 })
-      await relay.start()
-      const [warm] = await f.commit([message(1)])
-      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      const relay = await f.publishingRelay({ batchSize: 100, publishTimeoutMs: 10_000 }, proxy)
       proxy.latencyMs = 50
       const ids = await f.commit(Array.from({ length: 200 }, (_, n) => message(n)))
       const started = performance.now()

@@ -10,10 +10,10 @@
 import { readFileSync } from 'node:fs'
 import amqp from 'amqplib'
 import { describe, expect, it } from 'vitest'
-import { AMQP_URL, uniqueName, useFixture } from '@saga/testkit'
+import { AMQP_URL, useFixture } from '@saga/testkit'
 import { createRelay } from '../src/outbox/relay.js'
 import { collect, createInboxFixture, eventually, recordingHandler } from './inbox-fixture.js'
-import { insertWireRows, rawTap, WIRE_ROWS, type WireMessage } from './wire/wire-fixture.js'
+import { publishWireRows, WIRE_ROWS, type WireMessage } from './wire/wire-fixture.js'
 
 const readGolden = (name: string): WireMessage[] =>
   JSON.parse(readFileSync(new URL(`./wire/${name}`, import.meta.url), 'utf8')) as WireMessage[]
@@ -24,24 +24,8 @@ const fixture = useFixture(() => createInboxFixture('wire'))
 
 describe('wire format', () => {
   it('when the relay publishes the golden rows, then every body byte and every AMQP property is golden v2', async () => {
-    const exchange = uniqueName('wire_relay')
-    const tap = await rawTap(exchange)
-    try {
-      await insertWireRows(fixture.db.pool)
-      const relay = createRelay({
-        pool: fixture.db.pool,
-        amqpUrl: AMQP_URL,
-        exchange,
-        service: 'wire',
-        retentionIntervalMs: 0,
-      })
-      await relay.start()
-      const published = await tap.take(WIRE_ROWS.length)
-      await relay.stop()
-      expect(published).toEqual(v2)
-    } finally {
-      await tap.close()
-    }
+    const published = await publishWireRows(createRelay, fixture.db.pool)
+    expect(published).toEqual(v2)
   })
 
   it('when v2 is compared with v1, then only the content type and the rows’ dataschema differ', () => {

@@ -1,36 +1,15 @@
 import type { MessagingStats } from '@saga/messaging'
 import { createSignals, messagingMetrics } from '@saga/messaging/parts'
+import { testStats } from '@saga/messaging/testing'
 import { Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
 import { registerDescriptors } from './metric-descriptors.js'
 
-const counters = {
-  handledTotal: 0,
-  duplicatesTotal: 0,
-  retriedTotal: 0,
-  deadLetteredTotal: 0,
-  inFlight: 0,
-  batchesTotal: 0,
-  batchFallbacksTotal: 0,
-  transientRetriedTotal: 0,
-}
-const stats = (): MessagingStats => ({
-  brokerUp: 1,
-  brokerBlocked: 0,
-  relay: {
-    pending: 3,
-    oldestPendingAgeMs: 1500,
-    parked: 0,
-    publishedTotal: 9,
-    failedTotal: 0,
-    parkedTotal: 0,
-  },
-  consumer: {
-    ...counters,
-    handledTotal: 5,
-    byHandler: { 'reserve-stock': { ...counters, handledTotal: 5 } },
-  },
-})
+const stats = (): MessagingStats =>
+  testStats({
+    relay: { pending: 3, oldestPendingAgeMs: 1500, publishedTotal: 9 },
+    consumer: { handledTotal: 5, byHandler: { 'reserve-stock': { handledTotal: 5 } } },
+  })
 const health = () => ({ ok: true, areas: [] })
 
 describe('metric descriptors on prom-client', () => {

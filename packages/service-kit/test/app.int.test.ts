@@ -8,6 +8,7 @@ import { HttpError } from '../src/errors.js'
 import { databaseCheck, healthPlugin, messagingChecks } from '../src/health.js'
 import type { HealthArea, HealthAreaName, MessagingHealth, MessagingStats } from '@saga/messaging'
 import { createSignals, messagingMetrics } from '@saga/messaging/parts'
+import { testStats } from '@saga/messaging/testing'
 import { metricsPlugin } from '../src/metrics.js'
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js'
 
@@ -54,36 +55,14 @@ const messaging = {
     return { ok: areas.every((a) => a.ok), areas }
   },
 }
-const counters = {
-  handledTotal: 0,
-  duplicatesTotal: 0,
-  retriedTotal: 0,
-  deadLetteredTotal: 0,
-  inFlight: 0,
-  batchesTotal: 0,
-  batchFallbacksTotal: 0,
-  transientRetriedTotal: 0,
-}
-const stats = (): MessagingStats => ({
-  brokerUp: 1,
-  brokerBlocked: 0,
-  relay: {
-    pending: 0,
-    oldestPendingAgeMs: 2500,
-    parked: 0,
-    publishedTotal: status.publishedTotal,
-    failedTotal: 0,
-    parkedTotal: 0,
-  },
-  consumer: {
-    ...counters,
-    duplicatesTotal: 5,
-    byHandler: {
-      'reserve-stock': { ...counters, duplicatesTotal: 2 },
-      'release-stock': { ...counters, duplicatesTotal: 3 },
+const stats = (): MessagingStats =>
+  testStats({
+    relay: { oldestPendingAgeMs: 2500, publishedTotal: status.publishedTotal },
+    consumer: {
+      duplicatesTotal: 5,
+      byHandler: { 'reserve-stock': { duplicatesTotal: 2 }, 'release-stock': { duplicatesTotal: 3 } },
     },
-  },
-})
+  })
 const descriptors = messagingMetrics('saga_messaging', {
   stats,
   health: messaging.health,

@@ -112,16 +112,11 @@ export function firstEvent<P>(
   contract: MessageContract<P>,
   options: FirstEventOptions<P>,
 ): OutgoingMessage<P> {
-  return {
-    type: contract.type,
-    routingKey: contract.routingKey,
-    payload: validPayload(contract, options.payload),
-    aggregateId: options.aggregateId,
-    occurredAt: options.occurredAt,
+  const context = {
     correlationId: options.correlationId ?? options.aggregateId,
     traceparent: options.traceparent,
-    ...(contract.dataschema === undefined ? {} : { dataschema: contract.dataschema }),
   }
+  return eventOf(contract, options, context)
 }
 
 /**
@@ -135,13 +130,25 @@ export function firstEvent<P>(
  * @throws TypeError when the schema validates asynchronously (a reaction's schema must be synchronous)
  */
 export function nextEvent<P>(contract: MessageContract<P>, options: NextEventOptions<P>): OutgoingMessage<P> {
+  return eventOf(contract, options, followUp(options.cause))
+}
+
+/**
+ * The event of `contract` that `options` describe (its payload checked, see `validPayload`), with
+ * `context`'s correlation id, causation id and traceparent, and the contract's dataschema if any.
+ */
+function eventOf<P>(
+  contract: MessageContract<P>,
+  options: EventOptions<P>,
+  context: FollowUpContext,
+): OutgoingMessage<P> {
   return {
     type: contract.type,
     routingKey: contract.routingKey,
     payload: validPayload(contract, options.payload),
     aggregateId: options.aggregateId,
     occurredAt: options.occurredAt,
-    ...followUp(options.cause),
+    ...context,
     ...(contract.dataschema === undefined ? {} : { dataschema: contract.dataschema }),
   }
 }

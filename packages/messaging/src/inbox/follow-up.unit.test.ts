@@ -61,6 +61,14 @@ const Charged: MessageContract<{ amount: number }> = {
   schema: amountSchema,
 }
 const cause = { id: '0190f1d2-3c4b-7a5e-8f00-000000000001', correlationId: 'order-7', traceparent: parent }
+/** The fields a `charge.made.v1` of `amount` about `aggregateId` carries whatever caused it. */
+const charge = (aggregateId: string, amount: number, occurredAt: Date) => ({
+  type: 'charge.made.v1',
+  routingKey: 'charge.made',
+  payload: { amount },
+  aggregateId,
+  occurredAt,
+})
 
 describe('nextEvent', () => {
   it('when the payload satisfies its contract, then the message carries the schema output, aggregate, time and tracing', () => {
@@ -72,11 +80,7 @@ describe('nextEvent', () => {
       occurredAt: at,
     })
     expect(next).toMatchObject({
-      type: 'charge.made.v1',
-      routingKey: 'charge.made',
-      payload: { amount: 4499 },
-      aggregateId: 'order-7',
-      occurredAt: at,
+      ...charge('order-7', 4499, at),
       correlationId: 'order-7',
       causationId: cause.id,
     })
@@ -97,15 +101,7 @@ describe('firstEvent', () => {
   it('when a request starts a process, then the event is correlated by its aggregate and has no cause', () => {
     const at = new Date('2026-01-31T12:00:00.000Z')
     const first = firstEvent(Charged, { aggregateId: 'order-8', payload: { amount: 10 }, occurredAt: at })
-    expect(first).toEqual({
-      type: 'charge.made.v1',
-      routingKey: 'charge.made',
-      payload: { amount: 10 },
-      aggregateId: 'order-8',
-      occurredAt: at,
-      correlationId: 'order-8',
-      traceparent: undefined,
-    })
+    expect(first).toEqual({ ...charge('order-8', 10, at), correlationId: 'order-8', traceparent: undefined })
     expect(first.causationId).toBeUndefined()
   })
 

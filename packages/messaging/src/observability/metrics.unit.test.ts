@@ -1,41 +1,27 @@
 import { describe, expect, it } from 'vitest'
 import { createSignals } from '../signals.js'
+import { testStats } from '../testing/stats.js'
 import { messagingMetrics, type MetricDescriptor, type ValueMetric } from './metrics.js'
 import type { MessagingStats } from './parts.js'
 
-const counters = {
-  handledTotal: 0,
-  duplicatesTotal: 0,
-  retriedTotal: 0,
-  deadLetteredTotal: 0,
-  inFlight: 0,
-  batchesTotal: 0,
-  batchFallbacksTotal: 0,
-  transientRetriedTotal: 0,
-}
 const recorded = { recordedTotal: 4, batchesTotal: 2, splitTotal: 0, deadLetteredTotal: 0 }
-const stats = (): MessagingStats => ({
-  brokerUp: 1,
-  brokerBlocked: 0,
-  relay: {
-    pending: 3,
-    oldestPendingAgeMs: 1500,
-    parked: 1,
-    publishedTotal: 9,
-    failedTotal: 2,
-    parkedTotal: 1,
-  },
-  consumer: {
-    ...counters,
-    handledTotal: 5,
-    inFlight: 1,
-    byHandler: {
-      'reserve-stock': { ...counters, handledTotal: 2, inFlight: 1 },
-      'release-stock': { ...counters, handledTotal: 3 },
+const stats = (): MessagingStats =>
+  testStats({
+    relay: {
+      pending: 3,
+      oldestPendingAgeMs: 1500,
+      parked: 1,
+      publishedTotal: 9,
+      failedTotal: 2,
+      parkedTotal: 1,
     },
-  },
-  recorder: { ...recorded, byHandler: { 'record-timeline': recorded } },
-})
+    consumer: {
+      handledTotal: 5,
+      inFlight: 1,
+      byHandler: { 'reserve-stock': { handledTotal: 2, inFlight: 1 }, 'release-stock': { handledTotal: 3 } },
+    },
+    recorder: { ...recorded, byHandler: { 'record-timeline': recorded } },
+  })
 const health = () => ({ ok: true, areas: [] })
 
 const metrics = (recorders: boolean): MetricDescriptor[] =>

@@ -2,6 +2,7 @@ import type { AmqpConnection } from '../amqp/connection.js'
 import type { Consumer, ConsumerMetrics } from '../inbox/consumer.js'
 import { noCounters } from '../inbox/counters.js'
 import type { Relay } from '../outbox/relay.js'
+import type { RelayStats } from '../outbox/stats.js'
 import type { BatchRecorder } from '../recorder/recorder.js'
 import type { RecorderCounters } from '../recorder/types.js'
 
@@ -23,16 +24,8 @@ export interface MessagingStats {
   brokerUp: number
   /** 1 while the broker blocks a connection of the instance (`connection.blocked`), else 0. */
   brokerBlocked: number
-  relay: {
-    /** Rows waiting to be published, as of the last read (about a second old at most). */
-    pending: number
-    oldestPendingAgeMs: number
-    /** Rows parked after using up their attempts, as of the last read. */
-    parked: number
-    publishedTotal: number
-    failedTotal: number
-    parkedTotal: number
-  }
+  /** The relay's figures (pending ones about a second old at most), without when they were read. */
+  relay: Omit<RelayStats, 'refreshedAt' | 'refreshedAtMono'>
   /** Handler counters, summed and per handler. */
   consumer: ConsumerMetrics
   /** Batch recorders' counters, summed and per recorder (absent without recorders). */

@@ -8,6 +8,8 @@ import { pgDatabase, prismaDatabase, type PrismaClientLike } from '../database.j
 import { deliverToHandler } from '../inbox/deliver-to-handler.js'
 import type { ConsumedMessage, HandlerDefinition, MessageContract, PrismaTransactionLike } from '../types.js'
 
+export { testStats, type TestStatsFigures } from './stats.js'
+
 /** A fixed W3C traceparent the test messages carry, so follow-ups can be checked for a child of it. */
 export const TEST_TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 

@@ -131,3 +131,31 @@ export async function rawTap(exchange: string) {
     },
   }
 }
+
+/** A build's `createRelay`, as `publishWireRows` calls it. */
+export type CreateRelay = (options: {
+  pool: pg.Pool
+  amqpUrl: string
+  exchange: string
+  service: string
+  retentionIntervalMs: number
+}) => { start(): Promise<void>; stop(): Promise<void> }
+
+/**
+ * Inserts `WIRE_ROWS` into `pool`'s outbox, has a relay made by `createRelay` publish them to an
+ * exchange of their own, and returns what reached the broker, in publish order (see `rawTap`).
+ */
+export async function publishWireRows(createRelay: CreateRelay, pool: pg.Pool): Promise<WireMessage[]> {
+  const exchange = uniqueName('wire_relay')
+  const tap = await rawTap(exchange)
+  try {
+    await insertWireRows(pool)
+    const relay = createRelay({ pool, amqpUrl: AMQP_URL, exchange, service: 'wire', retentionIntervalMs: 0 })
+    await relay.start()
+    const published = await tap.take(WIRE_ROWS.length)
+    await relay.stop()
+    return published
+  } finally {
+    await tap.close()
+  }
+}
