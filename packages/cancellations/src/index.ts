@@ -2,7 +2,9 @@ export {
   CANCELLED_ORDER_TABLE,
   cancellationRegister,
   ORDER_IS_CANCELLED_SQL,
+  stepState,
   undoWhenOrderCancelled,
   type Cancellation,
   type CancellationRegister,
+  type StepState,
 } from './register.js'

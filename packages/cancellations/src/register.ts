@@ -25,6 +25,35 @@ export const CANCELLED_ORDER_TABLE = 'cancelled_order'
  */
 export const ORDER_IS_CANCELLED_SQL = `EXISTS (SELECT 1 FROM ${CANCELLED_ORDER_TABLE} WHERE order_id = $1::uuid)`
 
+/** What a step service knows of an order (`stepState`). */
+export interface StepState {
+  /** The order has a row in the service's step table: its step was handled for the order. */
+  handled: boolean
+  /** The order is recorded as cancelled (a `cancelled_order` row). */
+  cancelled: boolean
+}
+
+/**
+ * What `service` knows of the order `orderId`, in one round trip: whether its `stepTable` (a table with
+ * an `order_id uuid` column, e.g. `reservation`, `shipment`) has a row of the order, the record that
+ * its step was handled, and whether the order is recorded as cancelled. The statement is named
+ * `<service>.order-state` (pg prepares it once per connection), so a service asks of one step table.
+ */
+export async function stepState(
+  tx: pg.ClientBase,
+  service: string,
+  stepTable: string,
+  orderId: string,
+): Promise<StepState> {
+  const { rows } = await tx.query<StepState>({
+    name: `${service}.order-state`,
+    text: `SELECT EXISTS (SELECT 1 FROM ${stepTable} WHERE order_id = $1::uuid) AS handled,
+      ${ORDER_IS_CANCELLED_SQL} AS cancelled`,
+    values: [orderId],
+  })
+  return rows[0] ?? { handled: false, cancelled: false }
+}
+
 /** An order's cancellation as a service records it (from OrderCancelled). */
 export interface Cancellation {
   orderId: string

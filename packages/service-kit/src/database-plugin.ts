@@ -28,8 +28,8 @@ export interface DatabasePluginOptions<Client extends DisconnectableClient> {
   migrationsDir: string
   /**
    * Makes the service's own Prisma client over the pool, e.g.
-   * `(pool) => new PrismaClient({ adapter: new PrismaPg(pool) })`; kept in the service so this package
-   * needs neither Prisma nor a generated client.
+   * `(pool) => new PrismaClient({ adapter: new PrismaPg(pool) })` (what `serviceDatabase` gives from the
+   * service's generated class), so this package needs no generated client.
    */
   createClient: (pool: pg.Pool) => Client
 }

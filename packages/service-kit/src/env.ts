@@ -1,6 +1,7 @@
 import type { ServiceName } from '@saga/contracts'
 import { z } from 'zod'
 import { DEFAULT_SESSION_LIMITS } from './database-session.js'
+import { localDatabaseUrl } from './local-database-url.js'
 import { OVERLOAD_DEFAULTS } from './overload.js'
 import { AMQP_URL_RULE, POSTGRES_URL_RULE, urlSetting } from './url-setting.js'
 
@@ -16,10 +17,6 @@ export interface ServiceEnvDefaults {
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback)
-
-/** The local database URL of a service: role = database = password = `<service>_service`. */
-export const localDatabaseUrl = (service: ServiceName): string =>
-  `postgresql://${service}_service:${service}_service@127.0.0.1:5432/${service}_service`
 
 /**
  * The zod schema of the environment every service shares (names and defaults in docs/operations.md, "Environment variables"):

@@ -1,9 +1,9 @@
 /**
  * What every fastify service of the fleet shares. The package exports what the services, the fleet
  * and e2e use, with the types that spell those exports' signatures (so a service's own declarations
- * can name them); the rest stays inside it. Two more entry points: `@saga/service-kit/telemetry`
- * (`node --import` it to start OpenTelemetry) and `@saga/service-kit/url-setting` (URL rules, for
- * the fleet's preflight).
+ * can name them); the rest stays inside it. Three more entry points: `@saga/service-kit/telemetry`
+ * (`node --import` it to start OpenTelemetry), `@saga/service-kit/url-setting` (URL rules, for
+ * the fleet's preflight) and `@saga/service-kit/prisma-config` (a service's prisma.config.ts settings).
  */
 
 // The app: fastify with the fleet's logger, request ids, error handler, JSON bodies and OpenAPI.
@@ -12,7 +12,10 @@ export type { LogFormat } from './logger.js'
 
 // A service of the saga: the app, its database, messaging, health, metrics and routes in load order.
 export {
+  sagaApp,
   sagaService,
+  type SagaAppOptions,
+  type SagaServiceDefinition,
   type SagaServiceOptions,
   type SagaServiceStep,
   type SagaTransaction,
@@ -55,6 +58,7 @@ export {
   type DatabasePluginOptions,
   type DisconnectableClient,
 } from './database-plugin.js'
+export { serviceDatabase, type PrismaClientClass, type ServiceDatabase } from './service-database.js'
 export { runMigrations, type RunMigrationsOptions } from './migrate.js'
 export { runMigrate, type RunMigrateOptions } from './run-migrate.js'
 export { schemaCheck } from './schema-check.js'

@@ -65,6 +65,28 @@ export interface SagaServiceOptions<Extra extends object> {
   routes: SagaServiceStep
 }
 
+/** Test hooks of a service's `buildApp`: extra fastify options (tests pass `{ logger: false }`). */
+export interface SagaAppOptions {
+  fastify?: ServiceAppOptions['fastify']
+}
+
+/** What a service gives `sagaApp`: `sagaService`'s options but the config and the test hooks. */
+export type SagaServiceDefinition<Extra extends object> = Omit<
+  SagaServiceOptions<Extra>,
+  'config' | 'fastify'
+>
+
+/**
+ * A service's `buildApp(config, options?)`: `define(config)` says what is the service's own (its name,
+ * database, reactions, routes...) and the app is `sagaService` of that with `config` and the test
+ * hooks (`SagaAppOptions`).
+ */
+export function sagaApp<Config extends BaseServiceConfig, Extra extends object = Record<never, never>>(
+  define: (config: Config) => SagaServiceDefinition<Extra>,
+): (config: Config, options?: SagaAppOptions) => Promise<ServiceApp> {
+  return (config, options = {}) => sagaService({ ...define(config), config, fastify: options.fastify })
+}
+
 /**
  * A service of the saga as a fastify app, built from what differs between services and registered
  * in load order:

@@ -4,7 +4,7 @@
  * reactions read load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once
  * per connection.
  */
-import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/cancellations'
+import { cancellationRegister, stepState, type StepState } from '@saga/cancellations'
 import type { OrderLine as PricedLine } from '@saga/contracts'
 import { lockOrder, type OrderLine, type StockLevels } from './domain/stock.js'
 import type { Tx } from './plugins/db.js'
@@ -19,21 +19,11 @@ import type { Tx } from './plugins/db.js'
 export const cancellations = cancellationRegister('inventory')
 
 /**
- * What this service already knows of the order: whether it has reservation rows (the record that its
- * PaymentProcessed was handled) and whether it is cancelled (a `cancelled_order` row). One round trip.
+ * What this service already knows of the order (`stepState`): whether it has reservation rows (the
+ * record that its PaymentProcessed was handled) and whether it is cancelled. One round trip.
  */
-export async function orderState(
-  tx: Tx,
-  orderId: string,
-): Promise<{ reserved: boolean; cancelled: boolean }> {
-  const { rows } = await tx.query<{ reserved: boolean; cancelled: boolean }>({
-    name: 'inventory.order-state',
-    text: `SELECT EXISTS (SELECT 1 FROM reservation WHERE order_id = $1::uuid) AS reserved,
-      ${ORDER_IS_CANCELLED_SQL} AS cancelled`,
-    values: [orderId],
-  })
-  return rows[0] ?? { reserved: false, cancelled: false }
-}
+export const orderState = (tx: Tx, orderId: string): Promise<StepState> =>
+  stepState(tx, 'inventory', 'reservation', orderId)
 
 /**
  * Locks the stock rows of `lines`' skus `FOR UPDATE` in sku order (`lockOrder`, the "C" collation),

@@ -1,4 +1,4 @@
-import { sagaService, type ServiceAppOptions } from '@saga/service-kit'
+import { sagaService, type SagaAppOptions } from '@saga/service-kit'
 import type { Config } from './config.js'
 import { createOrderMetrics } from './metrics.js'
 import { database } from './plugins/db.js'
@@ -8,8 +8,7 @@ import { asyncApiRoute } from './routes/asyncapi.js'
 import { orderRoutes } from './routes/orders.js'
 
 /** Test hooks: fastify options (e.g. `{ logger: false }`), and the deadline scheduler's timings. */
-export interface BuildAppOptions {
-  fastify?: ServiceAppOptions['fastify']
+export interface BuildAppOptions extends SagaAppOptions {
   deadlines?: { maxSleepMs?: number; retryMs?: number; batchSize?: number } | undefined
 }
 

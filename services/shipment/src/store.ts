@@ -3,7 +3,7 @@
  * pg client inside BEGIN: no Prisma on the per-message path), so the reaction reads
  * load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once per connection.
  */
-import { cancellationRegister, ORDER_IS_CANCELLED_SQL } from '@saga/cancellations'
+import { cancellationRegister, stepState, type StepState } from '@saga/cancellations'
 import type { ShippingAddress } from '@saga/contracts'
 import type { Tx } from './plugins/db.js'
 
@@ -16,18 +16,11 @@ import type { Tx } from './plugins/db.js'
 export const cancellations = cancellationRegister('shipment')
 
 /**
- * What this service already knows of the order: whether it has a shipment (one per order, in any
- * status) and whether it is cancelled (a `cancelled_order` row). One round trip.
+ * What this service already knows of the order (`stepState`): whether it has a shipment (one per
+ * order, in any status) and whether it is cancelled. One round trip.
  */
-export async function orderState(tx: Tx, orderId: string): Promise<{ shipped: boolean; cancelled: boolean }> {
-  const { rows } = await tx.query<{ shipped: boolean; cancelled: boolean }>({
-    name: 'shipment.order-state',
-    text: `SELECT EXISTS (SELECT 1 FROM shipment WHERE order_id = $1::uuid) AS shipped,
-      ${ORDER_IS_CANCELLED_SQL} AS cancelled`,
-    values: [orderId],
-  })
-  return rows[0] ?? { shipped: false, cancelled: false }
-}
+export const orderState = (tx: Tx, orderId: string): Promise<StepState> =>
+  stepState(tx, 'shipment', 'shipment', orderId)
 
 /**
  * Cancels the order's CREATED shipment (status CANCELLED, `at`, `reason`) and returns its id;

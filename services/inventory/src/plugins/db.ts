@@ -1,7 +1,4 @@
-import { fileURLToPath } from 'node:url'
-import { PrismaPg } from '@prisma/adapter-pg'
-import { databasePlugin, type SagaTransaction } from '@saga/service-kit'
-import type pg from 'pg'
+import { serviceDatabase, type SagaTransaction } from '@saga/service-kit'
 import { PrismaClient } from '../generated/prisma/client.js'
 
 /** What reactions write in (`SagaTransaction`): a pooled pg client inside BEGIN. Routes read through Prisma. */
@@ -15,14 +12,7 @@ declare module 'fastify' {
 }
 
 /**
- * The inventory service's database for `sagaService` and `databasePlugin`: its prisma/migrations folder and
- * Prisma 7 over the pool through @prisma/adapter-pg.
+ * The inventory service's database for `sagaService` (its prisma/migrations folder, Prisma 7 over the pool
+ * through @prisma/adapter-pg) and its `db` plugin alone, for tests of the database (`serviceDatabase`).
  */
-export const database = {
-  // From src/plugins or dist/plugins alike, the service's prisma/migrations.
-  migrationsDir: fileURLToPath(new URL('../../prisma/migrations', import.meta.url)),
-  createClient: (pool: pg.Pool) => new PrismaClient({ adapter: new PrismaPg(pool) }),
-}
-
-/** The inventory service's `db` plugin alone (see `databasePlugin`), for tests of the database. Options: `{ config }`. */
-export const dbPlugin = databasePlugin({ service: 'inventory', ...database })
+export const { database, dbPlugin } = serviceDatabase('inventory', PrismaClient, import.meta.url)

@@ -31,7 +31,7 @@ export function reserveStockWhenPaymentProcessed(
       }
       // A second PaymentProcessed for the same order (a new message id, so the inbox let it in)
       // must not reserve twice; the reservation rows are the record that it was handled.
-      if (known.reserved) {
+      if (known.handled) {
         deps.logger.warn(log, 'order already has reservations; nothing to do')
         return
       }

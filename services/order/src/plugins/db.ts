@@ -1,6 +1,4 @@
-import { fileURLToPath } from 'node:url'
-import { PrismaPg } from '@prisma/adapter-pg'
-import { databasePlugin } from '@saga/service-kit'
+import { serviceDatabase } from '@saga/service-kit'
 import type pg from 'pg'
 import { PrismaClient } from '../generated/prisma/client.js'
 
@@ -20,14 +18,7 @@ declare module 'fastify' {
 }
 
 /**
- * The order service's database for `sagaService` and `databasePlugin`: its prisma/migrations folder and
- * Prisma 7 over the pool through @prisma/adapter-pg.
+ * The order service's database for `sagaService` (its prisma/migrations folder, Prisma 7 over the pool
+ * through @prisma/adapter-pg) and its `db` plugin alone, for tests of the database (`serviceDatabase`).
  */
-export const database = {
-  // From src/plugins or dist/plugins alike, the service's prisma/migrations.
-  migrationsDir: fileURLToPath(new URL('../../prisma/migrations', import.meta.url)),
-  createClient: (pool: pg.Pool) => new PrismaClient({ adapter: new PrismaPg(pool) }),
-}
-
-/** The order service's `db` plugin alone (see `databasePlugin`), for tests of the database. Options: `{ config }`. */
-export const dbPlugin = databasePlugin({ service: 'order', ...database })
+export const { database, dbPlugin } = serviceDatabase('order', PrismaClient, import.meta.url)

@@ -97,6 +97,13 @@ function createOrderRoute(app: OrderApp, options: OrderRoutesOptions): void {
   )
 }
 
+/** The order `id` with its lines and timeline, for a response. @throws HttpError 404 when there is none */
+async function orderViewOr404(db: PrismaClient, id: string): Promise<OrderView> {
+  const order = await findOrderView(db, id)
+  if (!order) throw new HttpError(404, `Order ${id} not found`)
+  return order
+}
+
 /** POST /orders/:id/cancel: the customer cancels a PENDING order (idempotent; a CONFIRMED one is a 409). */
 function cancelOrderRoute(app: OrderApp, options: OrderRoutesOptions): void {
   const { db, database, clock, metrics } = options
@@ -132,9 +139,7 @@ function cancelOrderRoute(app: OrderApp, options: OrderRoutesOptions): void {
         ;(metrics ?? noMetrics).cancelled(result.event.reason, undefined, result.ageSeconds)
         request.log.info({ orderId: id, correlationId: id }, 'order cancelled by the customer')
       }
-      const order = await findOrderView(db, id)
-      if (!order) throw new HttpError(404, `Order ${id} not found`)
-      return order
+      return orderViewOr404(db, id)
     },
   )
 }
@@ -152,11 +157,7 @@ function getOrderRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
         response: { 200: OrderView.describe('The order'), ...errorResponses(400, 404, 500, 503) },
       },
     },
-    async (request) => {
-      const order = await findOrderView(db, request.params.id)
-      if (!order) throw new HttpError(404, `Order ${request.params.id} not found`)
-      return order
-    },
+    async (request) => orderViewOr404(db, request.params.id),
   )
 }
 

@@ -69,31 +69,19 @@ export function processPaymentWhenOrderCreated(
         amount: order.totalAmount,
         currency: order.currency,
       }
+      // What either event follows from: this OrderCreated, for this order, now.
+      const follow = { cause: message, aggregateId: orderId, occurredAt: now }
       if (outcome.outcome === 'captured') {
-        const payload = {
-          ...common,
-          lines: order.lines,
-          shippingAddress: order.shippingAddress,
-          processedAt: now.toISOString(),
-        }
-        await enqueue(
-          tx,
-          nextEvent(PaymentProcessed, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
-        )
+        const { lines, shippingAddress } = order
+        const payload = { ...common, lines, shippingAddress, processedAt: now.toISOString() }
+        await enqueue(tx, nextEvent(PaymentProcessed, { ...follow, payload }))
         deps.logger.debug({ ...log, amount: order.totalAmount, currency: order.currency }, 'payment captured')
         return
       }
-      const payload = {
-        ...common,
-        reason: outcome.reason,
-        message: outcome.message,
-        failedAt: now.toISOString(),
-      }
-      await enqueue(
-        tx,
-        nextEvent(PaymentFailed, { cause: message, aggregateId: orderId, payload, occurredAt: now }),
-      )
-      deps.logger.info({ ...log, reason: outcome.reason }, 'payment declined')
+      const { reason, message: detail } = outcome
+      const payload = { ...common, reason, message: detail, failedAt: now.toISOString() }
+      await enqueue(tx, nextEvent(PaymentFailed, { ...follow, payload }))
+      deps.logger.info({ ...log, reason }, 'payment declined')
     },
   }
 }

@@ -50,7 +50,7 @@ export function createShipmentWhenStockReserved(
         return
       }
       if (carrierAccount === '') throw new MissingSettingError('CARRIER_ACCOUNT')
-      if (known.shipped) {
+      if (known.handled) {
         deps.logger.warn(log, 'order already has a shipment; nothing to do')
         return
       }
