@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { OrderCancelled, ShipmentFailed, StockReleased, StockReserved } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { releaseStockWhenOrderCancelled } from '../src/reactions/release-stock-when-order-cancelled.js'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { paymentProcessed } from './support/events.js'
 
-const db = useFixture(() => createServiceTestDatabase('inventory_cancel'))
+const db = useServiceTestDatabase(database, 'inventory_cancel')
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const reserve = reserveStockWhenPaymentProcessed(deps)

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { ShipmentFailed, StockReleased } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { paymentProcessed } from './support/events.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('inventory'))
+const db = useServiceTestDatabase(database, 'inventory')
 const logger = memoryLogger()
 const reserve = reserveStockWhenPaymentProcessed({ logger, clock: () => new Date() })
 const release = releaseStockWhenShipmentFailed({ logger, clock: () => new Date() })

@@ -1,27 +1,20 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCancelled } from '@saga/contracts'
 import { deliver, memoryLogger } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
-import { buildRouteApp, pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { pendingOrder, useOrderRouteApp } from './support/app.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { emitted, orderBody, paymentFailed, shipmentCreated } from './support/orders.js'
 
-let db: ServiceTestDatabase
-let app: Awaited<ReturnType<typeof buildRouteApp>>
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const DEADLINE_MS = 90_000
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_customer_cancel')
-  app = await buildRouteApp(db, { deadlineMs: DEADLINE_MS })
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
-})
+const db = useServiceTestDatabase(database, 'order_customer_cancel')
+const app = useOrderRouteApp(db, { deadlineMs: DEADLINE_MS })
 
 interface View {
   id: string

@@ -1,23 +1,18 @@
 import { OrderCancelled } from '@saga/contracts'
 import { outboxOf } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildRouteApp, pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { pendingOrder, useOrderRouteApp } from './support/app.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 
 // Over real HTTP (curl's way, not inject): a client that sends `content-type: application/json` on
 // every request, body or not, must be able to cancel.
-let db: ServiceTestDatabase
-let app: Awaited<ReturnType<typeof buildRouteApp>>
+const db = useServiceTestDatabase(database, 'order_cancel_body')
+const app = useOrderRouteApp(db)
 let base: string
 
 beforeAll(async () => {
-  db = await createServiceTestDatabase('order_cancel_body')
-  app = await buildRouteApp(db)
   base = await app.listen({ host: '127.0.0.1', port: 0 })
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
 })
 
 const json = { 'content-type': 'application/json' }

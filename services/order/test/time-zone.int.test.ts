@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { AT, LATER, useShiftedTimeZones } from '@saga/testkit'
-import Fastify from 'fastify'
+import { useServiceTimeZones } from '@saga/service-kit/testing'
+import { AT, LATER } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { dbPlugin } from '../src/plugins/db.js'
@@ -25,16 +25,7 @@ function orderData(id: string) {
 }
 
 describe('timestamps under a New York database and a Kolkata process', () => {
-  const zones = useShiftedTimeZones(
-    'order_tz',
-    async (url) => {
-      const app = Fastify({ logger: false })
-      await app.register(dbPlugin, { config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }) })
-      await app.ready()
-      return app
-    },
-    { messaging: (app) => app.prisma },
-  )
+  const zones = useServiceTimeZones('order_tz', dbPlugin, loadConfig)
   const storedMs = (table: string, column: string, key: string, id: string) =>
     zones().storedMs(table, column, key, id)
 

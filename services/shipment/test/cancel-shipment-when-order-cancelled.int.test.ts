@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto'
 import { OrderCancelled, ShipmentCancelled, ShipmentCreated, StockReserved } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { cancelShipmentWhenOrderCancelled } from '../src/reactions/cancel-shipment-when-order-cancelled.js'
 import { createShipmentWhenStockReserved } from '../src/reactions/create-shipment-when-stock-reserved.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 
-const db = useFixture(() => createServiceTestDatabase('shipment_cancel'))
+const db = useServiceTestDatabase(database, 'shipment_cancel')
 const logger = memoryLogger()
 const now = new Date('2026-11-30T12:00:00.000Z')
 const deps = { logger, clock: () => now }

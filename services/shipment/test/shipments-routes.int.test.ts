@@ -1,22 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { createServiceApp, type ServiceApp } from '@saga/service-kit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useRouteApp, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { describe, expect, it } from 'vitest'
 import { shipmentRoutes } from '../src/routes/shipments.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { database } from '../src/plugins/db.js'
 
-let db: ServiceTestDatabase
-let app: ServiceApp
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('shipment')
-  app = await createServiceApp({ service: 'shipment', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(shipmentRoutes, { db: db.prisma })
-  await app.ready()
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
-})
+const db = useServiceTestDatabase(database, 'shipment')
+const app = useRouteApp('shipment', (app) => app.register(shipmentRoutes, { db: db.prisma }))
 
 describe('GET /shipments?orderId= with a UUID in any case', () => {
   it.each(['FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '00000000-0000-0000-0000-000000000000'])(
