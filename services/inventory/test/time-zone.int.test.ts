@@ -10,8 +10,6 @@ import { dbPlugin } from '../src/plugins/db.js'
 
 describe('inventory timestamps under a New York database and a Kolkata process', () => {
   const zones = useServiceTimeZones('inventory_tz', dbPlugin, loadConfig)
-  const storedMs = (table: string, column: string, key: string, id: string) =>
-    zones().storedMs(table, column, key, id)
 
   it('when every timestamp column is written through Prisma, then the same instant is stored and read back', async () => {
     const sku = `SKU-${randomUUID()}`
@@ -29,8 +27,8 @@ describe('inventory timestamps under a New York database and a Kolkata process',
       AT,
       LATER,
     ])
-    expect(await storedMs('stock', 'updated_at', 'sku', sku)).toBe(AT.getTime())
-    expect(await storedMs('reservation', 'released_at', 'order_id', orderId)).toBe(LATER.getTime())
+    expect(await zones().storedMs('stock', 'updated_at', 'sku', sku)).toBe(AT.getTime())
+    expect(await zones().storedMs('reservation', 'released_at', 'order_id', orderId)).toBe(LATER.getTime())
   })
 
   it('when a row was written by another client in New York time, then Prisma reads the instant it holds', async () => {

@@ -48,46 +48,43 @@ describe('POST /orders/:id/cancel with a JSON content type', () => {
   })
 })
 
+const EMPTY = {
+  status: 400,
+  body: {
+    error: 'Bad Request',
+    message: 'The body is empty; send a JSON document',
+    details: [{ path: 'body', issue: 'is empty' }],
+  },
+}
+
 describe('POST /orders (a route that needs a body) with a JSON content type', () => {
-  it('when the body is empty, then it keeps its 400 saying the body is empty, and nothing is stored', async () => {
+  it.each([
+    {
+      title: 'when the body is empty, then it keeps its 400 saying the body is empty, and nothing is stored',
+      init: { method: 'POST', headers: json, body: '' },
+      ...EMPTY,
+    },
+    {
+      title:
+        'when no body and no content type are sent, then the same 400 as an empty JSON body, and nothing is stored',
+      init: { method: 'POST' },
+      ...EMPTY,
+    },
+    {
+      title: 'when the body is sent as text/plain, then 415 naming application/json, and nothing is stored',
+      init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' },
+      status: 415,
+      body: {
+        error: 'Unsupported Media Type',
+        message: "The body's media type 'text/plain' is not supported; send application/json",
+        details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
+      },
+    },
+  ])('$title', async ({ init, status, body }) => {
     const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    const res = await fetch(`${base}/orders`, { method: 'POST', headers: json, body: '' })
-    expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({
-      error: 'Bad Request',
-      message: 'The body is empty; send a JSON document',
-      details: [{ path: 'body', issue: 'is empty' }],
-    })
-    const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
-  })
-
-  it('when no body and no content type are sent, then the same 400 as an empty JSON body, and nothing is stored', async () => {
-    const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    const res = await fetch(`${base}/orders`, { method: 'POST' })
-    expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({
-      error: 'Bad Request',
-      message: 'The body is empty; send a JSON document',
-      details: [{ path: 'body', issue: 'is empty' }],
-    })
-    const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
-  })
-
-  it('when the body is sent as text/plain, then 415 naming application/json, and nothing is stored', async () => {
-    const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    const res = await fetch(`${base}/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain' },
-      body: '{}',
-    })
-    expect(res.status).toBe(415)
-    expect(await res.json()).toEqual({
-      error: 'Unsupported Media Type',
-      message: "The body's media type 'text/plain' is not supported; send application/json",
-      details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
-    })
+    const res = await fetch(`${base}/orders`, init)
+    expect(res.status).toBe(status)
+    expect(await res.json()).toEqual(body)
     const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
     expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
   })

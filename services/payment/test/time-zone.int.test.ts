@@ -10,8 +10,6 @@ import { dbPlugin } from '../src/plugins/db.js'
 
 describe('payment timestamps under a New York database and a Kolkata process', () => {
   const zones = useServiceTimeZones('payment_tz', dbPlugin, loadConfig)
-  const storedMs = (table: string, column: string, key: string, id: string) =>
-    zones().storedMs(table, column, key, id)
 
   it('when every timestamp column is written through Prisma, then the same instant is stored and read back', async () => {
     const paymentId = randomUUID()
@@ -39,8 +37,8 @@ describe('payment timestamps under a New York database and a Kolkata process', (
       include: { refund: true },
     })
     expect([read.createdAt, read.refund?.createdAt]).toEqual([AT, LATER])
-    expect(await storedMs('payments', 'created_at', 'id', paymentId)).toBe(AT.getTime())
-    expect(await storedMs('refunds', 'created_at', 'id', paymentId)).toBe(LATER.getTime())
+    expect(await zones().storedMs('payments', 'created_at', 'id', paymentId)).toBe(AT.getTime())
+    expect(await zones().storedMs('refunds', 'created_at', 'id', paymentId)).toBe(LATER.getTime())
   })
 
   it('when a row was written by another client in New York time, then Prisma reads the instant it holds', async () => {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCancelled, ShipmentCancelled, ShipmentCreated, StockReserved } from '@saga/contracts'
+import { ShipmentCancelled, ShipmentCreated, StockReserved } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
 import { cancelShipmentWhenOrderCancelled } from '../src/reactions/cancel-shipment-when-order-cancelled.js'
 import { createShipmentWhenStockReserved } from '../src/reactions/create-shipment-when-stock-reserved.js'
-import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { orderCancelled, outboxOfType, useServiceTestDatabase } from '@saga/service-kit/testing'
 import { database } from '../src/plugins/db.js'
 
 const db = useServiceTestDatabase(database, 'shipment_cancel')
@@ -27,17 +27,11 @@ function order(country: 'DE' | 'AQ' = 'DE') {
     },
     orderId,
   )
-  const cancelled = (reason = 'customer_requested') =>
-    consumed(
-      OrderCancelled,
-      { orderId, customerId: randomUUID(), reason, cancelledAt: now.toISOString() },
-      { correlationId: orderId, source: 'order' },
-    )
+  const cancelled = (reason?: string) => orderCancelled(orderId, reason, now)
   return { orderId, reserved, cancelled }
 }
 
-const emitted = async (orderId: string, type: string) =>
-  (await outboxOf(db.pool, orderId)).filter((row) => row.type === type)
+const emitted = (orderId: string, type: string) => outboxOfType(db.pool, orderId, type)
 const shipments = (orderId: string) => db.prisma.shipment.findMany({ where: { orderId } })
 
 describe('cancel-shipment-when-order-cancelled', () => {

@@ -7,6 +7,24 @@ import { database } from '../src/plugins/db.js'
 const db = useServiceTestDatabase(database, 'shipment')
 const app = useRouteApp('shipment', (app) => app.register(shipmentRoutes, { db: db.prisma }))
 
+/** A shipment of `orderId` booked with saga-parcel to Berlin (a fresh id and tracking number), with `more` on top. */
+const bookShipment = (
+  orderId: string,
+  more: { status?: 'CANCELLED'; cancelledAt?: Date; cancelReason?: string } = {},
+) =>
+  db.prisma.shipment.create({
+    data: {
+      id: randomUUID(),
+      orderId,
+      carrier: 'saga-parcel',
+      carrierAccount: 'demo-carrier',
+      trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
+      country: 'DE',
+      address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+      ...more,
+    },
+  })
+
 describe('GET /shipments?orderId= with a UUID in any case', () => {
   it.each(['FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '00000000-0000-0000-0000-000000000000'])(
     'when orderId is %s, then 200 with an empty list',
@@ -21,17 +39,7 @@ describe('GET /shipments?orderId= with a UUID in any case', () => {
 describe('GET /shipments?orderId=', () => {
   it('when the order has a shipment, then it is listed with carrier and tracking number', async () => {
     const orderId = randomUUID()
-    const shipment = await db.prisma.shipment.create({
-      data: {
-        id: randomUUID(),
-        orderId,
-        carrier: 'saga-parcel',
-        carrierAccount: 'demo-carrier',
-        trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
-        country: 'DE',
-        address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
-      },
-    })
+    const shipment = await bookShipment(orderId)
 
     const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
     // The same order asked for in upper case: PostgreSQL reads a UUID in either case.
@@ -59,20 +67,7 @@ describe('GET /shipments?orderId=', () => {
   it('when the order was cancelled after its shipment was booked, then the shipment is listed CANCELLED with when and why', async () => {
     const orderId = randomUUID()
     const cancelledAt = new Date('2026-11-30T12:00:00.000Z')
-    await db.prisma.shipment.create({
-      data: {
-        id: randomUUID(),
-        orderId,
-        carrier: 'saga-parcel',
-        carrierAccount: 'demo-carrier',
-        trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
-        country: 'DE',
-        address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
-        status: 'CANCELLED',
-        cancelledAt,
-        cancelReason: 'customer_requested',
-      },
-    })
+    await bookShipment(orderId, { status: 'CANCELLED', cancelledAt, cancelReason: 'customer_requested' })
 
     const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
 

@@ -10,8 +10,6 @@ import { dbPlugin } from '../src/plugins/db.js'
 
 describe('shipment timestamps under a New York database and a Kolkata process', () => {
   const zones = useServiceTimeZones('shipment_tz', dbPlugin, loadConfig)
-  const storedMs = (table: string, column: string, key: string, id: string) =>
-    zones().storedMs(table, column, key, id)
 
   it('when every timestamp column is written through Prisma, then the same instant is stored and read back', async () => {
     const id = randomUUID()
@@ -29,7 +27,7 @@ describe('shipment timestamps under a New York database and a Kolkata process', 
     })
     const read = await zones().app.prisma.shipment.findUniqueOrThrow({ where: { id } })
     expect(read.createdAt).toEqual(AT)
-    expect(await storedMs('shipment', 'created_at', 'id', id)).toBe(AT.getTime())
+    expect(await zones().storedMs('shipment', 'created_at', 'id', id)).toBe(AT.getTime())
   })
 
   it('when a row was written by another client in New York time, then Prisma reads the instant it holds', async () => {

@@ -12,3 +12,4 @@ export {
 export { useServiceTimeZones } from './time-zone.js'
 export { useRouteApp } from './route-app.js'
 export { describeSagaReactions, type RegisteredHandler, type RegisteredRecorder } from './reactions.js'
+export { orderCancelled, outboxOfType, shipmentFailed, stockReservationFailed } from './facts.js'
