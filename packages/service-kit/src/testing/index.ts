@@ -12,4 +12,11 @@ export {
 export { useServiceTimeZones } from './time-zone.js'
 export { useRouteApp } from './route-app.js'
 export { describeSagaReactions, type RegisteredHandler, type RegisteredRecorder } from './reactions.js'
-export { orderCancelled, outboxOfType, shipmentFailed, stockReservationFailed } from './facts.js'
+export {
+  orderCancelled,
+  outboxOfType,
+  sampleAddress,
+  sampleLines,
+  shipmentFailed,
+  stockReservationFailed,
+} from './facts.js'

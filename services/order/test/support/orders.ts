@@ -3,7 +3,7 @@ import { PaymentFailed, ShipmentCreated } from '@saga/contracts'
 import type { ConsumedMessage } from '@saga/messaging'
 import { consumed, outboxOf, type OutboxRowOf } from '@saga/messaging/testing'
 import type { CreateOrderBody } from '../../src/schemas.js'
-import type { ServiceTestDatabase } from '@saga/service-kit/testing'
+import { sampleAddress, sampleLines, type ServiceTestDatabase } from '@saga/service-kit/testing'
 import type { PrismaClient } from '../../src/generated/prisma/client.js'
 
 /** A per-run database of the order service (service-kit's `useServiceTestDatabase` on its `database`). */
@@ -13,17 +13,8 @@ export type OrderTestDatabase = ServiceTestDatabase<PrismaClient>
 export const orderBody = (overrides: Partial<CreateOrderBody> = {}): CreateOrderBody => ({
   customerId: randomUUID(),
   currency: 'EUR',
-  items: [
-    { sku: 'MUG-01', quantity: 2, unitPrice: 1250 },
-    { sku: 'TEE-M', quantity: 1, unitPrice: 1999 },
-  ],
-  shippingAddress: {
-    name: 'Ana Lima',
-    line1: 'Rua das Flores 1',
-    city: 'Porto',
-    postalCode: '4000-001',
-    country: 'PT',
-  },
+  items: sampleLines(),
+  shippingAddress: sampleAddress(),
   paymentMethod: 'tok_visa',
   ...overrides,
 })
