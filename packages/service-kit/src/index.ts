@@ -1,9 +1,10 @@
 /**
  * What every fastify service of the fleet shares. The package exports what the services, the fleet
  * and e2e use, with the types that spell those exports' signatures (so a service's own declarations
- * can name them); the rest stays inside it. Three more entry points: `@saga/service-kit/telemetry`
+ * can name them); the rest stays inside it. Four more entry points: `@saga/service-kit/telemetry`
  * (`node --import` it to start OpenTelemetry), `@saga/service-kit/url-setting` (URL rules, for
- * the fleet's preflight) and `@saga/service-kit/prisma-config` (a service's prisma.config.ts settings).
+ * the fleet's preflight), `@saga/service-kit/prisma-config` (a service's prisma.config.ts settings)
+ * and `@saga/service-kit/testing` (the fixtures the services' tests share).
  */
 
 // The app: fastify with the fleet's logger, request ids, error handler, JSON bodies and OpenAPI.

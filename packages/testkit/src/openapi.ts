@@ -50,6 +50,22 @@ export async function typecheckOpenApiClient(document: object, usage: string): P
   }
 }
 
+/**
+ * A `usage` module for `typecheckOpenApiClient` over the generated client: it imports `createClient`
+ * (openapi-fetch) and the document's `components`, `operations` and `paths` types, declares
+ * `const client = createClient<paths>({ baseUrl })` (default http://127.0.0.1), then `body`, which
+ * uses them.
+ */
+export function clientModule(body: string, baseUrl = 'http://127.0.0.1'): string {
+  return [
+    "import createClient from 'openapi-fetch'",
+    "import type { components, operations, paths } from './api.js'",
+    '',
+    `const client = createClient<paths>({ baseUrl: '${baseUrl}' })`,
+    body,
+  ].join('\n')
+}
+
 /** One operation of an OpenAPI document: its method, path and what the document says of it. */
 export interface DocumentedOperation {
   method: string

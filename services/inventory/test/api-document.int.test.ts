@@ -1,18 +1,14 @@
 import { fileURLToPath } from 'node:url'
-import { describeApiDocument, whenReady } from '@saga/testkit'
+import { clientModule, describeApiDocument, whenReady } from '@saga/testkit'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
-describeApiDocument(
-  'inventory',
-  (env) => whenReady(buildApp(loadConfig(env), { fastify: { logger: false } })),
-  {
-    documentFile: fileURLToPath(new URL('../../../docs/openapi/inventory.json', import.meta.url)),
-    usage: `
-import createClient from 'openapi-fetch'
-import type { components, operations, paths } from './api.js'
+const start = (env: Record<string, string>) =>
+  whenReady(buildApp(loadConfig(env), { fastify: { logger: false } }))
 
-const client = createClient<paths>({ baseUrl: 'http://127.0.0.1' })
+describeApiDocument('inventory', start, {
+  documentFile: fileURLToPath(new URL('../../../docs/openapi/inventory.json', import.meta.url)),
+  usage: clientModule(`
 /** Sets a sku's stock, then reads what is free to reserve. */
 export async function restock(sku: string, available: number): Promise<number | undefined> {
   await client.PUT('/stock/{sku}', { params: { path: { sku } }, body: { available } })
@@ -21,14 +17,13 @@ export async function restock(sku: string, available: number): Promise<number | 
   return stock?.available
 }
 export type Names = [operations['getStock'], operations['setStock']]
-`,
-    misuse: {
-      usage: `
+`),
+  misuse: {
+    usage: `
 import createClient from 'openapi-fetch'
 import type { paths } from './api.js'
 await createClient<paths>().PUT('/stock/{sku}', { params: { path: { sku: 'MUG-001' } }, body: { available: '5' } })
 `,
-      error: "Type 'string' is not assignable to type 'number'",
-    },
+    error: "Type 'string' is not assignable to type 'number'",
   },
-)
+})

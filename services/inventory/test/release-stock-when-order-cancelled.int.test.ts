@@ -1,47 +1,26 @@
-import { randomUUID } from 'node:crypto'
-import { OrderCancelled, ShipmentFailed, StockReleased, StockReserved } from '@saga/contracts'
-import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
+import { StockReleased, StockReserved } from '@saga/contracts'
+import { deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { releaseStockWhenOrderCancelled } from '../src/reactions/release-stock-when-order-cancelled.js'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase } from './support/database.js'
-import { paymentProcessed } from './support/events.js'
+import { orderCancelled, shipmentFailed, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
+import { stockedOrder } from './support/events.js'
 
-const db = useFixture(() => createServiceTestDatabase('inventory_cancel'))
+const db = useServiceTestDatabase(database, 'inventory_cancel')
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const reserve = reserveStockWhenPaymentProcessed(deps)
 const cancel = releaseStockWhenOrderCancelled(deps)
-const shipmentFailed = releaseStockWhenShipmentFailed(deps)
-const address = {
-  name: 'Ada',
-  line1: 'Main St 1',
-  city: 'Berlin',
-  postalCode: '10115',
-  country: 'DE' as const,
-}
+const releaseOnFailure = releaseStockWhenShipmentFailed(deps)
 
 /** A fresh sku with `available` units, and an order of `quantity` of them (its PaymentProcessed, not yet delivered). */
 async function order(available: number, quantity: number) {
-  const sku = `CNL-${randomUUID().slice(0, 8)}`
-  await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [sku, available])
-  const lines = [{ sku, quantity, unitPrice: 375 }]
-  const paid = paymentProcessed(lines, address)
-  const { orderId } = paid.payload
-  const cancelled = (reason = 'customer_requested') =>
-    consumed(
-      OrderCancelled,
-      { orderId, customerId: randomUUID(), reason, cancelledAt: new Date().toISOString() },
-      { correlationId: orderId, source: 'order' },
-    )
-  const failed = consumed(
-    ShipmentFailed,
-    { orderId, reason: 'unsupported_country', country: 'AQ', lines, failedAt: new Date().toISOString() },
-    orderId,
-  )
-  return { sku, orderId, lines, paid, cancelled, failed }
+  const stocked = await stockedOrder(db.pool, { skuPrefix: 'CNL', available, quantity, unitPrice: 375 })
+  const { orderId, lines } = stocked
+  const cancelled = (reason?: string) => orderCancelled(orderId, reason)
+  return { ...stocked, cancelled, failed: shipmentFailed(orderId, lines) }
 }
 
 const stockOf = async (sku: string) =>
@@ -107,35 +86,31 @@ describe('release-stock-when-order-cancelled', () => {
     expect(await emitted(o.orderId, StockReleased.type)).toHaveLength(1)
   })
 
-  it('when ShipmentFailed comes first and the cancel second, then the stock is released once, for the failure', async () => {
-    const o = await order(4, 2)
-    await deliver(db.pool, reserve, o.paid)
+  it.each([
+    { first: 'ShipmentFailed', second: 'the cancel', released: 'the failure', reason: 'unsupported_country' },
+    { first: 'the cancel', second: 'ShipmentFailed', released: 'the cancel', reason: 'customer_requested' },
+  ])(
+    'when $first comes first and $second second, then the stock is released once, for $released',
+    async ({ first, reason }) => {
+      const o = await order(4, 2)
+      await deliver(db.pool, reserve, o.paid)
+      const failure = () => deliver(db.pool, releaseOnFailure, o.failed)
+      const cancelling = () => deliver(db.pool, cancel, o.cancelled(reason))
 
-    await deliver(db.pool, shipmentFailed, o.failed)
-    await deliver(db.pool, cancel, o.cancelled('unsupported_country'))
+      for (const step of first === 'ShipmentFailed' ? [failure, cancelling] : [cancelling, failure])
+        await step()
 
-    expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
-    const facts = await emitted(o.orderId, StockReleased.type)
-    expect(facts.map((f) => StockReleased.schema.parse(f.payload).reason)).toEqual(['unsupported_country'])
-  })
-
-  it('when the cancel comes first and ShipmentFailed second, then the stock is released once, for the cancel', async () => {
-    const o = await order(4, 2)
-    await deliver(db.pool, reserve, o.paid)
-
-    await deliver(db.pool, cancel, o.cancelled('customer_requested'))
-    await deliver(db.pool, shipmentFailed, o.failed)
-
-    expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
-    const facts = await emitted(o.orderId, StockReleased.type)
-    expect(facts.map((f) => StockReleased.schema.parse(f.payload).reason)).toEqual(['customer_requested'])
-  })
+      expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
+      const facts = await emitted(o.orderId, StockReleased.type)
+      expect(facts.map((f) => StockReleased.schema.parse(f.payload).reason)).toEqual([reason])
+    },
+  )
 
   it('when ShipmentFailed and the cancel arrive at the same moment, then the stock is released exactly once', async () => {
     const o = await order(4, 2)
     await deliver(db.pool, reserve, o.paid)
 
-    await Promise.all([deliver(db.pool, shipmentFailed, o.failed), deliver(db.pool, cancel, o.cancelled())])
+    await Promise.all([deliver(db.pool, releaseOnFailure, o.failed), deliver(db.pool, cancel, o.cancelled())])
 
     expect(await stockOf(o.sku)).toEqual({ available: 4, reserved: 0 })
     expect(await emitted(o.orderId, StockReleased.type)).toHaveLength(1)

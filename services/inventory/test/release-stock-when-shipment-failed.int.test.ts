@@ -1,39 +1,24 @@
 import { randomUUID } from 'node:crypto'
 import { ShipmentFailed, StockReleased } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { releaseStockWhenShipmentFailed } from '../src/reactions/release-stock-when-shipment-failed.js'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase } from './support/database.js'
-import { paymentProcessed } from './support/events.js'
+import { shipmentFailed, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
+import { MCMURDO, stockedOrder } from './support/events.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('inventory'))
+const db = useServiceTestDatabase(database, 'inventory')
 const logger = memoryLogger()
 const reserve = reserveStockWhenPaymentProcessed({ logger, clock: () => new Date() })
 const release = releaseStockWhenShipmentFailed({ logger, clock: () => new Date() })
-const address = {
-  name: 'Ada',
-  line1: 'Main St 1',
-  city: 'McMurdo',
-  postalCode: '0000',
-  country: 'AQ' as const,
-}
 
 /** A sku with `available` units and an order holding `quantity` of them, reserved through the reaction. */
 async function reservedOrder(available: number, quantity: number) {
-  const sku = `REL-${randomUUID().slice(0, 8)}`
-  await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [sku, available])
-  const lines = [{ sku, quantity, unitPrice: 250 }]
-  const paid = paymentProcessed(lines, address)
-  const { orderId } = paid.payload
+  const item = { skuPrefix: 'REL', available, quantity, unitPrice: 250 }
+  const { sku, orderId, lines, paid } = await stockedOrder(db.pool, item, MCMURDO)
   await deliver(db.pool, reserve, paid)
-  const failed = consumed(
-    ShipmentFailed,
-    { orderId, reason: 'unsupported_country', country: 'AQ', lines, failedAt: new Date().toISOString() },
-    orderId,
-  )
-  return { sku, orderId, failed }
+  return { sku, orderId, failed: shipmentFailed(orderId, lines) }
 }
 
 const stockOf = async (sku: string) =>

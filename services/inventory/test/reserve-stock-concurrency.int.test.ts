@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { StockReservationFailed, StockReserved } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { paymentProcessed } from './support/events.js'
 import { deliver, memoryLogger } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('inventory'))
+const db = useServiceTestDatabase(database, 'inventory')
 const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger(), clock: () => new Date() })
 
 const order = (lines: { sku: string; quantity: number }[]) =>

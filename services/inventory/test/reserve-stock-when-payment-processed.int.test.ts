@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { StockReservationFailed, StockReserved } from '@saga/contracts'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { reserveStockWhenPaymentProcessed } from '../src/reactions/reserve-stock-when-payment-processed.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { paymentProcessed as paymentProcessedOf } from './support/events.js'
 import { deliver, memoryLogger } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('inventory'))
+const db = useServiceTestDatabase(database, 'inventory')
 const handler = reserveStockWhenPaymentProcessed({ logger: memoryLogger(), clock: () => new Date() })
 
 beforeEach(async () => {
@@ -20,10 +20,24 @@ const sku = (name: string) => `${name}-${randomUUID().slice(0, 8)}`
 const paymentProcessed = (lines: { sku: string; quantity: number; unitPrice?: number }[]) =>
   paymentProcessedOf(lines.map((line) => ({ unitPrice: 500, ...line })))
 
+/** A PaymentProcessed delivery, as `paymentProcessed` makes it. */
+type Delivery = ReturnType<typeof paymentProcessed>
+
 async function setStock(entries: Record<string, number>) {
   for (const [name, available] of Object.entries(entries)) {
     await db.pool.query('INSERT INTO stock (sku, available) VALUES ($1, $2)', [name, available])
   }
+}
+
+/** A mug (5 in stock) and a cap (1 in stock) under fresh skus, and the PaymentProcessed of an order of `quantities` of them. */
+async function mugAndCapOrder(quantities: { mug: number; cap: number }) {
+  const [mug, cap] = [sku('MUG'), sku('CAP')]
+  await setStock({ [mug]: 5, [cap]: 1 })
+  const message = paymentProcessed([
+    { sku: mug, quantity: quantities.mug },
+    { sku: cap, quantity: quantities.cap },
+  ])
+  return { mug, cap, message }
 }
 
 async function stockOf(name: string) {
@@ -49,12 +63,7 @@ async function outbox(orderId: string) {
 
 describe('reserve-stock-when-payment-processed', () => {
   it('when every line is in stock, then all are reserved and exactly one StockReserved is in the outbox', async () => {
-    const [mug, cap] = [sku('MUG'), sku('CAP')]
-    await setStock({ [mug]: 5, [cap]: 1 })
-    const message = paymentProcessed([
-      { sku: mug, quantity: 2 },
-      { sku: cap, quantity: 1 },
-    ])
+    const { mug, cap, message } = await mugAndCapOrder({ mug: 2, cap: 1 })
 
     expect(await deliver(db.pool, handler, message)).toBe('handled')
 
@@ -80,12 +89,7 @@ describe('reserve-stock-when-payment-processed', () => {
   })
 
   it('when one line is short, then nothing is reserved and StockReservationFailed names the short line', async () => {
-    const [mug, cap] = [sku('MUG'), sku('CAP')]
-    await setStock({ [mug]: 5, [cap]: 1 })
-    const message = paymentProcessed([
-      { sku: mug, quantity: 2 },
-      { sku: cap, quantity: 2 },
-    ])
+    const { mug, cap, message } = await mugAndCapOrder({ mug: 2, cap: 2 })
 
     await deliver(db.pool, handler, message)
 
@@ -120,26 +124,26 @@ describe('reserve-stock-when-payment-processed', () => {
     })
   })
 
-  it('when the same message is delivered twice, then the stock is reserved once and one event is emitted', async () => {
-    const mug = sku('MUG')
-    await setStock({ [mug]: 5 })
-    const message = paymentProcessed([{ sku: mug, quantity: 2 }])
-
-    expect(await deliver(db.pool, handler, message)).toBe('handled')
-    expect(await deliver(db.pool, handler, message)).toBe('duplicate')
-
-    expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
-    expect(await outbox(message.payload.orderId)).toHaveLength(1)
-  })
-
-  it('when the same order arrives again under a new message id, then nothing more is reserved or emitted', async () => {
+  it.each([
+    {
+      title:
+        'when the same message is delivered twice, then the stock is reserved once and one event is emitted',
+      again: (first: Delivery) => first,
+      outcome: 'duplicate',
+    },
+    {
+      title:
+        'when the same order arrives again under a new message id, then nothing more is reserved or emitted',
+      again: (first: Delivery) => ({ ...first, id: randomUUID() }),
+      outcome: 'handled',
+    },
+  ])('$title', async ({ again, outcome }) => {
     const mug = sku('MUG')
     await setStock({ [mug]: 5 })
     const first = paymentProcessed([{ sku: mug, quantity: 2 }])
-    const again = { ...first, id: randomUUID() }
 
-    await deliver(db.pool, handler, first)
-    expect(await deliver(db.pool, handler, again)).toBe('handled')
+    expect(await deliver(db.pool, handler, first)).toBe('handled')
+    expect(await deliver(db.pool, handler, again(first))).toBe(outcome)
 
     expect(await stockOf(mug)).toEqual({ available: 3, reserved: 2 })
     expect(await outbox(first.payload.orderId)).toHaveLength(1)

@@ -1,23 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { createServiceApp, type ServiceApp } from '@saga/service-kit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useRouteApp, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { describe, expect, it } from 'vitest'
 import { stockRoutes } from '../src/routes/stock.js'
 import { MAX_AVAILABLE } from '../src/schemas.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { database } from '../src/plugins/db.js'
 
-let db: ServiceTestDatabase
-let app: ServiceApp
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('inventory')
-  app = await createServiceApp({ service: 'inventory', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(stockRoutes, { db: db.prisma })
-  await app.ready()
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
-})
+const db = useServiceTestDatabase(database, 'inventory')
+const app = useRouteApp('inventory', (app) => app.register(stockRoutes, { db: db.prisma }))
 
 const newSku = () => `TEST-${randomUUID().slice(0, 8)}`
 const stockRows = async () =>

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { AT, LATER, useShiftedTimeZones } from '@saga/testkit'
-import Fastify from 'fastify'
+import { useServiceTimeZones } from '@saga/service-kit/testing'
+import { AT, LATER } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { dbPlugin } from '../src/plugins/db.js'
@@ -9,18 +9,7 @@ import { dbPlugin } from '../src/plugins/db.js'
 // New York and the process's Kolkata; what the service stores and reads must not move.
 
 describe('inventory timestamps under a New York database and a Kolkata process', () => {
-  const zones = useShiftedTimeZones(
-    'inventory_tz',
-    async (url) => {
-      const app = Fastify({ logger: false })
-      await app.register(dbPlugin, { config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }) })
-      await app.ready()
-      return app
-    },
-    { messaging: (app) => app.prisma },
-  )
-  const storedMs = (table: string, column: string, key: string, id: string) =>
-    zones().storedMs(table, column, key, id)
+  const zones = useServiceTimeZones('inventory_tz', dbPlugin, loadConfig)
 
   it('when every timestamp column is written through Prisma, then the same instant is stored and read back', async () => {
     const sku = `SKU-${randomUUID()}`
@@ -38,8 +27,8 @@ describe('inventory timestamps under a New York database and a Kolkata process',
       AT,
       LATER,
     ])
-    expect(await storedMs('stock', 'updated_at', 'sku', sku)).toBe(AT.getTime())
-    expect(await storedMs('reservation', 'released_at', 'order_id', orderId)).toBe(LATER.getTime())
+    expect(await zones().storedMs('stock', 'updated_at', 'sku', sku)).toBe(AT.getTime())
+    expect(await zones().storedMs('reservation', 'released_at', 'order_id', orderId)).toBe(LATER.getTime())
   })
 
   it('when a row was written by another client in New York time, then Prisma reads the instant it holds', async () => {

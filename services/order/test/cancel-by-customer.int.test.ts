@@ -1,27 +1,22 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCancelled } from '@saga/contracts'
+import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { deliver, memoryLogger } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import type { Tx } from '../src/plugins/db.js'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
-import { buildRouteApp, pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { pendingOrder, useOrderRouteApp } from './support/app.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { emitted, orderBody, paymentFailed, shipmentCreated } from './support/orders.js'
 
-let db: ServiceTestDatabase
-let app: Awaited<ReturnType<typeof buildRouteApp>>
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const DEADLINE_MS = 90_000
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_customer_cancel')
-  app = await buildRouteApp(db, { deadlineMs: DEADLINE_MS })
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
-})
+const db = useServiceTestDatabase(database, 'order_customer_cancel')
+const app = useOrderRouteApp(db, { deadlineMs: DEADLINE_MS })
 
 interface View {
   id: string
@@ -40,6 +35,16 @@ interface ErrorBody {
 
 const cancel = (id: string) => app.inject({ method: 'POST', url: `/orders/${id}/cancel` })
 const cancelledRows = (orderId: string) => emitted(db, orderId, OrderCancelled)
+
+/** Cancels a new PENDING order by HTTP after `fact(orderId)` was delivered to `reaction`. */
+async function cancelAfter<P>(
+  reaction: HandlerDefinition<Tx, P>,
+  fact: (orderId: string) => ConsumedMessage<P>,
+): Promise<{ orderId: string; response: Awaited<ReturnType<typeof cancel>> }> {
+  const orderId = await pendingOrder(db)
+  await deliver(db.pool, reaction, fact(orderId))
+  return { orderId, response: await cancel(orderId) }
+}
 
 describe('POST /orders deadline', () => {
   it('when an order is placed, then its deadline is ORDER_DEADLINE_MS after the database clock at creation', async () => {
@@ -93,10 +98,7 @@ describe('POST /orders/:id/cancel', () => {
   })
 
   it('when a step already cancelled the order, then 200 keeps the step reason and nothing is emitted again', async () => {
-    const orderId = await pendingOrder(db)
-    await deliver(db.pool, cancelOrderWhenPaymentFailed(deps), paymentFailed(orderId))
-
-    const response = await cancel(orderId)
+    const { orderId, response } = await cancelAfter(cancelOrderWhenPaymentFailed(deps), paymentFailed)
 
     expect(response.statusCode).toBe(200)
     expect(response.json<View>()).toMatchObject({
@@ -107,10 +109,7 @@ describe('POST /orders/:id/cancel', () => {
   })
 
   it('when the order is CONFIRMED, then 409 names its status and nothing changes or is emitted', async () => {
-    const orderId = await pendingOrder(db)
-    await deliver(db.pool, confirmOrderWhenShipmentCreated(deps), shipmentCreated(orderId))
-
-    const response = await cancel(orderId)
+    const { orderId, response } = await cancelAfter(confirmOrderWhenShipmentCreated(deps), shipmentCreated)
 
     expect(response.statusCode).toBe(409)
     const body = response.json<ErrorBody>()

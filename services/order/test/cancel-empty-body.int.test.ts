@@ -1,23 +1,18 @@
 import { OrderCancelled } from '@saga/contracts'
 import { outboxOf } from '@saga/messaging/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildRouteApp, pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { pendingOrder, useOrderRouteApp } from './support/app.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 
 // Over real HTTP (curl's way, not inject): a client that sends `content-type: application/json` on
 // every request, body or not, must be able to cancel.
-let db: ServiceTestDatabase
-let app: Awaited<ReturnType<typeof buildRouteApp>>
+const db = useServiceTestDatabase(database, 'order_cancel_body')
+const app = useOrderRouteApp(db)
 let base: string
 
 beforeAll(async () => {
-  db = await createServiceTestDatabase('order_cancel_body')
-  app = await buildRouteApp(db)
   base = await app.listen({ host: '127.0.0.1', port: 0 })
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
 })
 
 const json = { 'content-type': 'application/json' }
@@ -53,46 +48,43 @@ describe('POST /orders/:id/cancel with a JSON content type', () => {
   })
 })
 
+const EMPTY = {
+  status: 400,
+  body: {
+    error: 'Bad Request',
+    message: 'The body is empty; send a JSON document',
+    details: [{ path: 'body', issue: 'is empty' }],
+  },
+}
+
 describe('POST /orders (a route that needs a body) with a JSON content type', () => {
-  it('when the body is empty, then it keeps its 400 saying the body is empty, and nothing is stored', async () => {
+  it.each([
+    {
+      title: 'when the body is empty, then it keeps its 400 saying the body is empty, and nothing is stored',
+      init: { method: 'POST', headers: json, body: '' },
+      ...EMPTY,
+    },
+    {
+      title:
+        'when no body and no content type are sent, then the same 400 as an empty JSON body, and nothing is stored',
+      init: { method: 'POST' },
+      ...EMPTY,
+    },
+    {
+      title: 'when the body is sent as text/plain, then 415 naming application/json, and nothing is stored',
+      init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' },
+      status: 415,
+      body: {
+        error: 'Unsupported Media Type',
+        message: "The body's media type 'text/plain' is not supported; send application/json",
+        details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
+      },
+    },
+  ])('$title', async ({ init, status, body }) => {
     const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    const res = await fetch(`${base}/orders`, { method: 'POST', headers: json, body: '' })
-    expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({
-      error: 'Bad Request',
-      message: 'The body is empty; send a JSON document',
-      details: [{ path: 'body', issue: 'is empty' }],
-    })
-    const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
-  })
-
-  it('when no body and no content type are sent, then the same 400 as an empty JSON body, and nothing is stored', async () => {
-    const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    const res = await fetch(`${base}/orders`, { method: 'POST' })
-    expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({
-      error: 'Bad Request',
-      message: 'The body is empty; send a JSON document',
-      details: [{ path: 'body', issue: 'is empty' }],
-    })
-    const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
-  })
-
-  it('when the body is sent as text/plain, then 415 naming application/json, and nothing is stored', async () => {
-    const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
-    const res = await fetch(`${base}/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain' },
-      body: '{}',
-    })
-    expect(res.status).toBe(415)
-    expect(await res.json()).toEqual({
-      error: 'Unsupported Media Type',
-      message: "The body's media type 'text/plain' is not supported; send application/json",
-      details: [{ path: 'headers.content-type', issue: 'must be application/json' }],
-    })
+    const res = await fetch(`${base}/orders`, init)
+    expect(res.status).toBe(status)
+    expect(await res.json()).toEqual(body)
     const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM orders')
     expect(after.rows[0]?.n).toBe(before.rows[0]?.n)
   })

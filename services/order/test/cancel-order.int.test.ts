@@ -1,18 +1,17 @@
-import { randomUUID } from 'node:crypto'
-import { OrderCancelled, ShipmentFailed, StockReservationFailed } from '@saga/contracts'
+import { OrderCancelled } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import type { Tx } from '../src/plugins/db.js'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { cancelOrderWhenShipmentFailed } from '../src/reactions/cancel-order-when-shipment-failed.js'
 import { cancelOrderWhenStockReservationFailed } from '../src/reactions/cancel-order-when-stock-reservation-failed.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { shipmentFailed, stockReservationFailed, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { emitted, paymentFailed } from './support/orders.js'
-import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
+import { deliver, memoryLogger } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('order_cancel'))
+const db = useServiceTestDatabase(database, 'order_cancel')
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const deps = { logger, clock: () => now }
@@ -41,29 +40,14 @@ const cases: Case[] = [
     failedStep: 'stock',
     reason: 'out_of_stock',
     message: (orderId) =>
-      consumed(
-        StockReservationFailed,
-        {
-          orderId,
-          customerId: randomUUID(),
-          reason: 'out_of_stock',
-          unavailable: [{ sku: 'MUG-01', requested: 2, available: 0 }],
-          failedAt: at,
-        },
-        { correlationId: orderId, source: 'inventory' },
-      ),
+      stockReservationFailed(orderId, [{ sku: 'MUG-01', requested: 2, available: 0 }], now),
   },
   {
     name: 'cancel-order-when-shipment-failed',
     handler: cancelOrderWhenShipmentFailed(deps),
     failedStep: 'shipment',
     reason: 'unsupported_country',
-    message: (orderId) =>
-      consumed(
-        ShipmentFailed,
-        { orderId, reason: 'unsupported_country', country: 'AQ', lines, failedAt: at },
-        { correlationId: orderId, source: 'shipment' },
-      ),
+    message: (orderId) => shipmentFailed(orderId, lines, now),
   },
 ]
 

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { OrderConfirmed } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { emitted, shipmentCreated } from './support/orders.js'
 import { deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('order_confirm'))
+const db = useServiceTestDatabase(database, 'order_confirm')
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const handler = confirmOrderWhenShipmentCreated({ logger, clock: () => now })

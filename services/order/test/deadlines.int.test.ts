@@ -2,27 +2,22 @@ import { randomUUID } from 'node:crypto'
 import { OrderCancelled, PaymentProcessed, StockReserved } from '@saga/contracts'
 import { pgDatabase } from '@saga/messaging'
 import { memoryLogger } from '@saga/messaging/testing'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createDeadlineScheduler, type DeadlineScheduler } from '../src/deadlines/scheduler.js'
 import { recordTimeline } from '../src/store/timeline.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { emitted } from './support/orders.js'
 
-let db: ServiceTestDatabase
+const db = useServiceTestDatabase(database, 'order_deadlines')
 const logger = memoryLogger()
 const schedulers: DeadlineScheduler[] = []
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_deadlines')
-})
 afterEach(async () => {
   await Promise.all(schedulers.splice(0).map((s) => s.stop()))
   // Each test starts with no PENDING order with a deadline, so one test's orders never fire in another's.
   await db.pool.query(`UPDATE orders SET deadline_at = NULL WHERE status = 'PENDING'`)
-})
-afterAll(async () => {
-  await db?.drop()
 })
 
 const scheduler = (options: { maxSleepMs?: number; retryMs?: number; batchSize?: number } = {}) => {

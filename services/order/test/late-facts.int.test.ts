@@ -2,16 +2,16 @@ import { OrderCancelled, OrderConfirmed, ShipmentFailed } from '@saga/contracts'
 import { pgDatabase } from '@saga/messaging'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { claimDueDeadlines } from '../src/deadlines/claim.js'
 import { cancelByCustomer } from '../src/routes/cancel-order.js'
 import { cancelOrderWhenShipmentFailed } from '../src/reactions/cancel-order-when-shipment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { emitted, shipmentCreated } from './support/orders.js'
 
-const db = useFixture(() => createServiceTestDatabase('order_late'))
+const db = useServiceTestDatabase(database, 'order_late')
 const logger = memoryLogger()
 const deps = { logger, clock: () => new Date() }
 const confirm = confirmOrderWhenShipmentCreated(deps)

@@ -1,22 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCreated } from '@saga/contracts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildRouteApp } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { describe, expect, it } from 'vitest'
+import { useOrderRouteApp } from './support/app.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { outboxOf } from '@saga/messaging/testing'
 import { orderBody } from './support/orders.js'
 
-let db: ServiceTestDatabase
-let app: Awaited<ReturnType<typeof buildRouteApp>>
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('order_routes')
-  app = await buildRouteApp(db)
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
-})
+const db = useServiceTestDatabase(database, 'order_routes')
+const app = useOrderRouteApp(db)
 
 interface ErrorBody {
   error: string

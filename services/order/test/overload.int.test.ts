@@ -2,10 +2,11 @@ import { pgDatabase } from '@saga/messaging'
 import { createServiceApp, overloadPlugin, SPELL_QUIET_MS } from '@saga/service-kit'
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest'
 import { orderRoutes } from '../src/routes/orders.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { orderBody } from './support/orders.js'
 
-let db: ServiceTestDatabase
+const db = useServiceTestDatabase(database, 'order_overload')
 let app: Awaited<ReturnType<typeof createServiceApp>>
 let warn: MockInstance
 let info: MockInstance
@@ -13,7 +14,6 @@ let info: MockInstance
 // A deliberately tiny threshold: more than one query waiting for one of the test pool's 10
 // connections, sampled every 10 ms. A burst of 50 concurrent POSTs passes it; the defaults need 10.
 beforeAll(async () => {
-  db = await createServiceTestDatabase('order_overload')
   app = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
   // Without a logger the app logs to fastify's no-op one; its lines are read through these spies.
   warn = vi.spyOn(app.log, 'warn')
@@ -34,7 +34,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await app?.close()
-  await db?.drop()
   vi.restoreAllMocks()
 })
 

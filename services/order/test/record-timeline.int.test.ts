@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { PaymentProcessed, PaymentRefunded, StockReleased, StockReserved } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { orderReactions, timelineRecorder } from '../src/reactions/index.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { consumed, memoryLogger, outboxOf } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('order_timeline'))
+const db = useServiceTestDatabase(database, 'order_timeline')
 const logger = memoryLogger()
 const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
 const shippingAddress = {

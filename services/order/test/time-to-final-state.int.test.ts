@@ -1,15 +1,15 @@
 import { deliver, memoryLogger } from '@saga/messaging/testing'
 import { Registry } from '@saga/service-kit'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { createOrderMetrics, TIME_TO_FINAL_STATE } from '../src/metrics.js'
 import { cancelOrderWhenPaymentFailed } from '../src/reactions/cancel-order-when-payment-failed.js'
 import { confirmOrderWhenShipmentCreated } from '../src/reactions/confirm-order-when-shipment-created.js'
 import { pendingOrder } from './support/app.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { paymentFailed, shipmentCreated } from './support/orders.js'
 
-const db = useFixture(() => createServiceTestDatabase('order_final'))
+const db = useServiceTestDatabase(database, 'order_final')
 let registry: Registry
 
 /** The two reactions with fresh order metrics registered on a fresh `registry`. */

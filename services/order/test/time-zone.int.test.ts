@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { AT, LATER, useShiftedTimeZones } from '@saga/testkit'
-import Fastify from 'fastify'
+import { useServiceTimeZones } from '@saga/service-kit/testing'
+import { AT, LATER } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { dbPlugin } from '../src/plugins/db.js'
@@ -25,18 +25,7 @@ function orderData(id: string) {
 }
 
 describe('timestamps under a New York database and a Kolkata process', () => {
-  const zones = useShiftedTimeZones(
-    'order_tz',
-    async (url) => {
-      const app = Fastify({ logger: false })
-      await app.register(dbPlugin, { config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }) })
-      await app.ready()
-      return app
-    },
-    { messaging: (app) => app.prisma },
-  )
-  const storedMs = (table: string, column: string, key: string, id: string) =>
-    zones().storedMs(table, column, key, id)
+  const zones = useServiceTimeZones('order_tz', dbPlugin, loadConfig)
 
   it('when the service connects, then its sessions run in UTC with the documented limits', async () => {
     const { rows } = await zones().app.pool.query<Record<string, string>>(
@@ -79,17 +68,17 @@ describe('timestamps under a New York database and a Kolkata process', () => {
     expect([read.createdAt, read.updatedAt, read.cancelledAt]).toEqual([AT, LATER, LATER])
     expect([read.events[0]?.occurredAt, read.events[0]?.recordedAt]).toEqual([AT, LATER])
     expect(read.idempotencyKeys[0]?.createdAt).toEqual(AT)
-    expect(await storedMs('orders', 'created_at', 'id', id)).toBe(AT.getTime())
-    expect(await storedMs('orders', 'cancelled_at', 'id', id)).toBe(LATER.getTime())
-    expect(await storedMs('order_events', 'occurred_at', 'message_id', messageId)).toBe(AT.getTime())
-    expect(await storedMs('idempotency_keys', 'created_at', 'key', id)).toBe(AT.getTime())
+    expect(await zones().storedMs('orders', 'created_at', 'id', id)).toBe(AT.getTime())
+    expect(await zones().storedMs('orders', 'cancelled_at', 'id', id)).toBe(LATER.getTime())
+    expect(await zones().storedMs('order_events', 'occurred_at', 'message_id', messageId)).toBe(AT.getTime())
+    expect(await zones().storedMs('idempotency_keys', 'created_at', 'key', id)).toBe(AT.getTime())
 
     const confirmed = await zones().app.prisma.order.update({
       where: { id },
       data: { status: 'CONFIRMED', cancellationReason: null, cancelledAt: null, confirmedAt: AT },
     })
     expect(confirmed.confirmedAt).toEqual(AT)
-    expect(await storedMs('orders', 'confirmed_at', 'id', id)).toBe(AT.getTime())
+    expect(await zones().storedMs('orders', 'confirmed_at', 'id', id)).toBe(AT.getTime())
   })
 
   it('when Prisma raw SQL binds a Date and database defaults fill the rest, then the instants are right', async () => {
@@ -98,13 +87,13 @@ describe('timestamps under a New York database and a Kolkata process', () => {
     const created = await zones().app.prisma.order.create({ data: orderData(id) })
     // A shift would be hours; the tolerance only absorbs this machine's load.
     expect(Math.abs(created.createdAt.getTime() - before)).toBeLessThan(60_000)
-    expect(Math.abs((await storedMs('orders', 'created_at', 'id', id)) - before)).toBeLessThan(60_000)
+    expect(Math.abs((await zones().storedMs('orders', 'created_at', 'id', id)) - before)).toBeLessThan(60_000)
 
     const messageId = randomUUID()
     await zones().app.prisma.$executeRaw`
       INSERT INTO order_events (message_id, order_id, type, source, occurred_at, data)
       VALUES (${messageId}::uuid, ${id}::uuid, 't', 'test', ${AT}, '{}'::jsonb)`
-    expect(await storedMs('order_events', 'occurred_at', 'message_id', messageId)).toBe(AT.getTime())
+    expect(await zones().storedMs('order_events', 'occurred_at', 'message_id', messageId)).toBe(AT.getTime())
     const [row] = await zones().app.prisma.$queryRaw<{ occurred_at: Date }[]>`
       SELECT occurred_at FROM order_events WHERE message_id = ${messageId}::uuid`
     expect(row?.occurred_at).toEqual(AT)

@@ -1,22 +1,17 @@
 import { ClientErrorResponse } from '@saga/service-kit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildRouteApp, pendingOrder } from './support/app.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { pendingOrder, useOrderRouteApp } from './support/app.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 
 // Over real HTTP: a method the path does not serve is 405 with Allow, in the one error shape; a path
 // no route serves stays 404.
-let db: ServiceTestDatabase
-let app: Awaited<ReturnType<typeof buildRouteApp>>
+const db = useServiceTestDatabase(database, 'order_wrong_method')
+const app = useOrderRouteApp(db)
 let base: string
 
 beforeAll(async () => {
-  db = await createServiceTestDatabase('order_wrong_method')
-  app = await buildRouteApp(db)
   base = await app.listen({ host: '127.0.0.1', port: 0 })
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
 })
 
 describe('a method the route does not serve', () => {

@@ -1,28 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCreated, StockReservationFailed } from '@saga/contracts'
-import { createServiceApp } from '@saga/service-kit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useRouteApp, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { describe, expect, it } from 'vitest'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
 import { paymentRoutes } from '../src/routes/payments.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { database } from '../src/plugins/db.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
-let db: ServiceTestDatabase
-let app: Awaited<ReturnType<typeof createServiceApp>>
+const db = useServiceTestDatabase(database, 'payment_routes')
+const app = useRouteApp('payment', (app) => app.register(paymentRoutes, { db: db.prisma }))
 const deps = { logger: memoryLogger(), clock: () => new Date() }
-
-beforeAll(async () => {
-  db = await createServiceTestDatabase('payment_routes')
-  app = await createServiceApp({ service: 'payment', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(paymentRoutes, { db: db.prisma })
-  await app.ready()
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
-})
 
 describe('GET /payments?orderId=', () => {
   it('when an order was captured and refunded, then the capture and its refund are shown in minor units', async () => {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
-const db = useFixture(() => createServiceTestDatabase('payment_process'))
+const db = useServiceTestDatabase(database, 'payment_process')
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const handler = processPaymentWhenOrderCreated({ logger, clock: () => now })

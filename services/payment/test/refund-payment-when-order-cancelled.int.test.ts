@@ -1,67 +1,39 @@
-import { randomUUID } from 'node:crypto'
-import {
-  OrderCancelled,
-  OrderCreated,
-  PaymentProcessed,
-  PaymentRefunded,
-  ShipmentFailed,
-  StockReservationFailed,
-} from '@saga/contracts'
+import { OrderCreated, PaymentProcessed, PaymentRefunded } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import type { Tx } from '../src/plugins/db.js'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenOrderCancelled } from '../src/reactions/refund-payment-when-order-cancelled.js'
 import { refundPaymentWhenShipmentFailed } from '../src/reactions/refund-payment-when-shipment-failed.js'
 import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
-import { createServiceTestDatabase } from './support/database.js'
+import {
+  orderCancelled,
+  outboxOfType,
+  shipmentFailed,
+  stockReservationFailed,
+  useServiceTestDatabase,
+} from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { orderCreated } from './support/events.js'
 
-const db = useFixture(() => createServiceTestDatabase('payment_cancel'))
+const db = useServiceTestDatabase(database, 'payment_cancel')
 const logger = memoryLogger()
 const now = new Date('2026-11-30T12:00:00.000Z')
 const deps = { logger, clock: () => now }
 const process = processPaymentWhenOrderCreated(deps)
 const cancel = refundPaymentWhenOrderCancelled(deps)
 const stockFailed = refundPaymentWhenStockReservationFailed(deps)
-const shipmentFailed = refundPaymentWhenShipmentFailed(deps)
+const refundOnShipmentFailure = refundPaymentWhenShipmentFailed(deps)
 
 const created = (token = 'tok_visa') => {
   const payload = orderCreated(token)
   return consumed(OrderCreated, payload, { correlationId: payload.orderId })
 }
-const cancelled = (orderId: string, reason = 'customer_requested') =>
-  consumed(
-    OrderCancelled,
-    { orderId, customerId: randomUUID(), reason, cancelledAt: now.toISOString() },
-    { correlationId: orderId, source: 'order' },
-  )
-const stockFailure = (orderId: string) =>
-  consumed(
-    StockReservationFailed,
-    {
-      orderId,
-      customerId: randomUUID(),
-      reason: 'out_of_stock',
-      unavailable: [],
-      failedAt: now.toISOString(),
-    },
-    { correlationId: orderId, source: 'inventory' },
-  )
+const cancelled = (orderId: string, reason?: string) => orderCancelled(orderId, reason, now)
+const stockFailure = (orderId: string) => stockReservationFailed(orderId, [], now)
 const shipmentFailure = (orderId: string) =>
-  consumed(
-    ShipmentFailed,
-    {
-      orderId,
-      reason: 'unsupported_country',
-      country: 'AQ',
-      lines: [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }],
-      failedAt: now.toISOString(),
-    },
-    { correlationId: orderId, source: 'shipment' },
-  )
+  shipmentFailed(orderId, [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }], now)
 
 /** A failure compensation of the payment service, and a failure message for an order. */
 interface Compensation {
@@ -71,8 +43,7 @@ interface Compensation {
   reason: string
 }
 
-const emitted = async (orderId: string, type: string) =>
-  (await outboxOf(db.pool, orderId)).filter((row) => row.type === type)
+const emitted = (orderId: string, type: string) => outboxOfType(db.pool, orderId, type)
 const refunds = (orderId: string) => db.prisma.refund.findMany({ where: { orderId } })
 
 describe('refund-payment-when-order-cancelled', () => {
@@ -151,7 +122,7 @@ describe('refund-payment-when-order-cancelled', () => {
     },
     {
       failure: 'ShipmentFailed',
-      handler: shipmentFailed,
+      handler: refundOnShipmentFailure,
       message: shipmentFailure,
       reason: 'unsupported_country',
     },

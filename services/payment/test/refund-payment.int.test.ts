@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCreated, PaymentRefunded, ShipmentFailed, StockReservationFailed } from '@saga/contracts'
+import { OrderCreated, PaymentRefunded } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import type { Tx } from '../src/plugins/db.js'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenShipmentFailed } from '../src/reactions/refund-payment-when-shipment-failed.js'
 import { refundPaymentWhenStockReservationFailed } from '../src/reactions/refund-payment-when-stock-reservation-failed.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { shipmentFailed, stockReservationFailed, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { orderCreated } from './support/events.js'
 
-const db = useFixture(() => createServiceTestDatabase('payment_refund'))
+const db = useServiceTestDatabase(database, 'payment_refund')
 const logger = memoryLogger()
 const now = new Date('2026-11-29T12:00:00.000Z')
 const deps = { logger, clock: () => now }
@@ -38,28 +38,13 @@ const cases: Case[] = [
     handler: refundPaymentWhenStockReservationFailed(deps),
     reason: 'out_of_stock',
     failure: (orderId) =>
-      consumed(
-        StockReservationFailed,
-        {
-          orderId,
-          customerId: randomUUID(),
-          reason: 'out_of_stock',
-          unavailable: [{ sku: 'MUG-01', requested: 2, available: 1 }],
-          failedAt: now.toISOString(),
-        },
-        { correlationId: orderId, source: 'inventory' },
-      ),
+      stockReservationFailed(orderId, [{ sku: 'MUG-01', requested: 2, available: 1 }], now),
   },
   {
     name: 'refund-payment-when-shipment-failed',
     handler: refundPaymentWhenShipmentFailed(deps),
     reason: 'unsupported_country',
-    failure: (orderId) =>
-      consumed(
-        ShipmentFailed,
-        { orderId, reason: 'unsupported_country', country: 'AQ', lines, failedAt: now.toISOString() },
-        { correlationId: orderId, source: 'shipment' },
-      ),
+    failure: (orderId) => shipmentFailed(orderId, lines, now),
   },
 ]
 

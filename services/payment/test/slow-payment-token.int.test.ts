@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { OrderCancelled, OrderCreated, PaymentProcessed } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { refundPaymentWhenOrderCancelled } from '../src/reactions/refund-payment-when-order-cancelled.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { orderCreated } from './support/events.js'
 
-const db = useFixture(() => createServiceTestDatabase('payment_slow'))
+const db = useServiceTestDatabase(database, 'payment_slow')
 const now = new Date('2026-12-01T12:00:00.000Z')
 const deps = { logger: memoryLogger(), clock: () => now }
 const DELAY_MS = 1_500

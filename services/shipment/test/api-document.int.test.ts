@@ -1,18 +1,14 @@
 import { fileURLToPath } from 'node:url'
-import { describeApiDocument, whenReady } from '@saga/testkit'
+import { clientModule, describeApiDocument, whenReady } from '@saga/testkit'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
-describeApiDocument(
-  'shipment',
-  (env) => whenReady(buildApp(loadConfig(env), { fastify: { logger: false } })),
-  {
-    documentFile: fileURLToPath(new URL('../../../docs/openapi/shipment.json', import.meta.url)),
-    usage: `
-import createClient from 'openapi-fetch'
-import type { components, operations, paths } from './api.js'
+const start = (env: Record<string, string>) =>
+  whenReady(buildApp(loadConfig(env), { fastify: { logger: false } }))
 
-const client = createClient<paths>({ baseUrl: 'http://127.0.0.1' })
+describeApiDocument('shipment', start, {
+  documentFile: fileURLToPath(new URL('../../../docs/openapi/shipment.json', import.meta.url)),
+  usage: clientModule(`
 /** The tracking numbers of an order's shipments that were not cancelled. */
 export async function tracking(orderId: string): Promise<string[]> {
   const { data } = await client.GET('/shipments', { params: { query: { orderId } } })
@@ -20,14 +16,13 @@ export async function tracking(orderId: string): Promise<string[]> {
   return shipments.filter((s) => s.status === 'CREATED').map((s) => s.trackingNumber)
 }
 export type Names = operations['listShipments']
-`,
-    misuse: {
-      usage: `
+`),
+  misuse: {
+    usage: `
 import createClient from 'openapi-fetch'
 import type { paths } from './api.js'
 await createClient<paths>().GET('/shipments', { params: { query: {} } })
 `,
-      error: "Property 'orderId' is missing",
-    },
+    error: "Property 'orderId' is missing",
   },
-)
+})

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCancelled, ShipmentCancelled, ShipmentCreated, StockReserved } from '@saga/contracts'
+import { ShipmentCancelled, ShipmentCreated, StockReserved } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { cancelShipmentWhenOrderCancelled } from '../src/reactions/cancel-shipment-when-order-cancelled.js'
 import { createShipmentWhenStockReserved } from '../src/reactions/create-shipment-when-stock-reserved.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { orderCancelled, outboxOfType, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 
-const db = useFixture(() => createServiceTestDatabase('shipment_cancel'))
+const db = useServiceTestDatabase(database, 'shipment_cancel')
 const logger = memoryLogger()
 const now = new Date('2026-11-30T12:00:00.000Z')
 const deps = { logger, clock: () => now }
@@ -27,17 +27,11 @@ function order(country: 'DE' | 'AQ' = 'DE') {
     },
     orderId,
   )
-  const cancelled = (reason = 'customer_requested') =>
-    consumed(
-      OrderCancelled,
-      { orderId, customerId: randomUUID(), reason, cancelledAt: now.toISOString() },
-      { correlationId: orderId, source: 'order' },
-    )
+  const cancelled = (reason?: string) => orderCancelled(orderId, reason, now)
   return { orderId, reserved, cancelled }
 }
 
-const emitted = async (orderId: string, type: string) =>
-  (await outboxOf(db.pool, orderId)).filter((row) => row.type === type)
+const emitted = (orderId: string, type: string) => outboxOfType(db.pool, orderId, type)
 const shipments = (orderId: string) => db.prisma.shipment.findMany({ where: { orderId } })
 
 describe('cancel-shipment-when-order-cancelled', () => {

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { ShipmentCreated, ShipmentFailed, StockReserved } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
-import { useFixture } from '@saga/testkit'
 import { CARRIER_NAME, trackingNumberFor } from '../src/domain/carrier.js'
 import {
   createShipmentWhenStockReserved,
   MissingSettingError,
 } from '../src/reactions/create-shipment-when-stock-reserved.js'
-import { createServiceTestDatabase } from './support/database.js'
+import { useServiceTestDatabase } from '@saga/service-kit/testing'
+import { database } from '../src/plugins/db.js'
 import { consumed, deliver, memoryLogger } from '@saga/messaging/testing'
 
-const db = useFixture(() => createServiceTestDatabase('shipment'))
+const db = useServiceTestDatabase(database, 'shipment')
 const logger = memoryLogger()
 const handler = createShipmentWhenStockReserved({ logger, clock: () => new Date() }, 'demo-carrier')
 

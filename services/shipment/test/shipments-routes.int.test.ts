@@ -1,22 +1,29 @@
 import { randomUUID } from 'node:crypto'
-import { createServiceApp, type ServiceApp } from '@saga/service-kit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useRouteApp, useServiceTestDatabase } from '@saga/service-kit/testing'
+import { describe, expect, it } from 'vitest'
 import { shipmentRoutes } from '../src/routes/shipments.js'
-import { createServiceTestDatabase, type ServiceTestDatabase } from './support/database.js'
+import { database } from '../src/plugins/db.js'
 
-let db: ServiceTestDatabase
-let app: ServiceApp
+const db = useServiceTestDatabase(database, 'shipment')
+const app = useRouteApp('shipment', (app) => app.register(shipmentRoutes, { db: db.prisma }))
 
-beforeAll(async () => {
-  db = await createServiceTestDatabase('shipment')
-  app = await createServiceApp({ service: 'shipment', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(shipmentRoutes, { db: db.prisma })
-  await app.ready()
-})
-afterAll(async () => {
-  await app?.close()
-  await db?.drop()
-})
+/** A shipment of `orderId` booked with saga-parcel to Berlin (a fresh id and tracking number), with `more` on top. */
+const bookShipment = (
+  orderId: string,
+  more: { status?: 'CANCELLED'; cancelledAt?: Date; cancelReason?: string } = {},
+) =>
+  db.prisma.shipment.create({
+    data: {
+      id: randomUUID(),
+      orderId,
+      carrier: 'saga-parcel',
+      carrierAccount: 'demo-carrier',
+      trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
+      country: 'DE',
+      address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+      ...more,
+    },
+  })
 
 describe('GET /shipments?orderId= with a UUID in any case', () => {
   it.each(['FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '00000000-0000-0000-0000-000000000000'])(
@@ -32,17 +39,7 @@ describe('GET /shipments?orderId= with a UUID in any case', () => {
 describe('GET /shipments?orderId=', () => {
   it('when the order has a shipment, then it is listed with carrier and tracking number', async () => {
     const orderId = randomUUID()
-    const shipment = await db.prisma.shipment.create({
-      data: {
-        id: randomUUID(),
-        orderId,
-        carrier: 'saga-parcel',
-        carrierAccount: 'demo-carrier',
-        trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
-        country: 'DE',
-        address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
-      },
-    })
+    const shipment = await bookShipment(orderId)
 
     const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
     // The same order asked for in upper case: PostgreSQL reads a UUID in either case.
@@ -70,20 +67,7 @@ describe('GET /shipments?orderId=', () => {
   it('when the order was cancelled after its shipment was booked, then the shipment is listed CANCELLED with when and why', async () => {
     const orderId = randomUUID()
     const cancelledAt = new Date('2026-11-30T12:00:00.000Z')
-    await db.prisma.shipment.create({
-      data: {
-        id: randomUUID(),
-        orderId,
-        carrier: 'saga-parcel',
-        carrierAccount: 'demo-carrier',
-        trackingNumber: `SP${randomUUID().slice(0, 12).toUpperCase()}`,
-        country: 'DE',
-        address: { name: 'Ada', line1: 'Main St 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
-        status: 'CANCELLED',
-        cancelledAt,
-        cancelReason: 'customer_requested',
-      },
-    })
+    await bookShipment(orderId, { status: 'CANCELLED', cancelledAt, cancelReason: 'customer_requested' })
 
     const res = await app.inject({ method: 'GET', url: `/shipments?orderId=${orderId}` })
 

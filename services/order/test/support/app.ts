@@ -1,31 +1,32 @@
 import { pgDatabase } from '@saga/messaging'
-import { createServiceApp } from '@saga/service-kit'
+import type { ServiceApp } from '@saga/service-kit'
+import { useRouteApp } from '@saga/service-kit/testing'
 import { createOrder } from '../../src/routes/create-order.js'
 import { orderRoutes, type OrderRoutesOptions } from '../../src/routes/orders.js'
-import type { ServiceTestDatabase } from './database.js'
-import { orderBody } from './orders.js'
+import { orderBody, type OrderTestDatabase } from './orders.js'
 
 /**
  * The order routes on the fleet's app defaults (error handler, zod, OpenAPI), writing through
- * messaging's Prisma transaction adapter, without a broker: route tests assert the outbox rows.
+ * messaging's pg transaction adapter on `db`, without a broker: route tests assert the outbox rows.
+ * A fixture of the enclosing `describe` (or file), set up after `db`'s and closed after its tests
+ * (service-kit's `useRouteApp`); returns the app's stand-in.
  */
-export async function buildRouteApp(
-  db: ServiceTestDatabase,
+export function useOrderRouteApp(
+  db: OrderTestDatabase,
   options: Omit<OrderRoutesOptions, 'db' | 'database' | 'clock'> = {},
-) {
-  const app = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(orderRoutes, {
-    ...options,
-    db: db.prisma,
-    database: pgDatabase(db.pool),
-    clock: () => new Date(),
-  })
-  await app.ready()
-  return app
+): ServiceApp {
+  return useRouteApp('order', (app) =>
+    app.register(orderRoutes, {
+      ...options,
+      db: db.prisma,
+      database: pgDatabase(db.pool),
+      clock: () => new Date(),
+    }),
+  )
 }
 
 /** A PENDING order created the way POST /orders creates it (deadline `deadlineMs` away); returns its id. */
-export async function pendingOrder(db: ServiceTestDatabase, deadlineMs?: number): Promise<string> {
+export async function pendingOrder(db: OrderTestDatabase, deadlineMs?: number): Promise<string> {
   const result = await createOrder(
     { db: db.prisma, database: pgDatabase(db.pool), clock: () => new Date() },
     orderBody(),

@@ -3,23 +3,18 @@ import { PaymentFailed, ShipmentCreated } from '@saga/contracts'
 import type { ConsumedMessage } from '@saga/messaging'
 import { consumed, outboxOf, type OutboxRowOf } from '@saga/messaging/testing'
 import type { CreateOrderBody } from '../../src/schemas.js'
-import type { ServiceTestDatabase } from './database.js'
+import { sampleAddress, sampleLines, type ServiceTestDatabase } from '@saga/service-kit/testing'
+import type { PrismaClient } from '../../src/generated/prisma/client.js'
+
+/** A per-run database of the order service (service-kit's `useServiceTestDatabase` on its `database`). */
+export type OrderTestDatabase = ServiceTestDatabase<PrismaClient>
 
 /** A valid POST /orders body with a fresh customer id: 2 x 1250 + 1 x 1999 = 4499 EUR cents. */
 export const orderBody = (overrides: Partial<CreateOrderBody> = {}): CreateOrderBody => ({
   customerId: randomUUID(),
   currency: 'EUR',
-  items: [
-    { sku: 'MUG-01', quantity: 2, unitPrice: 1250 },
-    { sku: 'TEE-M', quantity: 1, unitPrice: 1999 },
-  ],
-  shippingAddress: {
-    name: 'Ana Lima',
-    line1: 'Rua das Flores 1',
-    city: 'Porto',
-    postalCode: '4000-001',
-    country: 'PT',
-  },
+  items: sampleLines(),
+  shippingAddress: sampleAddress(),
   paymentMethod: 'tok_visa',
   ...overrides,
 })
@@ -56,7 +51,7 @@ export const paymentFailed = (orderId: string, at = new Date()): ConsumedMessage
 
 /** The order's outbox rows of `contract`'s type (e.g. OrderCancelled), in the order they were written. */
 export const emitted = async (
-  db: ServiceTestDatabase,
+  db: OrderTestDatabase,
   orderId: string,
   contract: { type: string },
 ): Promise<OutboxRowOf[]> => (await outboxOf(db.pool, orderId)).filter((row) => row.type === contract.type)

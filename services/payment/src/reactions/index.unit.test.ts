@@ -1,15 +1,4 @@
-import { reactionsOf } from '@saga/contracts'
-import type { Logger } from '@saga/messaging'
-import { describe, expect, it } from 'vitest'
+import { describeSagaReactions } from '@saga/service-kit/testing'
 import { paymentReactions } from './index.js'
 
-const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} }
-const deps = { logger, clock: () => new Date() }
-
-describe('payment reactions', () => {
-  it('when the service registers its handlers, then they are exactly what the saga map gives it', () => {
-    const registered = paymentReactions(deps).map((h) => ({ handler: h.name, type: h.message.type }))
-    const mapped = reactionsOf('payment').map((r) => ({ handler: r.handler, type: r.reactsTo.type }))
-    expect(registered).toEqual(mapped)
-  })
-})
+describeSagaReactions('payment', paymentReactions)

@@ -1,0 +1,46 @@
+import { reactionsOf, type ServiceName } from '@saga/contracts'
+import type { Logger, ReactionDeps } from '@saga/messaging'
+import { describe, expect, it } from 'vitest'
+
+/** A handler as a service registers it: its name and the contract of the message it consumes. */
+export interface RegisteredHandler {
+  name: string
+  message: { type: string }
+}
+
+/** A recorder as a service registers it: one handler name for every message type it records. */
+export interface RegisteredRecorder {
+  name: string
+  messages: readonly { type: string }[]
+}
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
+
+/**
+ * The suite of a service's reaction list (a vitest `describe` of its own): the handlers
+ * `reactions(deps)` returns, then the messages of `recorder(deps)` when given (deps: a silent logger
+ * and the wall clock), are exactly the saga map's reactions of `service`, in the map's order, by
+ * handler name, consumed message type and whether the map marks it a recorder.
+ */
+export function describeSagaReactions(
+  service: ServiceName,
+  reactions: (deps: ReactionDeps) => readonly RegisteredHandler[],
+  recorder?: (deps: ReactionDeps) => RegisteredRecorder,
+): void {
+  describe(`${service} reactions`, () => {
+    it('when the service registers its handlers, then they are exactly what the saga map gives it', () => {
+      const deps = { logger: silent, clock: () => new Date() }
+      const recorded = recorder?.(deps)
+      const registered = [
+        ...reactions(deps).map((h) => ({ handler: h.name, type: h.message.type, recorder: false })),
+        ...(recorded?.messages ?? []).map((m) => ({ handler: recorded?.name, type: m.type, recorder: true })),
+      ]
+      const mapped = reactionsOf(service).map((r) => ({
+        handler: r.handler,
+        type: r.reactsTo.type,
+        recorder: r.recorder === true,
+      }))
+      expect(registered).toEqual(mapped)
+    })
+  })
+}
