@@ -15,24 +15,6 @@ describe('scenario 9: a deadline fires while shipment is away', () => {
     env: { order: { ORDER_DEADLINE_MS: '4000' } },
   })
 
-  /** Polls `sql` on `service`'s database until its rows satisfy `done`, and returns them. */
-  const rowsOnceThere = <R extends Record<string, unknown>>(
-    what: string,
-    service: 'payment' | 'shipment',
-    sql: string,
-    params: unknown[],
-    done: (rows: R[]) => boolean,
-    poll: { timeoutMs: number; intervalMs: number },
-  ): Promise<R[]> =>
-    eventually(
-      what,
-      async () => {
-        const rows = await s.fleet.dbs!.query<R>(service, sql, params)
-        return done(rows) && rows
-      },
-      poll,
-    )
-
   it('when shipment stops consuming, then the deadline cancels the order, refunds it once and releases its stock', async () => {
     const inventoryUrl = s.fleet.one('inventory').url
     await setStock(inventoryUrl, 'E2E-DEADLINE', 5)
@@ -49,12 +31,16 @@ describe('scenario 9: a deadline fires while shipment is away', () => {
       cancellationReason: 'deadline_exceeded',
       failedStep: 'shipment',
     })
-    const refunds = await rowsOnceThere<{ reason: string }>(
+    const refunds = await eventually(
       'the capture refunded',
-      'payment',
-      'SELECT reason FROM refunds WHERE order_id = $1',
-      [order.id],
-      (rows) => rows.length > 0,
+      async () => {
+        const rows = await s.fleet.dbs!.query<{ reason: string }>(
+          'payment',
+          'SELECT reason FROM refunds WHERE order_id = $1',
+          [order.id],
+        )
+        return rows.length > 0 && rows
+      },
       { timeoutMs: 30_000, intervalMs: 200 },
     )
     expect(refunds).toEqual([{ reason: 'deadline_exceeded' }])
@@ -68,18 +54,18 @@ describe('scenario 9: a deadline fires while shipment is away', () => {
     )
 
     await shipment.restart()
-    const handled = await rowsOnceThere<{ handler: string }>(
+    const handled = await eventually(
       'shipment handled its stale StockReserved and the OrderCancelled',
-      'shipment',
-      'SELECT handler FROM inbox_message ORDER BY handler',
-      [],
-      (rows) => rows.length === 2,
+      async () => {
+        const rows = await s.fleet.dbs!.query<{ handler: string }>(
+          'shipment',
+          'SELECT handler FROM inbox_message ORDER BY handler',
+        )
+        return rows.length === 2 && rows.map((r) => r.handler)
+      },
       { timeoutMs: 60_000, intervalMs: 250 },
     )
-    expect(handled.map((r) => r.handler)).toEqual([
-      'cancel-shipment-when-order-cancelled',
-      'create-shipment-when-stock-reserved',
-    ])
+    expect(handled).toEqual(['cancel-shipment-when-order-cancelled', 'create-shipment-when-stock-reserved'])
     const live = await s.fleet.dbs!.query('shipment', `SELECT id FROM shipment WHERE status = 'CREATED'`)
     expect(live).toEqual([])
     // A confirmation never follows: the order stays CANCELLED whatever shipment did first.
