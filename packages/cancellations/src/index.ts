@@ -2,7 +2,7 @@ export {
   CANCELLED_ORDER_TABLE,
   cancellationRegister,
   ORDER_IS_CANCELLED_SQL,
-  stepState,
+  stepStateQuery,
   undoWhenOrderCancelled,
   type Cancellation,
   type CancellationRegister,

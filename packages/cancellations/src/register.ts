@@ -25,7 +25,7 @@ export const CANCELLED_ORDER_TABLE = 'cancelled_order'
  */
 export const ORDER_IS_CANCELLED_SQL = `EXISTS (SELECT 1 FROM ${CANCELLED_ORDER_TABLE} WHERE order_id = $1::uuid)`
 
-/** What a step service knows of an order (`stepState`). */
+/** What a step service knows of an order (`stepStateQuery`). */
 export interface StepState {
   /** The order has a row in the service's step table: its step was handled for the order. */
   handled: boolean
@@ -34,24 +34,23 @@ export interface StepState {
 }
 
 /**
- * What `service` knows of the order `orderId`, in one round trip: whether its `stepTable` (a table with
- * an `order_id uuid` column, e.g. `reservation`, `shipment`) has a row of the order, the record that
- * its step was handled, and whether the order is recorded as cancelled. The statement is named
- * `<service>.order-state` (pg prepares it once per connection), so a service asks of one step table.
+ * The query of `service` (e.g. `inventory`) for what it knows of an order, in one round trip: whether
+ * its `stepTable` (a table with an `order_id uuid` column, e.g. `reservation`, `shipment`) has a row of
+ * the order, the record that its step was handled, and whether the order is recorded as cancelled.
+ * The statement, named `<service>.order-state` (pg prepares it once per connection), is built here
+ * once; the returned function runs it inside the caller's transaction `tx`.
  */
-export async function stepState(
-  tx: pg.ClientBase,
+export function stepStateQuery(
   service: string,
   stepTable: string,
-  orderId: string,
-): Promise<StepState> {
-  const { rows } = await tx.query<StepState>({
-    name: `${service}.order-state`,
-    text: `SELECT EXISTS (SELECT 1 FROM ${stepTable} WHERE order_id = $1::uuid) AS handled,
-      ${ORDER_IS_CANCELLED_SQL} AS cancelled`,
-    values: [orderId],
-  })
-  return rows[0] ?? { handled: false, cancelled: false }
+): (tx: pg.ClientBase, orderId: string) => Promise<StepState> {
+  const name = `${service}.order-state`
+  const text = `SELECT EXISTS (SELECT 1 FROM ${stepTable} WHERE order_id = $1::uuid) AS handled,
+      ${ORDER_IS_CANCELLED_SQL} AS cancelled`
+  return async (tx, orderId) => {
+    const { rows } = await tx.query<StepState>({ name, text, values: [orderId] })
+    return rows[0] ?? { handled: false, cancelled: false }
+  }
 }
 
 /** An order's cancellation as a service records it (from OrderCancelled). */
@@ -75,6 +74,10 @@ export interface CancellationRegister {
   saveCancellation(tx: pg.ClientBase, cancellation: Cancellation): Promise<boolean>
 }
 
+const IS_CANCELLED_SQL = `SELECT 1 FROM ${CANCELLED_ORDER_TABLE} WHERE order_id = $1::uuid`
+const SAVE_CANCELLATION_SQL = `INSERT INTO ${CANCELLED_ORDER_TABLE} (order_id, reason, cancelled_at)
+  VALUES ($1::uuid, $2, $3) ON CONFLICT (order_id) DO NOTHING`
+
 /**
  * The register of `service` (e.g. `payment`). Its statements are named `<service>.lock-order`,
  * `<service>.is-cancelled` and `<service>.save-cancellation`: pg prepares each once per connection.
@@ -96,7 +99,7 @@ export function cancellationRegister(service: string): CancellationRegister {
     async isCancelled(tx, orderId) {
       const { rowCount } = await tx.query({
         name: names.check,
-        text: `SELECT 1 FROM ${CANCELLED_ORDER_TABLE} WHERE order_id = $1::uuid`,
+        text: IS_CANCELLED_SQL,
         values: [orderId],
       })
       return (rowCount ?? 0) > 0
@@ -104,8 +107,7 @@ export function cancellationRegister(service: string): CancellationRegister {
     async saveCancellation(tx, c) {
       const { rowCount } = await tx.query({
         name: names.save,
-        text: `INSERT INTO ${CANCELLED_ORDER_TABLE} (order_id, reason, cancelled_at) VALUES ($1::uuid, $2, $3)
-      ON CONFLICT (order_id) DO NOTHING`,
+        text: SAVE_CANCELLATION_SQL,
         values: [c.orderId, c.reason, c.cancelledAt],
       })
       return (rowCount ?? 0) > 0

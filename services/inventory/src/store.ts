@@ -4,7 +4,7 @@
  * reactions read load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once
  * per connection.
  */
-import { cancellationRegister, stepState, type StepState } from '@saga/cancellations'
+import { cancellationRegister, stepStateQuery } from '@saga/cancellations'
 import type { OrderLine as PricedLine } from '@saga/contracts'
 import { lockOrder, type OrderLine, type StockLevels } from './domain/stock.js'
 import type { Tx } from './plugins/db.js'
@@ -19,11 +19,10 @@ import type { Tx } from './plugins/db.js'
 export const cancellations = cancellationRegister('inventory')
 
 /**
- * What this service already knows of the order (`stepState`): whether it has reservation rows (the
+ * What this service already knows of the order (`stepStateQuery`): whether it has reservation rows (the
  * record that its PaymentProcessed was handled) and whether it is cancelled. One round trip.
  */
-export const orderState = (tx: Tx, orderId: string): Promise<StepState> =>
-  stepState(tx, 'inventory', 'reservation', orderId)
+export const orderState = stepStateQuery('inventory', 'reservation')
 
 /**
  * Locks the stock rows of `lines`' skus `FOR UPDATE` in sku order (`lockOrder`, the "C" collation),

@@ -3,7 +3,7 @@
  * pg client inside BEGIN: no Prisma on the per-message path), so the reaction reads
  * load -> decide -> save -> enqueue -> log. Named statements: pg prepares each once per connection.
  */
-import { cancellationRegister, stepState, type StepState } from '@saga/cancellations'
+import { cancellationRegister, stepStateQuery } from '@saga/cancellations'
 import type { ShippingAddress } from '@saga/contracts'
 import type { Tx } from './plugins/db.js'
 
@@ -16,11 +16,10 @@ import type { Tx } from './plugins/db.js'
 export const cancellations = cancellationRegister('shipment')
 
 /**
- * What this service already knows of the order (`stepState`): whether it has a shipment (one per
+ * What this service already knows of the order (`stepStateQuery`): whether it has a shipment (one per
  * order, in any status) and whether it is cancelled. One round trip.
  */
-export const orderState = (tx: Tx, orderId: string): Promise<StepState> =>
-  stepState(tx, 'shipment', 'shipment', orderId)
+export const orderState = stepStateQuery('shipment', 'shipment')
 
 /**
  * Cancels the order's CREATED shipment (status CANCELLED, `at`, `reason`) and returns its id;
