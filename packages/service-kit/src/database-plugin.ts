@@ -34,6 +34,16 @@ export interface DatabasePluginOptions<Client extends DisconnectableClient> {
   createClient: (pool: pg.Pool) => Client
 }
 
+/**
+ * A service's database as `sagaService`, `serviceDatabase` and the test fixtures of
+ * `@saga/service-kit/testing` take it: `databasePlugin`'s options but the service name (its
+ * prisma/migrations folder and its Prisma client factory).
+ */
+export type DatabaseDefinition<Client extends DisconnectableClient> = Omit<
+  DatabasePluginOptions<Client>,
+  'service'
+>
+
 /** What the plugin reads from the service's parsed config. */
 export type DatabaseConfig = Pick<
   BaseServiceConfig,

@@ -56,6 +56,7 @@ export {
 export {
   databasePlugin,
   type DatabaseConfig,
+  type DatabaseDefinition,
   type DatabasePluginOptions,
   type DisconnectableClient,
 } from './database-plugin.js'

@@ -8,7 +8,7 @@ import {
 import { messagingPlugin } from '@saga/messaging/fastify'
 import type pg from 'pg'
 import { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
-import { databasePlugin, type DatabasePluginOptions, type DisconnectableClient } from './database-plugin.js'
+import { databasePlugin, type DatabaseDefinition, type DisconnectableClient } from './database-plugin.js'
 import type { BaseServiceConfig, ServiceName } from './env.js'
 import { databaseCheck, healthPlugin, messagingChecks } from './health.js'
 import { messagingOptions } from './messaging-settings.js'
@@ -50,7 +50,7 @@ export interface SagaServiceOptions<Extra extends object> {
    * applied on start when MIGRATE_ON_START and required by the readiness check `schema`, and its
    * Prisma client factory.
    */
-  database: Omit<DatabasePluginOptions<DisconnectableClient>, 'service'>
+  database: DatabaseDefinition<DisconnectableClient>
   /** What reactions and recorders get besides `logger` (the app's) and `clock` (`() => new Date()`). */
   deps?: Extra
   /** The service's reactions (src/reactions/index.ts), one handler and queue each. */

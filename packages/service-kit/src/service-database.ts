@@ -5,7 +5,7 @@ import type pg from 'pg'
 import {
   databasePlugin,
   type DatabaseConfig,
-  type DatabasePluginOptions,
+  type DatabaseDefinition,
   type DisconnectableClient,
 } from './database-plugin.js'
 import type { ServiceName } from './env.js'
@@ -18,7 +18,7 @@ export type PrismaClientClass<Client extends DisconnectableClient> = new (option
 /** What `serviceDatabase` gives a service's src/plugins/db module. */
 export interface ServiceDatabase<Client extends DisconnectableClient> {
   /** For `sagaService`: the service's prisma/migrations folder and its Prisma client over the pool. */
-  database: Omit<DatabasePluginOptions<Client>, 'service'>
+  database: DatabaseDefinition<Client>
   /** The service's `db` plugin alone (see `databasePlugin`), for tests of the database. Options: `{ config }`. */
   dbPlugin: FastifyPluginAsync<{ config: DatabaseConfig }>
 }

@@ -1,15 +1,6 @@
 import { createMigratedDatabase, useFixture, type TestDatabase } from '@saga/testkit'
-import type pg from 'pg'
-import type { DisconnectableClient } from '../database-plugin.js'
+import type { DatabaseDefinition, DisconnectableClient } from '../database-plugin.js'
 import { runMigrations } from '../migrate.js'
-
-/** A service's database as its src/plugins/db.ts exports it (`database`), the part tests use. */
-export interface ServiceDatabase<Client extends DisconnectableClient> {
-  /** The service's prisma/migrations folder (absolute path). */
-  migrationsDir: string
-  /** Makes the service's Prisma client over a pool. */
-  createClient: (pool: pg.Pool) => Client
-}
 
 /** A per-run database with a service's migrations applied and its Prisma client on it. */
 export interface ServiceTestDatabase<Client> extends TestDatabase {
@@ -23,7 +14,7 @@ export interface ServiceTestDatabase<Client> extends TestDatabase {
  * @throws MigrationError when a migration fails (the database is dropped first)
  */
 export async function createServiceTestDatabase<Client extends DisconnectableClient>(
-  database: ServiceDatabase<Client>,
+  database: DatabaseDefinition<Client>,
   prefix: string,
 ): Promise<ServiceTestDatabase<Client>> {
   const db = await createMigratedDatabase({
@@ -40,7 +31,7 @@ export async function createServiceTestDatabase<Client extends DisconnectableCli
  * e.g. `const db = useServiceTestDatabase(database, 'inventory_cancel')`, then `db.prisma` in a test.
  */
 export function useServiceTestDatabase<Client extends DisconnectableClient>(
-  database: ServiceDatabase<Client>,
+  database: DatabaseDefinition<Client>,
   prefix: string,
 ): ServiceTestDatabase<Client> {
   return useFixture(() => createServiceTestDatabase(database, prefix))

@@ -3,12 +3,7 @@
  * vitest (both available to every test of the workspace; service-kit lists testkit among its
  * development dependencies). Not for production code.
  */
-export {
-  createServiceTestDatabase,
-  useServiceTestDatabase,
-  type ServiceDatabase,
-  type ServiceTestDatabase,
-} from './database.js'
+export { createServiceTestDatabase, useServiceTestDatabase, type ServiceTestDatabase } from './database.js'
 export { useServiceTimeZones } from './time-zone.js'
 export { useRouteApp } from './route-app.js'
 export { describeSagaReactions, type RegisteredHandler, type RegisteredRecorder } from './reactions.js'
