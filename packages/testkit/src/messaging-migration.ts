@@ -4,6 +4,19 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 /**
+ * The two texts a migration check compares: the service's own migration `folder` (under
+ * `prisma/migrations`, beside the calling test file's `test` folder) and the SQL `shipped` by a
+ * package (a specifier such as `@saga/messaging/sql/messaging.sql`, resolved as the service resolves it).
+ */
+function migrationAndShipped(testFileUrl: string, folder: string, shipped: string) {
+  const read = (path: string) => readFileSync(path, 'utf8')
+  return {
+    own: read(fileURLToPath(new URL(`../prisma/migrations/${folder}/migration.sql`, testFileUrl))),
+    shipped: read(createRequire(testFileUrl).resolve(shipped)),
+  }
+}
+
+/**
  * A service's check that its messaging migration (`prisma/migrations/20261129000000_messaging`,
  * beside the service's `test` folder) is, byte for byte, `@saga/messaging/sql/messaging.sql` as the
  * service resolves it. A change to messaging.sql needs a new migration in every service; this check
@@ -12,13 +25,14 @@ import { describe, expect, it } from 'vitest'
  * @param testFileUrl the calling test file's `import.meta.url`: locates the service and resolves its `@saga/messaging`
  */
 export function describeMessagingMigration(service: string, testFileUrl: string): void {
-  const read = (path: string) => readFileSync(path, 'utf8')
   describe(`${service} messaging migration`, () => {
     it('when the service migrates, then its messaging tables are exactly @saga/messaging/sql/messaging.sql', () => {
-      const own = read(
-        fileURLToPath(new URL('../prisma/migrations/20261129000000_messaging/migration.sql', testFileUrl)),
+      const { own, shipped } = migrationAndShipped(
+        testFileUrl,
+        '20261129000000_messaging',
+        '@saga/messaging/sql/messaging.sql',
       )
-      expect(own).toBe(read(createRequire(testFileUrl).resolve('@saga/messaging/sql/messaging.sql')))
+      expect(own).toBe(shipped)
     })
   })
 }
@@ -42,17 +56,14 @@ const statements = (sql: string) =>
  * @param testFileUrl the calling test file's `import.meta.url`: locates the service and resolves its `@saga/cancellations`
  */
 export function describeCancellationsMigration(service: string, testFileUrl: string): void {
-  const read = (path: string) => readFileSync(path, 'utf8')
   describe(`${service} cancellations migration`, () => {
     it('when the service migrates, then its cancelled_order table is exactly @saga/cancellations/sql/cancelled-order.sql', () => {
-      const own = read(
-        fileURLToPath(
-          new URL('../prisma/migrations/20261130160000_cancelled_orders/migration.sql', testFileUrl),
-        ),
+      const { own, shipped } = migrationAndShipped(
+        testFileUrl,
+        '20261130160000_cancelled_orders',
+        '@saga/cancellations/sql/cancelled-order.sql',
       )
-      const table = statements(
-        read(createRequire(testFileUrl).resolve('@saga/cancellations/sql/cancelled-order.sql')),
-      )
+      const table = statements(shipped)
       expect(table).toMatch(/^CREATE TABLE "cancelled_order" \(/)
       expect(own).toContain(table)
     })
