@@ -31,13 +31,46 @@ export const DEFAULT_PORTS: Record<ServiceName, number> = {
   shipment: 3004,
 }
 
+/** The console's default HTTP port; CONSOLE_PORT overrides it. */
+export const DEFAULT_CONSOLE_PORT = 3005
+
+/**
+ * A service's port under `npm start`: `<SERVICE>_PORT` or `DEFAULT_PORTS`.
+ * @throws Error when the setting is not a TCP port (1-65535)
+ */
 export function portOf(service: ServiceName, env: Env): number {
-  const raw = env[`${service.toUpperCase()}_PORT`]
-  const port = raw === undefined || raw === '' ? DEFAULT_PORTS[service] : Number(raw)
+  return portSetting(`${service.toUpperCase()}_PORT`, DEFAULT_PORTS[service], env)
+}
+
+/** The console's port under `npm start`: CONSOLE_PORT or 3005. @throws Error when not a TCP port */
+export function consolePortOf(env: Env): number {
+  return portSetting('CONSOLE_PORT', DEFAULT_CONSOLE_PORT, env)
+}
+
+function portSetting(name: string, fallback: number, env: Env): number {
+  const raw = env[name]
+  const port = raw === undefined || raw === '' ? fallback : Number(raw)
   if (!Number.isInteger(port) || port < 1 || port > 65_535) {
-    throw new Error(`${service.toUpperCase()}_PORT must be a TCP port (1-65535), got ${JSON.stringify(raw)}`)
+    throw new Error(`${name} must be a TCP port (1-65535), got ${JSON.stringify(raw)}`)
   }
   return port
+}
+
+/**
+ * The environment of the console under `npm start`: the caller's (LOG_LEVEL, CONSOLE_POLL_MS and
+ * TRACE_URL_TEMPLATE pass through), CONSOLE_PORT, each service's URL on this machine
+ * (`ORDER_URL=http://127.0.0.1:3001`, ...), HOST=127.0.0.1 unless set, and LOG_FORMAT=pretty in a
+ * terminal unless set. ADMIN_TOKEN comes with the caller's environment.
+ */
+export function consoleEnv(env: Env, terminal = false): Env {
+  const own: Env = { CONSOLE_PORT: String(consolePortOf(env)) }
+  for (const service of SERVICES) {
+    own[`${service.toUpperCase()}_URL`] = `http://127.0.0.1:${portOf(service, env)}`
+  }
+  if (!env.HOST) own.HOST = '127.0.0.1'
+  if (terminal && !env.LOG_FORMAT) own.LOG_FORMAT = 'pretty'
+  const { PORT: _port, DATABASE_URL: _url, ...inherited } = env
+  return { ...inherited, ...own }
 }
 
 /**

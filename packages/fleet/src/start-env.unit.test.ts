@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { serviceDatabases } from './bootstrap.js'
-import { fleetBrokerNames, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
+import {
+  consoleEnv,
+  consolePortOf,
+  fleetBrokerNames,
+  passwordsFromEnv,
+  portOf,
+  serviceEnv,
+} from './start-env.js'
 
 describe('the environment npm start gives each service', () => {
   const [order, , inventory] = serviceDatabases({
@@ -61,6 +68,40 @@ describe('the environment npm start gives each service', () => {
     expect(serviceEnv(inventory!, { ORDER_INSTANCES: '2' }, 'amqp://a').INSTANCES).toBeUndefined()
     expect(serviceEnv(inventory!, { INSTANCES: '3', INVENTORY_INSTANCES: '' }, 'amqp://a').INSTANCES).toBe(
       '3',
+    )
+  })
+})
+
+describe('the environment npm start gives the console', () => {
+  it('when nothing is set, then it listens on 3005 on loopback and reads the services at their default ports', () => {
+    const env = consoleEnv({ ADMIN_TOKEN: 'kept-from-the-caller-0123', DATABASE_URL: 'postgres://x' }, true)
+    expect(env).toMatchObject({
+      CONSOLE_PORT: '3005',
+      HOST: '127.0.0.1',
+      LOG_FORMAT: 'pretty',
+      ORDER_URL: 'http://127.0.0.1:3001',
+      PAYMENT_URL: 'http://127.0.0.1:3002',
+      INVENTORY_URL: 'http://127.0.0.1:3003',
+      SHIPMENT_URL: 'http://127.0.0.1:3004',
+      ADMIN_TOKEN: 'kept-from-the-caller-0123',
+    })
+    expect(env.DATABASE_URL).toBeUndefined()
+  })
+
+  it("when ports are chosen, then the console follows the services' and its own", () => {
+    const env = consoleEnv({
+      CONSOLE_PORT: '4005',
+      PAYMENT_PORT: '4002',
+      HOST: '0.0.0.0',
+      LOG_FORMAT: 'json',
+    })
+    expect(env).toMatchObject({ CONSOLE_PORT: '4005', PAYMENT_URL: 'http://127.0.0.1:4002', HOST: '0.0.0.0' })
+    expect(env.LOG_FORMAT).toBe('json')
+  })
+
+  it('when CONSOLE_PORT is not a port, then it throws naming the setting', () => {
+    expect(() => consolePortOf({ CONSOLE_PORT: '70000' })).toThrow(
+      'CONSOLE_PORT must be a TCP port (1-65535), got "70000"',
     )
   })
 })

@@ -1,16 +1,25 @@
-// `npm start [-- --prefix <p>]`: preflight, bootstrap the databases, then run the four services in
-// one terminal (supervise.ts: signals, start-up failures, crashes, restarts).
+// `npm start [-- --prefix <p>]`: preflight, bootstrap the databases, then run the four services and
+// the saga console in one terminal (supervise.ts: signals, start-up failures, crashes, restarts).
 import { existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseOptions } from '@saga/cli-kit'
 import { bootstrapDatabases, DEFAULT_POSTGRES_URL, type ServiceDatabase } from './bootstrap.js'
+import { localAdminToken } from './admin-token.js'
 import { amqpUrlFor, brokerUsers, ensureBrokerUsers, vhostOf } from './broker-users.js'
 import { ensureInfrastructure } from './ensure-infra.js'
 import { startProgram } from './fleet-cli.js'
-import { amqpPasswordsFromEnv, fleetBrokerNames, passwordsFromEnv, portOf, serviceEnv } from './start-env.js'
-import { Supervisor } from './supervise.js'
+import {
+  amqpPasswordsFromEnv,
+  consoleEnv,
+  consolePortOf,
+  fleetBrokerNames,
+  passwordsFromEnv,
+  portOf,
+  serviceEnv,
+} from './start-env.js'
+import { Supervisor, type ServiceSpec } from './supervise.js'
 import { exitOnBadUrlSettings } from './url-settings.js'
 
 // --prefix p_: a fleet of its own beside the usual one (databases p_order_service, ..., exchange
@@ -22,6 +31,7 @@ const root = fileURLToPath(new URL('../../../', import.meta.url))
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const colours = { order: 'cyan', payment: 'magenta', inventory: 'yellow', shipment: 'green' } as const
+const consoleServer = join(root, 'services', 'console', 'dist', 'server.js')
 const say = (line: string) => console.log(`[fleet] ${line}`)
 
 // Set once the services are spawned; the handlers below run before and after that.
@@ -88,7 +98,7 @@ try {
 }
 
 const servers = databases.map((db) => join(root, 'services', db.service, 'dist', 'server.js'))
-const missing = servers.filter((file) => !existsSync(file))
+const missing = [...servers, consoleServer].filter((file) => !existsSync(file))
 if (missing.length > 0) {
   console.error(`Not built: ${missing.join(', ')}\nRun \`npm run build\` first (\`npm start\` does).`)
   process.exit(1)
@@ -98,24 +108,50 @@ const taken = await takenPorts(databases)
 if (taken.length > 0) {
   console.error(
     `Cannot start the fleet: ${taken.join(', ')} in use by another process (another npm start?).\n` +
-      'Stop it, or choose other ports with ORDER_PORT, PAYMENT_PORT, INVENTORY_PORT, SHIPMENT_PORT.',
+      'Stop it, or choose other ports with ORDER_PORT, PAYMENT_PORT, INVENTORY_PORT, SHIPMENT_PORT, CONSOLE_PORT.',
   )
   process.exit(1)
 }
 
 console.log(`[fleet] databases and roles in place: ${databases.map((db) => db.database).join(', ')}`)
 
+// The credential of admin writes (requeue, discard, retry, the console's actions), for every process.
+let env = process.env
+try {
+  const admin = localAdminToken(root, process.env)
+  env = { ...process.env, ADMIN_TOKEN: admin.token }
+  say(
+    admin.source === 'ADMIN_TOKEN'
+      ? 'admin token from ADMIN_TOKEN'
+      : `admin token in ${admin.source}${admin.created ? ' (made now)' : ''}: the console's sign-in asks for it`,
+  )
+} catch (error) {
+  console.error(`Cannot start the fleet: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(1)
+}
+const terminal = process.stdout.isTTY
+
 const supervisor = new Supervisor({
-  services: databases.map((db, i) => ({
-    name: db.service,
-    // The OpenTelemetry SDK loads before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set, else nothing.
-    command: process.execPath,
-    args: ['--import', '@saga/service-kit/telemetry', servers[i]!],
-    cwd: join(root, 'services', db.service),
-    env: serviceEnv(db, process.env, amqpUrls.get(db.service) ?? amqpUrl, process.stdout.isTTY, prefix),
-    readyUrl: `http://127.0.0.1:${portOf(db.service, process.env)}/health/ready`,
-    colour: colours[db.service],
-  })),
+  services: databases
+    .map((db, i): ServiceSpec => ({
+      name: db.service,
+      // The OpenTelemetry SDK loads before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set, else nothing.
+      command: process.execPath,
+      args: ['--import', '@saga/service-kit/telemetry', servers[i]!],
+      cwd: join(root, 'services', db.service),
+      env: serviceEnv(db, env, amqpUrls.get(db.service) ?? amqpUrl, terminal, prefix),
+      readyUrl: `http://127.0.0.1:${portOf(db.service, env)}/health/ready`,
+      colour: colours[db.service],
+    }))
+    .concat({
+      name: 'console',
+      command: process.execPath,
+      args: [consoleServer],
+      cwd: join(root, 'services', 'console'),
+      env: consoleEnv(env, terminal),
+      readyUrl: `http://127.0.0.1:${consolePortOf(env)}/health/ready`,
+      colour: 'blue',
+    }),
   say,
   write: (line) => void process.stdout.write(`${line}\n`),
   colour: process.stdout.isTTY && !process.env.NO_COLOR,
@@ -129,20 +165,20 @@ stopWhenNpmDies(supervisor)
 process.exit(await supervisor.done)
 
 /**
- * The services' ports another process already listens on, as `3002 (payment)`. Checked before the
- * start, so that readiness, polled on those ports, can only be the service's own.
+ * The services' and the console's ports another process already listens on, as `3002 (payment)`.
+ * Checked before the start, so that readiness, polled on those ports, can only be the process's own.
  */
 async function takenPorts(dbs: ServiceDatabase[]): Promise<string[]> {
   const host = process.env.HOST || '0.0.0.0'
   const taken: string[] = []
-  for (const db of dbs) {
-    const port = portOf(db.service, process.env)
+  const ports = dbs.map((db) => ({ name: db.service, port: portOf(db.service, process.env) }))
+  for (const { name, port } of [...ports, { name: 'console', port: consolePortOf(process.env) }]) {
     const free = await new Promise<boolean>((resolve) => {
       const server = createServer()
       server.once('error', () => resolve(false))
       server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)))
     })
-    if (!free) taken.push(`port ${port} (${db.service})`)
+    if (!free) taken.push(`port ${port} (${name})`)
   }
   return taken
 }

@@ -14,7 +14,7 @@ export interface ServiceSpec {
   env: Record<string, string | undefined>
   /** `GET` answering 200 once the service is ready, e.g. `http://127.0.0.1:3002/health/ready`. */
   readyUrl: string
-  colour?: 'cyan' | 'magenta' | 'yellow' | 'green' | undefined
+  colour?: 'cyan' | 'magenta' | 'yellow' | 'green' | 'blue' | undefined
 }
 
 /** Options of `Supervisor`. */

@@ -56,7 +56,10 @@ class Run {
   static async start(command: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
     const ports: Record<string, number> = {}
     for (const s of SERVICES) ports[s] = await freePort()
-    const portEnv = Object.fromEntries(SERVICES.map((s) => [`${s.toUpperCase()}_PORT`, String(ports[s])]))
+    ports.console = await freePort()
+    const portEnv = Object.fromEntries(
+      [...SERVICES, 'console'].map((s) => [`${s.toUpperCase()}_PORT`, String(ports[s])]),
+    )
     const child = spawn(command, args, {
       cwd: root,
       env: {
@@ -65,6 +68,7 @@ class Run {
         AMQP_URL: amqpUrl,
         RABBITMQCTL: 'false',
         LOG_LEVEL: 'info',
+        ADMIN_TOKEN: 'start-test-admin-token-0123456789',
         ...portEnv,
         ...env,
       },
