@@ -98,6 +98,29 @@ describe('docker-compose.yml', () => {
     }
   })
 
+  it('when resolved, then the console runs from the one image and reads the services by their compose names', () => {
+    const console = compose.services.console!
+    expect(console.image).toBe('saga/service:local')
+    expect(console.command).toEqual(['node', 'services/console/dist/server.js'])
+    expect(console.ports).toEqual(['127.0.0.1:3005:3005'])
+    expect(console.healthcheck?.test).toEqual([
+      'CMD',
+      'node',
+      'healthcheck.js',
+      'http://127.0.0.1:3005/health/ready',
+    ])
+    for (const service of SERVICES) {
+      expect(console.environment?.[`${service.toUpperCase()}_URL`]).toBe(
+        `http://${service}:${DEFAULT_PORTS[service]}`,
+      )
+      expect(console.depends_on?.[service]).toEqual({ condition: 'service_started' })
+      // One credential for the fleet, from the environment: the file holds none.
+      expect(compose.services[service]?.environment?.ADMIN_TOKEN).toBe('${ADMIN_TOKEN:-}')
+    }
+    expect(console.environment?.ADMIN_TOKEN).toBe('${ADMIN_TOKEN:-}')
+    expect(console.environment).not.toHaveProperty('DATABASE_URL')
+  })
+
   it("when the order CLI uses infra/compose/cli.env, then it names the compose fleet's loopback ports", () => {
     const env = Object.fromEntries(
       read('infra/compose/cli.env')
