@@ -12,6 +12,8 @@ export interface FleetOptions {
   instances?: Partial<Record<ServiceName, number>>
   /** Extra env per service (e.g. `{ shipment: { CARRIER_ACCOUNT: '' } }`). */
   env?: Partial<Record<ServiceName, Record<string, string>>>
+  /** ADMIN_TOKEN of every service (admin writes need it as a bearer); unset, they are refused. */
+  adminToken?: string
 }
 
 /**
@@ -35,6 +37,9 @@ const COMMON_ENV = {
  */
 export class Fleet {
   readonly instances: ServiceProcess[] = []
+  /** The saga console, once `startConsole` ran. */
+  console: ServiceProcess<'console'> | undefined
+  private adminToken: string | undefined
   readonly logDir: string
   dbs: RunDatabases | undefined
   tap: TapQueue | undefined
@@ -52,6 +57,7 @@ export class Fleet {
     const names = runNames()
     const broker = new URL(infra.amqpUrl)
     const fleet = new Fleet(names)
+    fleet.adminToken = options.adminToken
     try {
       fs.mkdirSync(fleet.logDir, { recursive: true })
       fleet.proxy = await TcpProxy.start(broker.hostname, Number(broker.port || 5672))
@@ -93,6 +99,7 @@ export class Fleet {
         AMQP_URL: this.proxiedAmqpUrl(),
         AMQP_EXCHANGE: this.names.exchange,
         AMQP_QUEUE_PREFIX: this.names.queuePrefix[service],
+        ...(this.adminToken ? { ADMIN_TOKEN: this.adminToken } : {}),
         ...env,
       },
       path.join(this.logDir, `${service}-${n}.log`),
@@ -100,6 +107,35 @@ export class Fleet {
     this.instances.push(proc)
     proc.start()
     return proc
+  }
+
+  /**
+   * Starts the saga console (services/console) reading the first instance of each service, with the
+   * fleet's admin token, polling every 500 ms; waits until it is ready.
+   */
+  async startConsole(env: Record<string, string> = {}): Promise<ServiceProcess<'console'>> {
+    if (this.console) throw new Error('the console is already started')
+    const port = await freePort()
+    const urls = Object.fromEntries(SERVICES.map((s) => [`${s.toUpperCase()}_URL`, this.one(s).url]))
+    this.console = new ServiceProcess(
+      'console',
+      'console',
+      port,
+      {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: COMMON_ENV.LOG_LEVEL,
+        CONSOLE_PORT: String(port),
+        CONSOLE_POLL_MS: '500',
+        ...urls,
+        ...(this.adminToken ? { ADMIN_TOKEN: this.adminToken } : {}),
+        ...env,
+      },
+      path.join(this.logDir, 'console.log'),
+    )
+    this.console.start()
+    await this.console.waitReady(60_000)
+    return this.console
   }
 
   /** The broker URL through the fault proxy. */
@@ -148,6 +184,7 @@ export class Fleet {
         errors.push(error)
       }
     }
+    await attempt(async () => this.console?.stop(5_000))
     await Promise.all(this.instances.map((p) => attempt(() => p.stop(5_000))))
     await attempt(async () => this.tap?.delete())
     await attempt(async () => this.proxy?.close())

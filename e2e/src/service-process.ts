@@ -19,6 +19,9 @@ process.once('exit', () => {
 /** How many times `waitReady` moves an instance to another port after EADDRINUSE. */
 const MAX_REBINDS = 5
 
+/** What a `ServiceProcess` runs: one of the saga's services, or the saga console. */
+export type ProcessKind = ServiceName | 'console'
+
 /**
  * One service instance as an OS process: `node services/<service>/dist/server.js` with its own env,
  * stdout and stderr appended to `logFile`. Can be killed with SIGKILL and started again with the
@@ -28,7 +31,7 @@ const MAX_REBINDS = 5
  * in between: `waitReady` then sees the instance exit with EADDRINUSE in its log, and starts it again
  * on a newly chosen port (`port`, `url` and `env.PORT` follow).
  */
-export class ServiceProcess {
+export class ServiceProcess<Kind extends ProcessKind = ServiceName> {
   private child: ChildProcess | undefined
   private exited: Promise<number | null> = Promise.resolve(null)
   private currentPort: number
@@ -38,7 +41,7 @@ export class ServiceProcess {
   starts = 0
 
   constructor(
-    readonly service: ServiceName,
+    readonly service: Kind,
     /** e.g. `order#1`. */
     readonly name: string,
     port: number,
@@ -106,7 +109,7 @@ export class ServiceProcess {
         if (this.running || rebinds >= MAX_REBINDS || !this.logSinceStart().includes('EADDRINUSE'))
           throw error
         this.currentPort = await freePort()
-        this.start({ PORT: String(this.currentPort) })
+        this.start({ [this.service === 'console' ? 'CONSOLE_PORT' : 'PORT']: String(this.currentPort) })
       }
     }
   }
