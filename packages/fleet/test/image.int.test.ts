@@ -144,12 +144,13 @@ async function assemble(): Promise<void> {
 
 beforeAll(assemble, 600_000)
 
+// Dropping four databases and removing the assembled node_modules can take over a minute on a busy machine.
 afterAll(async () => {
   for (const child of [...children, ...consoles]) if (child.exitCode === null) child.kill('SIGKILL')
   await dropDatabases({ postgresUrl, prefix }).catch(() => undefined)
   await deleteBrokerObjects({ prefix: `img${id}.`, exchanges: [names.exchange] }, amqpUrl)
   rmSync(work, { recursive: true, force: true })
-})
+}, 120_000)
 
 describe('the runtime image, assembled in a temporary folder', () => {
   it('when compared with the Dockerfile, then the check runs its commands and the image runs Node 24 as non-root', () => {
