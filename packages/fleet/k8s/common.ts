@@ -28,3 +28,51 @@ export const meta = (name: string, component: string, labelName = name) => ({
 
 /** The CloudNativePG cluster of a service: `<service>-db`. */
 export const dbCluster = (s: ServiceName) => `${s}-db`
+
+/**
+ * The Secret a person creates per environment with the admin token (key `token`, at least 16
+ * characters; docs/deploy.md, "The console and ADMIN_TOKEN"). Never in the manifests.
+ */
+export const ADMIN_SECRET = 'saga-admin'
+
+/**
+ * ADMIN_TOKEN from the Secret `saga-admin`, optional: without the Secret the variable is unset and
+ * every admin write is refused (read-only), the pod starts all the same. Read at the container's
+ * start, so a created or rotated Secret takes effect with the next rollout.
+ */
+export const adminTokenEnv = () => ({
+  name: 'ADMIN_TOKEN',
+  valueFrom: { secretKeyRef: { name: ADMIN_SECRET, key: 'token', optional: true } },
+})
+
+/** Pods run as the image's unprivileged user (uid 1000 = node), under the runtime's default seccomp. */
+export const podSecurity = {
+  runAsNonRoot: true,
+  runAsUser: 1000,
+  runAsGroup: 1000,
+  seccompProfile: { type: 'RuntimeDefault' },
+}
+
+/** Read-only root, no privileges: what Pod Security's `restricted` level asks of a container. */
+export const containerSecurity = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+}
+
+/** An HTTP probe of `path` on the container's `http` port, every 10 s, 3 s to answer. */
+export const httpProbe = (path: string, failureThreshold: number) => ({
+  httpGet: { path, port: 'http' },
+  periodSeconds: 10,
+  timeoutSeconds: 3,
+  failureThreshold,
+})
+
+/** An egress rule to the cluster's DNS (kube-system, port 53 over UDP and TCP). */
+export const dnsEgress = {
+  to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } }],
+  ports: [
+    { protocol: 'UDP', port: 53 },
+    { protocol: 'TCP', port: 53 },
+  ],
+}

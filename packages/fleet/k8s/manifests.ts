@@ -1,6 +1,6 @@
 /**
  * The Kubernetes base of infra/k8s, as data: per service its workload (workload.ts), its database
- * with backups and monitoring (database.ts); the broker with its topology and users (broker.ts); and
+ * with backups and monitoring (database.ts); the saga console (console.ts); the broker with its topology and users (broker.ts); and
  * what the cluster's Prometheus and Grafana load (observability.ts). `generate.ts` writes it as YAML;
  * a test checks the committed files are what this produces, renders the overlays and validates every
  * object.
@@ -9,6 +9,7 @@ import type { TopologyDefinitions } from '@saga/messaging/parts'
 import type { ServiceName } from '../src/bootstrap.js'
 import type { Manifest } from './common.js'
 import { brokerManifests, topologyManifests, userManifests } from './broker.js'
+import { consoleManifests } from './console.js'
 import { backupStore, databaseManifests } from './database.js'
 import { observabilityManifests } from './observability.js'
 import { workloadManifests } from './workload.js'
@@ -22,6 +23,7 @@ export function baseFiles(topology: Record<ServiceName, TopologyDefinitions>): R
     const queues = topology[s].queues.map((q) => q.name).filter((name) => !name.endsWith('.dlq'))
     files[`${s}.yaml`] = [...workloadManifests(s, queues), ...databaseManifests(s)]
   }
+  files['console.yaml'] = consoleManifests()
   files['backup.yaml'] = [backupStore()]
   files['rabbitmq.yaml'] = brokerManifests()
   files['rabbitmq-topology.yaml'] = [

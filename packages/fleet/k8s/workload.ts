@@ -5,7 +5,21 @@
  */
 import type { ServiceName } from '../src/bootstrap.js'
 import { DEFAULT_PORTS } from '../src/start-env.js'
-import { dbCluster, labels, meta, NAMESPACE, RABBITMQ, VHOST, EXCHANGE, type Manifest } from './common.js'
+import {
+  adminTokenEnv,
+  containerSecurity,
+  dbCluster,
+  dnsEgress,
+  EXCHANGE,
+  httpProbe,
+  labels,
+  meta,
+  NAMESPACE,
+  podSecurity,
+  RABBITMQ,
+  VHOST,
+  type Manifest,
+} from './common.js'
 
 /** SHUTDOWN_TIMEOUT_MS of the server: the longest its drain (in-flight requests and handlers) takes. */
 export const SHUTDOWN_TIMEOUT_MS = 20_000
@@ -21,18 +35,6 @@ export const SERVICE_CONTAINER = 'service'
 /** KEDA adds a replica per this many messages in any one handler queue (ready and unacknowledged). */
 export const MESSAGES_PER_REPLICA = 50
 
-// Read-only root, no privileges, the image's unprivileged user (uid 1000 = node).
-const podSecurity = {
-  runAsNonRoot: true,
-  runAsUser: 1000,
-  runAsGroup: 1000,
-  seccompProfile: { type: 'RuntimeDefault' },
-}
-const containerSecurity = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  capabilities: { drop: ['ALL'] },
-}
 const selectorOf = (s: ServiceName) => ({
   'app.kubernetes.io/name': s,
   'app.kubernetes.io/component': 'service',
@@ -80,12 +82,6 @@ function migrateContainer(s: ServiceName) {
 
 function serverContainer(s: ServiceName) {
   const port = DEFAULT_PORTS[s]
-  const probe = (path: string, failureThreshold: number) => ({
-    httpGet: { path, port: 'http' },
-    periodSeconds: 10,
-    timeoutSeconds: 3,
-    failureThreshold,
-  })
   return {
     name: SERVICE_CONTAINER,
     image: 'saga/service',
@@ -100,13 +96,15 @@ function serverContainer(s: ServiceName) {
       // The migrate init container applied them; the schema readiness check confirms it.
       { name: 'MIGRATE_ON_START', value: 'false' },
       { name: 'SHUTDOWN_TIMEOUT_MS', value: String(SHUTDOWN_TIMEOUT_MS) },
+      // The credential of admin writes (messaging's requeue, discard, retry; the console's actions).
+      adminTokenEnv(),
       ...(SERVICE_ONLY_ENV[s] ?? []),
     ],
     securityContext: containerSecurity,
     resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '384Mi' } },
-    startupProbe: probe('/health/live', 30),
-    livenessProbe: probe('/health/live', 3),
-    readinessProbe: probe('/health/ready', 2),
+    startupProbe: httpProbe('/health/live', 30),
+    livenessProbe: httpProbe('/health/live', 3),
+    readinessProbe: httpProbe('/health/ready', 2),
     lifecycle: { preStop: { exec: { command: ['sleep', String(PRE_STOP_SECONDS)] } } },
     volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
   }
@@ -161,14 +159,8 @@ function deployment(s: ServiceName): Manifest {
 function networkPolicies(s: ServiceName): Manifest[] {
   const pods = { podSelector: { matchLabels: { 'app.kubernetes.io/name': s } } }
   const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }
-  const dns = {
-    to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } }],
-    ports: [
-      { protocol: 'UDP', port: 53 },
-      { protocol: 'TCP', port: 53 },
-    ],
-  }
-  // Only order's HTTP API is public; the others serve metrics (and their APIs to the namespace).
+  // Only order's HTTP API is public; the others serve metrics (and their APIs to the namespace: the
+  // console reads every service's /health and /admin/messaging).
   const httpFrom = s === 'order' ? [] : [{ podSelector: {} }, monitoring]
   const database = { podSelector: { matchLabels: { 'cnpg.io/cluster': dbCluster(s) } } }
   return [
@@ -186,7 +178,7 @@ function networkPolicies(s: ServiceName): Manifest[] {
             to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': RABBITMQ } } }],
             ports: [{ protocol: 'TCP', port: 5672 }],
           },
-          dns,
+          dnsEgress,
         ],
       },
     },

