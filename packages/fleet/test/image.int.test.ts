@@ -269,7 +269,7 @@ describe('the saga console, booted from the image', () => {
     const base = `http://127.0.0.1:${port}`
     await until('console ready', async () => ((await fetch(`${base}/health/ready`)).ok ? true : undefined))
     expect((await fetch(`${base}/health/live`)).status).toBe(200)
-    // The UI from dist/public: the page, and every script and stylesheet it names.
+    // The UI from dist/ui: the page, and every script and stylesheet it names.
     const page = await fetch(`${base}/`)
     expect(page.status).toBe(200)
     expect(page.headers.get('content-type')).toMatch(/^text\/html/)
@@ -318,14 +318,14 @@ describe('collect-runtime.sh and the console', () => {
     writeFileSync(join(src, 'services/console/dist/server.js'), '')
     const collect = () => run('sh', [join(root, 'infra/image/collect-runtime.sh'), src, dest])
     await expect(collect()).rejects.toMatchObject({
-      stderr: expect.stringContaining('services/console/dist/public is missing') as unknown,
+      stderr: expect.stringContaining('services/console/dist/ui is missing') as unknown,
     })
     rmSync(join(dest, 'services'), { recursive: true, force: true })
-    mkdirSync(join(src, 'services/console/dist/public/assets'), { recursive: true })
-    writeFileSync(join(src, 'services/console/dist/public/index.html'), '<!doctype html>')
-    writeFileSync(join(src, 'services/console/dist/public/assets/app.js'), '')
+    mkdirSync(join(src, 'services/console/dist/ui/assets'), { recursive: true })
+    writeFileSync(join(src, 'services/console/dist/ui/index.html'), '<!doctype html>')
+    writeFileSync(join(src, 'services/console/dist/ui/assets/app.js'), '')
     await collect()
-    for (const file of ['dist/server.js', 'dist/public/index.html', 'dist/public/assets/app.js'])
+    for (const file of ['dist/server.js', 'dist/ui/index.html', 'dist/ui/assets/app.js'])
       expect(existsSync(join(dest, 'services/console', file)), file).toBe(true)
   })
 })
