@@ -11,8 +11,10 @@
 import { pgDatabase } from '@saga/messaging'
 import { createServiceApp } from '@saga/service-kit'
 import { createServiceTestDatabase } from '@saga/service-kit/testing'
-import { Prisma } from '../src/generated/prisma/client.js'
-import { database } from '../src/plugins/db.js'
+import type pg from 'pg'
+import { loadConfig } from '../src/config.js'
+import { Prisma, type PrismaClient } from '../src/generated/prisma/client.js'
+import { database, dbPlugin } from '../src/plugins/db.js'
 import { orderRoutes } from '../src/routes/orders.js'
 import { orderStatsSql } from '../src/store/stats.js'
 import { listOrdersSql, type OrderFilters } from '../src/store/views.js'
@@ -24,22 +26,24 @@ const SPAN_MS = Number(process.env.BENCH_SPAN_MS ?? 60 * 60_000)
 const EXPLAIN = process.env.BENCH_EXPLAIN === '1'
 
 async function run(): Promise<void> {
-  let started = performance.now()
-  const seeded = await seedOrders(db.pool, ORDERS, SPAN_MS)
-  // What autovacuum does to a table this size after the inserts: statistics for the planner and
-  // the visibility map the index-only scans need.
-  await db.pool.query('VACUUM ANALYZE orders, order_lines, order_events')
-  const seconds = ((performance.now() - started) / 1000).toFixed(1)
-  console.log(
-    `seeded ${seeded.orders} orders, ${seeded.lines} lines, ${seeded.events} events in ${seconds} s`,
-  )
-  await printMix()
-
+  // The routes on the fleet's app defaults over the service's own db plugin, so the pool's sessions
+  // run with the settings production has (service-kit's sessionConnection).
   const app = await createServiceApp({ service: 'order', logLevel: 'silent', fastify: { logger: false } })
-  await app.register(orderRoutes, { db: db.prisma, database: pgDatabase(db.pool), clock: () => new Date() })
+  await app.register(dbPlugin, { config: loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent' }) })
+  await app.register(orderRoutes, { db: app.prisma, database: pgDatabase(app.pool), clock: () => new Date() })
   await app.ready()
   try {
-    started = performance.now()
+    const started = performance.now()
+    // Through the fixture's pool: the service's sessions cut statements at 5 s.
+    const seeded = await seedOrders(db.pool, ORDERS, SPAN_MS)
+    // What autovacuum does to a table this size after the inserts: statistics for the planner and
+    // the visibility map the index-only scans need.
+    await db.pool.query('VACUUM ANALYZE orders, order_lines, order_events')
+    const seconds = ((performance.now() - started) / 1000).toFixed(1)
+    console.log(
+      `seeded ${seeded.orders} orders, ${seeded.lines} lines, ${seeded.events} events in ${seconds} s`,
+    )
+    await printMix(app)
     const cases = await benchCases(app)
     console.log(`\n${ROUNDS} rounds per route (ms)`)
     console.log(`${'route'.padEnd(64)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'items'.padStart(6)}`)
@@ -49,17 +53,17 @@ async function run(): Promise<void> {
         `${label.padEnd(64)} ${median.toFixed(2).padStart(8)} ${p95.toFixed(2).padStart(8)} ${String(items).padStart(6)}`,
       )
     }
-    if (EXPLAIN) await explainAll()
+    if (EXPLAIN) await explainAll(app)
   } finally {
     await app.close()
   }
 }
 
-type App = Awaited<ReturnType<typeof createServiceApp>>
+type App = Awaited<ReturnType<typeof createServiceApp>> & { pool: pg.Pool; prisma: PrismaClient }
 
 /** The seeded mix: orders by status and outcome, for reading the timings against. */
-async function printMix(): Promise<void> {
-  const { rows } = await db.pool.query<{ status: string; reason: string | null; n: number }>(
+async function printMix(app: App): Promise<void> {
+  const { rows } = await app.pool.query<{ status: string; reason: string | null; n: number }>(
     `SELECT status, cancellation_reason AS reason, count(*)::int AS n FROM orders GROUP BY 1, 2 ORDER BY 1, 2`,
   )
   for (const row of rows) console.log(`  ${row.status} ${row.reason ?? ''}: ${row.n}`)
@@ -101,7 +105,7 @@ async function benchCases(app: App): Promise<Array<{ label: string; url: string 
   )
   const cases = [{ label: 'GET /orders/:id', url: `/orders/${rows[0]?.id}` }]
   for (const [label, filters] of FILTERS) {
-    const query = new URLSearchParams(filters)
+    const query = new URLSearchParams(filters).toString()
     cases.push({ label: `GET /orders ${label}`, url: `/orders?${query}` })
     const deep = await cursorAfter(app, query, 40)
     if (deep) cases.push({ label: `GET /orders ${label}, page 41`, url: `/orders?${query}&cursor=${deep}` })
@@ -112,7 +116,7 @@ async function benchCases(app: App): Promise<Array<{ label: string; url: string 
 }
 
 /** The cursor of page `pages + 1` (20 a page), or undefined when there are fewer pages. */
-async function cursorAfter(app: App, query: URLSearchParams, pages: number): Promise<string | undefined> {
+async function cursorAfter(app: App, query: string, pages: number): Promise<string | undefined> {
   let cursor: string | undefined
   for (let i = 0; i < pages; i++) {
     const url = `/orders?${query}${cursor ? `&cursor=${cursor}` : ''}`
@@ -141,14 +145,14 @@ async function time(app: App, url: string): Promise<{ median: number; p95: numbe
 }
 
 /** EXPLAIN ANALYZE of the list statement for each filter and of the stats statement. */
-async function explainAll(): Promise<void> {
+async function explainAll(app: App): Promise<void> {
   const plans: Array<[string, Prisma.Sql]> = FILTERS.map(([label, filters]) => [
     `GET /orders ${label}`,
     listOrdersSql({ ...toFilters(filters), limit: 20 }),
   ])
   plans.push(['GET /orders/stats (300 s)', orderStatsSql(300)])
   for (const [label, sql] of plans) {
-    const rows = await db.prisma.$queryRaw<Array<{ 'QUERY PLAN': string }>>(
+    const rows = await app.prisma.$queryRaw<Array<{ 'QUERY PLAN': string }>>(
       Prisma.sql`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`,
     )
     console.log(`\n== ${label}\n${rows.map((row) => row['QUERY PLAN']).join('\n')}`)

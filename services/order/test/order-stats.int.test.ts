@@ -112,7 +112,9 @@ describe('GET /orders/stats', () => {
       expect(now >= last && now < last + 10_000).toBe(true)
     },
   )
+})
 
+describe('GET /orders/stats bad windows', () => {
   it.each([
     ['windowSeconds=0', 'querystring.windowSeconds'],
     ['windowSeconds=-10', 'querystring.windowSeconds'],
