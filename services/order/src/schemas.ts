@@ -68,6 +68,7 @@ export const WaitingFor = z.enum(WAITING_FOR).meta({
 export const OrderEventView = z
   .object({
     id: Id,
+    messageId: Id.meta({ description: 'The message id of the event (the same as id)' }),
     type: z.string().meta({ example: 'payment.processed.v1' }),
     source: z.string().meta({ example: 'payment' }),
     occurredAt: Instant,

@@ -71,7 +71,15 @@ function newOrderView(order: OrderCreated, messageId: string, deadlineAt: Date):
     confirmedAt: null,
     cancelledAt: null,
     events: [
-      { id: messageId, type: OrderCreated.type, source: 'order', occurredAt: at, recordedAt: at, note: null },
+      {
+        id: messageId,
+        messageId,
+        type: OrderCreated.type,
+        source: 'order',
+        occurredAt: at,
+        recordedAt: at,
+        note: null,
+      },
     ],
   }
 }

@@ -58,6 +58,7 @@ export const toOrderView = (row: DetailRow): OrderView => ({
   cancelledAt: iso(row.cancelledAt),
   events: row.events.map((event) => ({
     id: event.messageId,
+    messageId: event.messageId,
     type: event.type,
     source: event.source,
     occurredAt: event.occurredAt.toISOString(),
@@ -68,9 +69,9 @@ export const toOrderView = (row: DetailRow): OrderView => ({
 
 /**
  * A 201 body stored under an idempotency key, as the API shows it now: a body stored before
- * deadlines existed lacks `deadlineAt` and the events' `note`, one stored before `waitingFor`
- * existed lacks it (a 201 shows a new order, which waits for its first step); the response schema
- * requires them.
+ * deadlines existed lacks `deadlineAt` and the events' `note`, one stored before `waitingFor` and
+ * the events' `messageId` existed lacks those (a 201 shows a new order, which waits for its first
+ * step; `messageId` is the event's `id`); the response schema requires them.
  */
 export function storedOrderView(body: unknown): OrderView {
   const stored = body as OrderView
@@ -78,7 +79,11 @@ export function storedOrderView(body: unknown): OrderView {
     ...stored,
     deadlineAt: stored.deadlineAt ?? null,
     waitingFor: stored.waitingFor === undefined ? waitingFor([]) : stored.waitingFor,
-    events: stored.events.map((event) => ({ ...event, note: event.note ?? null })),
+    events: stored.events.map((event) => ({
+      ...event,
+      messageId: event.messageId ?? event.id,
+      note: event.note ?? null,
+    })),
   }
 }
 
