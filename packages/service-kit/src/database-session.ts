@@ -44,8 +44,8 @@ const checkedMs = (name: string, value: number): number => {
 }
 
 /**
- * The connection settings of a service's pool: the session time zone pinned to UTC and the session
- * limits, as startup options. Startup options cost no round trip and take precedence over
+ * The connection settings of a service's pool: the session time zone pinned to UTC, JIT compilation
+ * off, and the session limits, as startup options. Startup options cost no round trip and take precedence over
  * `ALTER DATABASE/ROLE ... SET` (PostgreSQL docs, "Setting Parameters"), so no database or role
  * default can change them; the database's own `options` URL parameter, if any, is kept but ours win.
  *
@@ -55,6 +55,12 @@ const checkedMs = (name: string, value: number): number => {
  * order placed at 11:52 UTC was stored as 16:52 UTC and older rows read back five hours early. In a
  * UTC session both conversions are the identity; pg (raw SQL) sends and reads offsets, so it is
  * right either way.
+ *
+ * Why JIT is off: PostgreSQL compiles a plan whose estimated cost passes `jit_above_cost` (100,000),
+ * and the estimate of a read with a correlated subquery per row (the order service's `waitingFor`
+ * filter and stats) passes it on a few thousand PENDING orders: compiling took 60-340 ms for a
+ * statement that runs in 3 ms without it (EXPLAIN on 100,000 orders, services/order/bench). The
+ * services run short OLTP statements, where JIT never pays off.
  * @throws RangeError when a limit is not a whole number of ms >= 0
  */
 export function sessionConnection(databaseUrl: string, limits: SessionLimits): SessionConnection {
@@ -63,6 +69,7 @@ export function sessionConnection(databaseUrl: string, limits: SessionLimits): S
   url.searchParams.delete('options')
   const ours = [
     'TimeZone=UTC',
+    'jit=off',
     `statement_timeout=${checkedMs('statementTimeoutMs', limits.statementTimeoutMs)}`,
     `lock_timeout=${checkedMs('lockTimeoutMs', limits.lockTimeoutMs)}`,
     `idle_in_transaction_session_timeout=${checkedMs('idleInTransactionTimeoutMs', limits.idleInTransactionTimeoutMs)}`,

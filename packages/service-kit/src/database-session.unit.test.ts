@@ -9,7 +9,7 @@ describe('sessionConnection', () => {
     )
     expect(connectionString).toBe('postgresql://order_service:pw@db:5432/order_service')
     expect(options).toBe(
-      '-c TimeZone=UTC -c statement_timeout=5000 -c lock_timeout=2000 -c idle_in_transaction_session_timeout=15000',
+      '-c TimeZone=UTC -c jit=off -c statement_timeout=5000 -c lock_timeout=2000 -c idle_in_transaction_session_timeout=15000',
     )
   })
 
@@ -20,7 +20,7 @@ describe('sessionConnection', () => {
     )
     expect(connectionString).toBe('postgresql://u@h/d?sslmode=disable')
     expect(options).toBe(
-      '-c TimeZone=Europe/Paris -c work_mem=8MB -c TimeZone=UTC -c statement_timeout=0 -c lock_timeout=1 -c idle_in_transaction_session_timeout=2',
+      '-c TimeZone=Europe/Paris -c work_mem=8MB -c TimeZone=UTC -c jit=off -c statement_timeout=0 -c lock_timeout=1 -c idle_in_transaction_session_timeout=2',
     )
   })
 

@@ -33,6 +33,14 @@ export async function placeReadCancel(): Promise<components['schemas']['OrderSta
   const id: string = placed.data.id
   const page = await client.GET('/orders', { params: { query: { status: 'PENDING', limit: 10 } } })
   const next: string | null | undefined = page.data?.nextCursor
+  const stuck = await client.GET('/orders', {
+    params: { query: { waitingFor: 'inventory', deadlineBefore: '2026-12-01T10:00:00Z', placedAfter: '2026-12-01T09:00:00Z' } },
+  })
+  const step: components['schemas']['WaitingFor'] | null | undefined = stuck.data?.items[0]?.waitingFor
+  const stats = await client.GET('/orders/stats', { params: { query: { windowSeconds: 300 } } })
+  const overdue: number | undefined = stats.data?.pendingOverdue
+  const p99: number | null | undefined = stats.data?.buckets[0]?.latencyP99Ms
+  if (step === undefined && overdue === undefined && p99 === undefined) return undefined
   await client.GET('/orders/{id}', { params: { path: { id } } })
   const cancelled = await client.POST('/orders/{id}/cancel', { params: { path: { id } } })
   return next === undefined ? undefined : cancelled.data?.status
@@ -43,7 +51,7 @@ type Created = operations['createOrder']['responses'][201]
 export const headers: Created['headers'] = { location: '/orders/1', 'x-request-id': 'r-1', 'idempotent-replayed': 'true' }
 export const busy: operations['listOrders']['responses'][503]['headers']['retry-after'] = 2
 export const problem: components['schemas']['ClientError'] = { error: 'Bad Request', message: 'invalid', details: [{ path: 'body.currency', issue: 'is invalid' }] }
-export type Names = [operations['getOrder'], operations['cancelOrder'], operations['listOrders']]
+export type Names = [operations['getOrder'], operations['cancelOrder'], operations['listOrders'], operations['getOrderStats']]
 `,
     misuse: {
       usage: `

@@ -129,14 +129,15 @@ describe('Idempotency-Key on POST /orders', () => {
     },
   )
 
-  it('when the stored response predates deadlines (no deadlineAt, no event notes), then the replay is still 201 with them null', async () => {
+  it('when the stored response predates deadlines, waitingFor and messageId, then the replay is still 201 with deadlineAt and notes null, waitingFor payment and messageId the event id', async () => {
     const key = randomUUID()
     const body = orderBody()
     const first = await post(body, key)
     expect(first.statusCode).toBe(201)
     await db.pool.query(
-      `UPDATE idempotency_keys SET response_body = (response_body - 'deadlineAt')
-         || jsonb_build_object('events', (SELECT jsonb_agg(e - 'note') FROM jsonb_array_elements(response_body->'events') e))
+      `UPDATE idempotency_keys SET response_body = (response_body - 'deadlineAt' - 'waitingFor')
+         || jsonb_build_object('events',
+              (SELECT jsonb_agg(e - 'note' - 'messageId') FROM jsonb_array_elements(response_body->'events') e))
        WHERE key = $1`,
       [key],
     )
@@ -144,9 +145,16 @@ describe('Idempotency-Key on POST /orders', () => {
     const replay = await post(body, key)
 
     expect(replay.statusCode).toBe(201)
-    const view = replay.json<{ id: string; deadlineAt: string | null; events: { note: string | null }[] }>()
+    const view = replay.json<{
+      id: string
+      deadlineAt: string | null
+      waitingFor: string | null
+      events: { id: string; messageId: string; note: string | null }[]
+    }>()
     expect(view.id).toBe(first.json<{ id: string }>().id)
     expect(view.deadlineAt).toBeNull()
+    expect(view.waitingFor).toBe('payment')
     expect(view.events.map((e) => e.note)).toEqual([null])
+    expect(view.events.map((e) => e.messageId)).toEqual(view.events.map((e) => e.id))
   })
 })

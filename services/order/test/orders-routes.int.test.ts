@@ -324,6 +324,7 @@ describe('OpenAPI', () => {
     expect(codes('/orders', 'post')).toEqual(['201', '400', '409', '413', '415', '500', '503'])
     expect(codes('/orders/{id}', 'get')).toEqual(['200', '400', '404', '500', '503'])
     expect(codes('/orders', 'get')).toEqual(['200', '400', '500', '503'])
+    expect(codes('/orders/stats', 'get')).toEqual(['200', '400', '500', '503'])
   })
 })
 

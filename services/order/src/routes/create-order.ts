@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { OrderCreated } from '@saga/contracts'
 import { enqueue, firstEvent, type Database } from '@saga/messaging'
 import { DEFAULT_ORDER_DEADLINE_MS, orderTotal } from '../domain/order.js'
+import { waitingFor } from '../domain/waiting.js'
 import type { PrismaClient } from '../generated/prisma/client.js'
 import type { Tx } from '../plugins/db.js'
 import type { CreateOrderBody, OrderView } from '../schemas.js'
@@ -61,6 +62,7 @@ function newOrderView(order: OrderCreated, messageId: string, deadlineAt: Date):
     total: order.totalAmount,
     cancellationReason: null,
     failedStep: null,
+    waitingFor: waitingFor([OrderCreated.type]),
     createdAt: at,
     updatedAt: at,
     items: order.lines,
@@ -69,7 +71,15 @@ function newOrderView(order: OrderCreated, messageId: string, deadlineAt: Date):
     confirmedAt: null,
     cancelledAt: null,
     events: [
-      { id: messageId, type: OrderCreated.type, source: 'order', occurredAt: at, recordedAt: at, note: null },
+      {
+        id: messageId,
+        messageId,
+        type: OrderCreated.type,
+        source: 'order',
+        occurredAt: at,
+        recordedAt: at,
+        note: null,
+      },
     ],
   }
 }

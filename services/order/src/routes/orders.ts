@@ -12,8 +12,11 @@ import {
   ListOrdersQuery,
   OrderPage,
   OrderParams,
+  OrderStats,
+  OrderStatsQuery,
   OrderView,
 } from '../schemas.js'
+import { orderStats } from '../store/stats.js'
 import { decodeCursor, findOrderView, listOrders, storedOrderView } from '../store/views.js'
 import { cancelByCustomer } from './cancel-order.js'
 import { createOrder } from './create-order.js'
@@ -38,7 +41,7 @@ export interface OrderRoutesOptions {
 type OrderApp = Parameters<FastifyPluginCallbackZod<OrderRoutesOptions>>[0]
 
 /**
- * POST /orders, POST /orders/:id/cancel, GET /orders/:id, GET /orders. Encapsulated (not fastify-plugin): the routes see the
+ * POST /orders, POST /orders/:id/cancel, GET /orders/:id, GET /orders, GET /orders/stats. Encapsulated (not fastify-plugin): the routes see the
  * app's error handler and type provider but add nothing to it.
  */
 export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, options, done) => {
@@ -46,6 +49,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
   cancelOrderRoute(app, options)
   getOrderRoute(app, options)
   listOrdersRoute(app, options)
+  orderStatsRoute(app, options)
   done()
 }
 
@@ -161,28 +165,65 @@ function getOrderRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
   )
 }
 
-/** GET /orders: a page of orders, newest first, optionally of one status. */
+/** GET /orders: a page of orders matching the filters, newest first. */
 function listOrdersRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
   app.get(
     '/orders',
     {
       schema: {
         operationId: 'listOrders',
-        summary: 'Orders, newest first, optionally of one status; paged with nextCursor',
+        summary: 'Orders, newest first, filtered; paged with nextCursor',
+        description:
+          'Every filter given must hold. waitingFor and deadlineBefore select PENDING orders only, ' +
+          'cancellationReason CANCELLED ones; placedAfter is inclusive, placedBefore exclusive. Keyset-paged: ' +
+          'pass nextCursor as cursor, with the same filters, for the next page (null on the last).',
         tags: ['orders'],
         querystring: ListOrdersQuery,
         response: { 200: OrderPage.describe('A page of orders'), ...errorResponses(400, 500, 503) },
       },
     },
     async (request) => {
-      const { status, limit, cursor } = request.query
+      const { limit, cursor, placedAfter, placedBefore, deadlineBefore, ...filters } = request.query
       const after = cursor === undefined ? undefined : decodeCursor(cursor)
       if (cursor !== undefined && !after) {
         throw new HttpError(400, 'The request is invalid', [
           { path: 'querystring.cursor', issue: 'is not a cursor this API returned' },
         ])
       }
-      return listOrders(db, { status, limit, after })
+      return listOrders(db, {
+        ...filters,
+        placedAfter: instant(placedAfter),
+        placedBefore: instant(placedBefore),
+        deadlineBefore: instant(deadlineBefore),
+        limit,
+        after,
+      })
     },
   )
 }
+
+/** GET /orders/stats: the console's figures of the orders, now and over the last window. */
+function orderStatsRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
+  app.get(
+    '/orders/stats',
+    {
+      schema: {
+        operationId: 'getOrderStats',
+        summary: 'Orders by status and step now, and the orders that ended in each 10 s of a window',
+        description:
+          'One snapshot of the database: orders by status; PENDING orders by the step they wait for and past ' +
+          'their deadline; for each 10-second bucket of the last windowSeconds (oldest first, aligned to ' +
+          'multiples of 10 s, the last one still filling), the orders confirmed and cancelled in it and the ' +
+          'median and 99th percentile of their time from creation to that end. Times are the database clock.',
+        tags: ['orders'],
+        querystring: OrderStatsQuery,
+        response: { 200: OrderStats.describe('The figures'), ...errorResponses(400, 500, 503) },
+      },
+    },
+    async (request) => orderStats(db, request.query.windowSeconds),
+  )
+}
+
+/** A validated ISO 8601 query value as a Date. */
+const instant = (text: string | undefined): Date | undefined =>
+  text === undefined ? undefined : new Date(text)
