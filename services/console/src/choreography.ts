@@ -232,7 +232,9 @@ export function buildChoreography(input: ChoreographyInput, now: Date): Choreogr
       (ended !== null && node.branch === 'forward' && !terminal && occurred > ended) ||
       /after the order (had )?ended/i.test(node.note ?? '')
   }
-  const sorted = [...nodes.values()].sort((a, b) => (a.occurredAt ?? '').localeCompare(b.occurredAt ?? ''))
+  // In the order they occurred; facts known only from a dead-letter queue (no time) last.
+  const time = (n: FactNode) => (n.occurredAt === null ? Number.MAX_SAFE_INTEGER : Date.parse(n.occurredAt))
+  const sorted = [...nodes.values()].sort((a, b) => time(a) - time(b))
   const edges = sorted.flatMap((n) =>
     n.causationId !== null && nodes.has(n.causationId) ? [{ from: n.causationId, to: n.id }] : [],
   )
@@ -240,7 +242,7 @@ export function buildChoreography(input: ChoreographyInput, now: Date): Choreogr
   const actions = entries(input.actions)
     .flatMap(([service, list]) => list.map((a) => ({ ...a, service })))
     .filter((a) => a.ids.some((id) => touched.has(id)) || a.target.includes(input.order.id))
-    .sort((a, b) => b.at.localeCompare(a.at))
+    .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))
   const parked = entries(input.parked).flatMap(([service, rows]) => rows.map((r) => ({ ...r, service })))
   const deadlineAt = input.order.deadlineAt
   const pending = input.order.status === 'PENDING' && deadlineAt !== null

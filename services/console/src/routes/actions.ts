@@ -144,7 +144,7 @@ export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
       }),
     )
     return {
-      actions: read.flatMap((r) => r.actions).sort((a, b) => b.at.localeCompare(a.at)),
+      actions: read.flatMap((r) => r.actions).sort((a, b) => Date.parse(b.at) - Date.parse(a.at)),
       sources: Object.fromEntries(read.map((r) => [r.service, { ok: r.reason === null, reason: r.reason }])),
     }
   })

@@ -304,7 +304,7 @@ function postAnswer(path: string, body: { messageIds?: string[]; ids?: string[];
     const verb = path.endsWith('requeue') ? 'requeue' : 'discard'
     const results = (body.messageIds ?? []).map((messageId) => ({
       messageId,
-      outcome: dryRun ? `would-${verb}` : `${verb}d`,
+      outcome: dryRun ? `would-${verb}` : verb === 'requeue' ? 'requeued' : 'discarded',
     }))
     return { status: 200, body: { dryRun, actionId: dryRun ? null : '7', results } }
   }
