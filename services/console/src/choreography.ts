@@ -71,6 +71,8 @@ export interface FactNode {
   late: boolean
   /** The order timeline's note for it, if any. */
   note: string | null
+  /** The W3C trace id of the producing transaction, when the producer exposes it; for trace links. */
+  traceId: string | null
 }
 
 /** A causation edge: `to` was caused by (handled from) `from`. */
@@ -130,7 +132,17 @@ function emptyNode(id: string, type: string): FactNode {
     deadLetters: [],
     late: false,
     note: null,
+    traceId: null,
   }
+}
+
+/** The trace id of a row: its `traceId`, else the one in its `traceparent` header (W3C). */
+function traceIdOf(row: OutboxRecord): string | null {
+  if (typeof row.traceId === 'string') return row.traceId
+  const parent = row.headers?.traceparent
+  const match =
+    typeof parent === 'string' ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(parent) : null
+  return match?.[1] ?? null
 }
 
 /** The nodes from every outbox (the producers' truth), then the timeline and the dead letters. */
@@ -148,6 +160,7 @@ function collectNodes(input: ChoreographyInput): Map<string, FactNode> {
         occurredAt: row.occurredAt,
         publishedAt: row.publishedAt,
         failedAt: row.failedAt,
+        traceId: traceIdOf(row),
       })
     }
   }

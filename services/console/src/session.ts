@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { HttpError } from '@saga/service-kit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'saga_console_session'
@@ -91,6 +91,21 @@ export function requireJson(request: FastifyRequest): void {
     throw new HttpError(415, 'Send the body as application/json', [
       { path: 'headers.content-type', issue: 'must be application/json' },
     ])
+  }
+}
+
+/**
+ * An `onRequest` hook from checks that throw an HttpError to refuse the request (before its body is
+ * read). Example: `onRequest: guard((request) => requireSameOrigin(request))`.
+ */
+export function guard(check: (request: FastifyRequest) => void): onRequestHookHandler {
+  return (request, _reply, done) => {
+    try {
+      check(request)
+      done()
+    } catch (error) {
+      done(error as Error)
+    }
   }
 }
 

@@ -41,6 +41,9 @@ export interface OutboxRecord {
   publishedAt: string | null
   failedAt: string | null
   payload: unknown
+  /** The W3C trace id of the row's `traceparent`, where the service exposes it (not in the contract). */
+  traceId?: string | null
+  headers?: Record<string, unknown>
 }
 
 /** One inbox row: which handler of the service consumed the message, when. */

@@ -2,7 +2,8 @@ import { SERVICES, type ServiceName } from '@saga/contracts'
 import { HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { requireJson, requireSameOrigin, type SessionStore } from '../session.js'
+import { guard, requireJson, requireSameOrigin, type SessionStore } from '../session.js'
+import type { ActionRequest, ActionsPage, CancelResult } from '../api-types.js'
 import type { AdminAction } from '../shapes.js'
 import type { Actor, Answer, Upstream } from '../upstream.js'
 import { sessionIdOf, writesDisabled } from './session.js'
@@ -32,15 +33,8 @@ export const ActionBody = z
     if (body.kind === 'cancel' && body.ids.length > MAX_CANCELS)
       ctx.addIssue({ code: 'custom', path: ['ids'], message: `at most ${MAX_CANCELS} orders per cancel` })
   })
-export type ActionBody = z.infer<typeof ActionBody>
-
-/** One order of a cancel action, as `POST /api/actions` answers it. */
-export interface CancelResult {
-  id: string
-  outcome: 'cancelled' | 'would-cancel' | 'not-pending' | 'not-found' | 'failed'
-  status: number | null
-  message: string | null
-}
+// The schema accepts exactly the API's ActionRequest.
+const _sameShape: z.infer<typeof ActionBody> extends ActionRequest ? true : never = true
 
 /** The outcome of one `POST /admin/orders/:id/cancel`. */
 function cancelResult(id: string, dryRun: boolean, answer: Answer): CancelResult {
@@ -83,13 +77,13 @@ export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
     '/api/actions',
     {
       schema: { hide: true, body: ActionBody },
-      onRequest: async (request) => {
+      onRequest: guard((request) => {
         requireSameOrigin(request)
         if (token === undefined) throw writesDisabled()
         if (sessions.get(sessionIdOf(request)) === undefined)
           throw new HttpError(401, 'Sign in to act', [{ path: 'cookies.session', issue: 'no live session' }])
         requireJson(request)
-      },
+      }),
     },
     async (request, reply) => {
       const body = request.body
@@ -143,10 +137,11 @@ export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
         }
       }),
     )
-    return {
+    const page: ActionsPage = {
       actions: read.flatMap((r) => r.actions).sort((a, b) => Date.parse(b.at) - Date.parse(a.at)),
       sources: Object.fromEntries(read.map((r) => [r.service, { ok: r.reason === null, reason: r.reason }])),
     }
+    return page
   })
   done()
 }

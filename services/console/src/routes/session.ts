@@ -2,9 +2,11 @@ import { HttpError } from '@saga/service-kit'
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import type { SessionView } from '../api-types.js'
 import {
   ACTOR,
   clearSessionCookie,
+  guard,
   requireJson,
   requireSameOrigin,
   sameSecret,
@@ -24,13 +26,6 @@ const SignIn = z.strictObject({
   actor: z.string().regex(ACTOR, { error: 'must be 1-64 characters of letters, digits, space and ._@-' }),
   token: z.string().min(1).max(1_000),
 })
-
-/** `GET /api/session`'s body: who is signed in, and whether writes are possible at all. */
-export interface SessionView {
-  signedIn: boolean
-  actor: string | null
-  writesEnabled: boolean
-}
 
 /** The 403 of a console started without ADMIN_TOKEN. */
 export const writesDisabled = () =>
@@ -61,17 +56,17 @@ export const sessionRoutes: FastifyPluginCallbackZod<SessionRoutesOptions> = (
     }
   }
 
-  app.get('/api/session', { schema: { hide: true } }, async (request) => view(request))
+  app.get('/api/session', { schema: { hide: true } }, (request, reply) => reply.send(view(request)))
 
   app.post(
     '/api/session',
     {
       schema: { hide: true, body: SignIn },
-      onRequest: async (request) => {
+      onRequest: guard((request) => {
         requireSameOrigin(request)
         requireJson(request)
         if (token === undefined) throw writesDisabled()
-      },
+      }),
     },
     async (request, reply) => {
       const { actor } = request.body
@@ -89,14 +84,10 @@ export const sessionRoutes: FastifyPluginCallbackZod<SessionRoutesOptions> = (
     },
   )
 
-  app.delete(
-    '/api/session',
-    { onRequest: async (request) => requireSameOrigin(request) },
-    async (request, reply) => {
-      sessions.delete(sessionIdOf(request))
-      clearSessionCookie(reply)
-      return { signedIn: false, actor: null, writesEnabled: token !== undefined } satisfies SessionView
-    },
-  )
+  app.delete('/api/session', { onRequest: guard(requireSameOrigin) }, async (request, reply) => {
+    sessions.delete(sessionIdOf(request))
+    clearSessionCookie(reply)
+    return { signedIn: false, actor: null, writesEnabled: token !== undefined } satisfies SessionView
+  })
   done()
 }

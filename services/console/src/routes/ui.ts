@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync } from 'fastify'
 
@@ -23,16 +24,17 @@ export const PAGES = ['/', '/orders', '/orders/:id'] as const
 /**
  * The built UI: the files under `root` (hashed assets cached for a year, index.html never), and
  * index.html for each page of the app (`PAGES`), so a reload or a shared link of `/orders/<id>`
- * opens that page. Unknown paths keep the app's 404.
+ * opens that page; 503 naming the fix while the UI is not built. Unknown paths keep the app's 404.
  */
 export const uiRoutes: FastifyPluginAsync<UiRoutesOptions> = async (app, { root }) => {
-  if (!existsSync(root))
-    app.log.warn({ root }, 'the console UI is not built (npm run build): pages answer 404')
+  const built = existsSync(join(root, 'index.html'))
+  if (!built) app.log.warn({ root }, 'the console UI is not built (npm run build): pages answer 503')
   await app.register(fastifyStatic, {
     root,
     prefix: '/',
     index: false,
-    wildcard: true,
+    // A route per built file (read at start): no catch-all, so unknown paths keep the app's 404.
+    wildcard: false,
     setHeaders(reply, path) {
       void reply
         .header('x-content-type-options', 'nosniff')
@@ -43,12 +45,18 @@ export const uiRoutes: FastifyPluginAsync<UiRoutesOptions> = async (app, { root 
     },
   })
   for (const page of PAGES) {
-    app.get(page, { schema: { hide: true } }, (_request, reply) =>
-      reply
-        .header('content-security-policy', CONTENT_SECURITY_POLICY)
-        .header('x-frame-options', 'DENY')
-        .header('cache-control', 'no-cache')
-        .sendFile('index.html'),
+    app.get(page, { schema: { hide: true } }, (request, reply) =>
+      !built
+        ? reply.code(503).send({
+            error: 'Service Unavailable',
+            message: 'The console UI is not built; run npm run build',
+            requestId: request.id,
+          })
+        : reply
+            .header('content-security-policy', CONTENT_SECURITY_POLICY)
+            .header('x-frame-options', 'DENY')
+            .header('cache-control', 'no-cache')
+            .sendFile('index.html'),
     )
   }
 }

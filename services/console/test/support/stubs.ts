@@ -344,7 +344,7 @@ export async function startStub(service: ServiceName, fixtures: OrderFixture[] =
     const answer =
       override ??
       (request.method === 'POST'
-        ? postAnswer(path, (request.body ?? {}) as Parameters<typeof postAnswer>[1])
+        ? postAnswer(path, request.body ?? {})
         : defaultAnswer(service, path, query, fixtures))
     if (!answer)
       return reply.code(404).send({ error: 'Not Found', message: `Route ${path} not found`, details: [] })
