@@ -18,13 +18,15 @@ export interface TimeChartProps {
   unit: string
   testId: string
   height?: number
+  /** The x axis' span, seconds since the epoch; default the data's own. */
+  xRange?: [number, number] | undefined
 }
 
 /**
  * A time-series line chart (uPlot, canvas): created once, its data replaced on every update, its
  * width following the container's.
  */
-export function TimeChart({ times, lines, unit, testId, height = 200 }: TimeChartProps) {
+export function TimeChart({ times, lines, unit, testId, height = 200, xRange }: TimeChartProps) {
   const container = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
   const labels = lines.map((l) => `${l.label}|${l.stroke}`).join(',')
@@ -54,8 +56,11 @@ export function TimeChart({ times, lines, unit, testId, height = 200 }: TimeChar
   }, [labels, unit, height])
 
   useEffect(() => {
-    plot.current?.setData([times, ...lines.map((l) => l.values)] as uPlot.AlignedData)
-  }, [times, lines])
+    const chart = plot.current
+    if (!chart) return
+    chart.setData([times, ...lines.map((l) => l.values)] as uPlot.AlignedData, xRange === undefined)
+    if (xRange !== undefined) chart.setScale('x', { min: xRange[0], max: xRange[1] })
+  }, [times, lines, xRange])
 
   return <div ref={container} className="chart" data-testid={testId} data-points={times.length} />
 }

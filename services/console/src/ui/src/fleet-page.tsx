@@ -5,6 +5,9 @@ import { duration } from './format.js'
 import { useLiveFleet } from './live.js'
 import { OrdersTable } from './orders-table.js'
 
+/** The stats window the poller asks for (`/orders/stats?windowSeconds=300`), s. */
+const WINDOW_S = 300
+
 function Count({
   label,
   value,
@@ -59,6 +62,13 @@ function OrderCounts({ snapshot }: { snapshot: FleetSnapshot }) {
 /** Completed orders per second and latency (p50, p99) over the stats window (10-second buckets). */
 function Charts({ snapshot }: { snapshot: FleetSnapshot }) {
   const buckets = snapshot.orders.stats?.buckets
+  const statsAt = snapshot.orders.stats?.at
+  // The whole window, also while it is still filling: the last WINDOW_S seconds up to the stats' time.
+  const xRange = useMemo((): [number, number] | undefined => {
+    if (statsAt === undefined) return undefined
+    const end = Date.parse(statsAt) / 1000
+    return [end - WINDOW_S, end]
+  }, [statsAt])
   const { times, rate, latency } = useMemo(() => {
     const list = buckets ?? []
     const perSecond = (n: number) => n / 10
@@ -78,11 +88,11 @@ function Charts({ snapshot }: { snapshot: FleetSnapshot }) {
     <div className="grid">
       <section className="card">
         <h2>Completed per second</h2>
-        <TimeChart times={times} lines={rate} unit="orders/s" testId="chart-completed" />
+        <TimeChart times={times} lines={rate} unit="orders/s" testId="chart-completed" xRange={xRange} />
       </section>
       <section className="card">
         <h2>Latency, created → final</h2>
-        <TimeChart times={times} lines={latency} unit="ms" testId="chart-latency" />
+        <TimeChart times={times} lines={latency} unit="ms" testId="chart-latency" xRange={xRange} />
       </section>
     </div>
   )
