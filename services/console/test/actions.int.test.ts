@@ -165,7 +165,9 @@ describe('POST /api/actions', () => {
     ).toEqual({ ids: ['a', 'b'], dryRun: false })
     expect(fleet.stubs.shipment.count('/admin/messaging/dead-letters/discard')).toBe(1)
   })
+})
 
+describe('POST /api/actions, cancel', () => {
   it('when cancelling orders, then each goes to the order service admin route and a refused one says why', async () => {
     const { url, fleet } = await start()
     const { cookie } = await signIn(url)
@@ -192,7 +194,9 @@ describe('POST /api/actions', () => {
       fleet.stubs.order.received.find((r) => r.path === `/admin/orders/${pending}/cancel`)?.body,
     ).toEqual({ dryRun: true })
   })
+})
 
+describe('POST /api/actions, refused', () => {
   it('when a write comes without a session, from another origin or not as JSON, then it is refused and no service is asked', async () => {
     const { url, fleet } = await start()
     const { cookie } = await signIn(url)

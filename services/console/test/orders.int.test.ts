@@ -74,15 +74,20 @@ describe('GET /api/orders', () => {
   })
 })
 
-describe('GET /api/orders/:id', () => {
-  it('when the services know the order, then its facts, causation, consumers, dead letters, parked rows and actions are joined', async () => {
-    const f = orderFixture()
-    fleet = await startStubFleet([f, orderFixture()])
-    console_ = await startConsole(fleet.env)
-    const response = await fetch(`${console_.url}/api/orders/${f.orderId}`)
-    expect(response.status).toBe(200)
-    const detail = (await response.json()) as OrderDetail
-    const byId = new Map(detail.nodes.map((n) => [n.id, n]))
+/** Starts stubs knowing the fixture's order (and another one), and reads the order's join. */
+async function joined() {
+  const f = orderFixture()
+  fleet = await startStubFleet([f, orderFixture()])
+  console_ = await startConsole(fleet.env)
+  const response = await fetch(`${console_.url}/api/orders/${f.orderId}`)
+  expect(response.status).toBe(200)
+  const detail = (await response.json()) as OrderDetail
+  return { f, fleet, detail, byId: new Map(detail.nodes.map((n) => [n.id, n])) }
+}
+
+describe('GET /api/orders/:id, the join', () => {
+  it('when the services know the order, then its facts are nodes by message id on their branch, with causation edges', async () => {
+    const { f, detail, byId } = await joined()
     expect(detail.nodes.map((n) => n.routingKey)).toEqual([
       'order.created',
       'payment.processed',
@@ -115,6 +120,10 @@ describe('GET /api/orders/:id', () => {
       ]),
     )
     expect(detail.edges).toHaveLength(5)
+  })
+
+  it('when the services know the order, then its consumers, dead letters, parked rows, actions and deadline are joined', async () => {
+    const { f, fleet, detail, byId } = await joined()
     const consumers = byId.get(f.ids.failed)?.consumers
     expect(consumers).toEqual(
       expect.arrayContaining([
@@ -153,7 +162,9 @@ describe('GET /api/orders/:id', () => {
     const lookup = fleet.stubs.payment.received.find((r) => r.path === '/admin/messaging/inbox')
     expect([lookup?.query.messageId].flat()).toEqual(expect.arrayContaining(Object.values(f.ids)))
   })
+})
 
+describe('GET /api/orders/:id', () => {
   it('when a service is down, then the rest of the order is joined and the service is named with the reason', async () => {
     const f = orderFixture()
     fleet = await startStubFleet([f])

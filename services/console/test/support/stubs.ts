@@ -194,6 +194,110 @@ function statsOf() {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The dead letters of one service for the fixture's order: shipment holds its StockReserved. */
+function deadLettersOf(service: ServiceName, fixture: OrderFixture | undefined) {
+  const messages =
+    fixture && service === 'shipment'
+      ? [
+          {
+            messageId: fixture.deadLetterId,
+            type: 'stock.reserved.v1',
+            routingKey: 'stock.reserved',
+            correlationId: fixture.orderId,
+            causationId: fixture.ids.processed,
+            aggregateId: fixture.orderId,
+            reason: 'handler threw 10 times',
+            handler: 'create-shipment-when-stock-reserved',
+            deadLetteredAt: at(5),
+            payload: {},
+          },
+        ]
+      : []
+  return { service, queues: [{ queue: `${service}.q.dlq`, handler: 'h', count: messages.length, messages }] }
+}
+
+/** One recorded requeue per fixture (of its dead letter), and one action on nothing of theirs. */
+function actionsOf(service: ServiceName, fixtures: OrderFixture[]) {
+  const action = (id: string, seconds: number, name: string, target: string, ids: string[]) => ({
+    id,
+    at: at(seconds),
+    actor: 'ops',
+    action: name,
+    target,
+    ids,
+    detail: {},
+  })
+  return {
+    service,
+    actions: [
+      ...fixtures.map((f, i) =>
+        action(String(i + 1), 10 + i, 'requeue', `${service}.q.dlq`, [f.deadLetterId]),
+      ),
+      action('99', 9, 'discard', 'other', [randomUUID()]),
+    ],
+  }
+}
+
+/** The default answer of a messaging admin or health route, undefined for any other path. */
+function messagingAnswer(
+  service: ServiceName,
+  path: string,
+  query: Record<string, unknown>,
+  fixtures: OrderFixture[],
+) {
+  const fixture = fixtures.find((f) => f.orderId === query.aggregateId)
+  const ok = (body: unknown) => ({ status: 200, body })
+  switch (path) {
+    case '/health/live':
+      return ok({ status: 'live', checks: {} })
+    case '/health/ready':
+      return ok({ status: 'ready', checks: { database: { status: 'up' } } })
+    case '/admin/messaging/summary':
+      return ok(summaryOf(service))
+    case '/admin/messaging/records':
+      return ok({ service, outbox: fixture ? recordsOf(fixture, service) : [] })
+    case '/admin/messaging/inbox': {
+      const wanted = new Set([query.messageId].flat())
+      return ok({
+        service,
+        inbox: fixtures.flatMap((f) => inboxOf(f, service)).filter((r) => wanted.has(r.messageId)),
+      })
+    }
+    case '/admin/messaging/dead-letters':
+      return ok(deadLettersOf(service, fixture))
+    case '/admin/messaging/parked': {
+      const parked = fixture && service === 'payment'
+      const row = () =>
+        record(fixture!, fixture!.parkedId, 'payment.refunded.v1', fixture!.ids.failed, 6, 'parked')
+      return ok({ service, rows: parked ? [row()] : [] })
+    }
+    case '/admin/messaging/actions':
+      return ok(actionsOf(service, fixtures))
+    default:
+      return undefined
+  }
+}
+
+/** The default answer of the order service's order routes, undefined for any other path. */
+function ordersAnswer(path: string, fixtures: OrderFixture[]) {
+  if (path === '/orders/stats') return { status: 200, body: statsOf() }
+  if (path === '/orders') {
+    const items = fixtures.map((f) => {
+      const { events: _e, items: _i, confirmedAt: _c, cancelledAt: _x, ...summary } = orderViewOf(f)
+      return summary
+    })
+    return { status: 200, body: { items, nextCursor: null } }
+  }
+  const fixture = fixtures.find((f) => path === `/orders/${f.orderId}`)
+  if (fixture) return { status: 200, body: orderViewOf(fixture) }
+  if (path.startsWith('/orders/'))
+    return {
+      status: 404,
+      body: { error: 'Not Found', message: `Order ${path.slice(8)} not found`, details: [] },
+    }
+  return undefined
+}
+
 /** The default answers of one service for `GET path`, from the fixtures it knows. */
 function defaultAnswer(
   service: ServiceName,
@@ -201,100 +305,10 @@ function defaultAnswer(
   query: Record<string, unknown>,
   fixtures: OrderFixture[],
 ) {
-  const fixture = fixtures.find((f) => f.orderId === query.aggregateId || path === `/orders/${f.orderId}`)
-  if (path === '/health/live') return { status: 200, body: { status: 'live', checks: {} } }
-  if (path === '/health/ready')
-    return { status: 200, body: { status: 'ready', checks: { database: { status: 'up' } } } }
-  if (path === '/admin/messaging/summary') return { status: 200, body: summaryOf(service) }
-  if (path === '/admin/messaging/records')
-    return { status: 200, body: { service, outbox: fixture ? recordsOf(fixture, service) : [] } }
-  if (path === '/admin/messaging/inbox') {
-    const wanted = new Set([query.messageId].flat())
-    const rows = fixtures.flatMap((f) => inboxOf(f, service)).filter((r) => wanted.has(r.messageId))
-    return { status: 200, body: { service, inbox: rows } }
-  }
-  if (path === '/admin/messaging/dead-letters') {
-    const messages =
-      fixture && service === 'shipment'
-        ? [
-            {
-              messageId: fixture.deadLetterId,
-              type: 'stock.reserved.v1',
-              routingKey: 'stock.reserved',
-              correlationId: fixture.orderId,
-              causationId: fixture.ids.processed,
-              aggregateId: fixture.orderId,
-              reason: 'handler threw 10 times',
-              handler: 'create-shipment-when-stock-reserved',
-              deadLetteredAt: at(5),
-              payload: {},
-            },
-          ]
-        : []
-    return {
-      status: 200,
-      body: {
-        service,
-        queues: [{ queue: `${service}.q.dlq`, handler: 'h', count: messages.length, messages }],
-      },
-    }
-  }
-  if (path === '/admin/messaging/parked') {
-    const rows =
-      fixture && service === 'payment'
-        ? [record(fixture, fixture.parkedId, 'payment.refunded.v1', fixture.ids.failed, 6, 'parked')]
-        : []
-    return { status: 200, body: { service, rows } }
-  }
-  if (path === '/admin/messaging/actions') {
-    const actions = fixtures.map((f, i) => ({
-      id: String(i + 1),
-      at: at(10 + i),
-      actor: 'ops',
-      action: 'requeue',
-      target: `${service}.q.dlq`,
-      ids: [f.deadLetterId],
-      detail: {},
-    }))
-    return {
-      status: 200,
-      body: {
-        service,
-        actions: [
-          ...actions,
-          {
-            id: '99',
-            at: at(9),
-            actor: 'ops',
-            action: 'discard',
-            target: 'other',
-            ids: [randomUUID()],
-            detail: {},
-          },
-        ],
-      },
-    }
-  }
-  if (service === 'order' && path === '/orders/stats') return { status: 200, body: statsOf() }
-  if (service === 'order' && path === '/orders') {
-    return {
-      status: 200,
-      body: {
-        items: fixtures.map((f) => {
-          const { events: _e, items: _i, confirmedAt: _c, cancelledAt: _x, ...summary } = orderViewOf(f)
-          return summary
-        }),
-        nextCursor: null,
-      },
-    }
-  }
-  if (service === 'order' && fixture) return { status: 200, body: orderViewOf(fixture) }
-  if (service === 'order' && path.startsWith('/orders/'))
-    return {
-      status: 404,
-      body: { error: 'Not Found', message: `Order ${path.slice(8)} not found`, details: [] },
-    }
-  return undefined
+  return (
+    messagingAnswer(service, path, query, fixtures) ??
+    (service === 'order' ? ordersAnswer(path, fixtures) : undefined)
+  )
 }
 
 /** A POST's default answer: the contract's `{ dryRun, actionId, results }`. */
