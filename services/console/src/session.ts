@@ -63,17 +63,24 @@ export class SessionStore {
   }
 }
 
-/** The request's own origin, from its Host header: `http://127.0.0.1:3005`. */
-const ownOrigin = (request: FastifyRequest): string => `${request.protocol}://${request.host}`
+/** The host (and port) of an Origin header, or undefined when it is not a URL (`null`, garbage). */
+function originHost(origin: string): string | undefined {
+  try {
+    return new URL(origin).host
+  } catch {
+    return undefined
+  }
+}
 
 /**
- * Refuses a write that a page of another site could have sent: without an `Origin` header equal to
- * the console's own origin it is a 403 (browsers send Origin on every POST and DELETE).
+ * Refuses a write that a page of another site could have sent: without an `Origin` header naming
+ * the host the request was sent to (its Host header) it is a 403. Browsers send Origin on every POST
+ * and DELETE. The scheme is not compared, so the check holds behind a proxy that ends TLS.
  * @throws HttpError 403
  */
 export function requireSameOrigin(request: FastifyRequest): void {
   const origin = request.headers.origin
-  if (origin === undefined || origin !== ownOrigin(request)) {
+  if (origin === undefined || originHost(origin) !== request.host) {
     throw new HttpError(403, 'Writes must come from the console itself (same-origin Origin header)', [
       { path: 'headers.origin', issue: origin === undefined ? 'is missing' : 'is not the console origin' },
     ])
@@ -114,6 +121,8 @@ export function setSessionCookie(reply: FastifyReply, id: string): void {
   void reply.setCookie(SESSION_COOKIE, id, {
     httpOnly: true,
     sameSite: 'strict',
+    // Secure when the request came over HTTPS (a proxy's X-Forwarded-Proto is not trusted).
+    secure: 'auto',
     path: '/',
     maxAge: SESSION_TTL_MS / 1000,
   })
@@ -122,4 +131,45 @@ export function setSessionCookie(reply: FastifyReply, id: string): void {
 /** Clears the session cookie. */
 export function clearSessionCookie(reply: FastifyReply): void {
   void reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', path: '/' })
+}
+
+/** Failed sign-ins allowed per client address within `SIGN_IN_WINDOW_MS`; more answer 429. */
+export const MAX_FAILED_SIGN_INS = 5
+/** The window of `MAX_FAILED_SIGN_INS`, ms. */
+export const SIGN_IN_WINDOW_MS = 60_000
+
+/**
+ * Counts failed sign-ins per client address, so the admin token cannot be guessed at speed: after
+ * `MAX_FAILED_SIGN_INS` failures within `SIGN_IN_WINDOW_MS` the address is refused until the window
+ * ends. In memory, like the sessions; at most 10,000 addresses are tracked (the oldest forgotten).
+ */
+export class SignInLimiter {
+  private readonly failures = new Map<string, { count: number; until: number }>()
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  /** Seconds `address` must wait before it may try again, or 0 when it may try now. */
+  retryAfterS(address: string): number {
+    const entry = this.failures.get(address)
+    if (entry === undefined || entry.until <= this.clock()) return 0
+    return entry.count >= MAX_FAILED_SIGN_INS ? Math.ceil((entry.until - this.clock()) / 1000) : 0
+  }
+
+  /** Records a failed sign-in of `address`. */
+  failed(address: string): void {
+    const now = this.clock()
+    const entry = this.failures.get(address)
+    if (entry !== undefined && entry.until > now) {
+      entry.count += 1
+      return
+    }
+    const oldest = this.failures.keys().next().value
+    if (this.failures.size >= 10_000 && oldest !== undefined) this.failures.delete(oldest)
+    this.failures.set(address, { count: 1, until: now + SIGN_IN_WINDOW_MS })
+  }
+
+  /** Forgets the failures of `address` (after a sign-in that succeeded). */
+  succeeded(address: string): void {
+    this.failures.delete(address)
+  }
 }

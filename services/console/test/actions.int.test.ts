@@ -109,6 +109,20 @@ describe('the session', () => {
   })
 })
 
+describe('sign-in limits', () => {
+  it('when one address fails to sign in 5 times within a minute, then it is refused 429 even with the right token', async () => {
+    const { url } = await start()
+    for (let i = 0; i < 5; i++) {
+      const wrong = await write(url, '/api/session', { actor: 'mallory', token: `guess-${i}-guess-guess` })
+      expect(wrong.status).toBe(401)
+    }
+    const limited = await write(url, '/api/session', { actor: 'ada', token: TOKEN })
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(limited.headers.get('set-cookie')).toBeNull()
+  })
+})
+
 describe('POST /api/actions', () => {
   it('when a signed-in actor requeues as a dry run, then the service gets the token, the actor and the dry run, and the outcomes come back', async () => {
     const { url, fleet } = await start()

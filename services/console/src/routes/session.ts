@@ -12,6 +12,7 @@ import {
   sameSecret,
   SESSION_COOKIE,
   setSessionCookie,
+  SignInLimiter,
   type SessionStore,
 } from '../session.js'
 
@@ -39,7 +40,8 @@ export const sessionIdOf = (request: FastifyRequest): string | undefined => requ
 /**
  * GET /api/session: who is signed in. POST /api/session `{ actor, token }`: signs in when `token` is
  * ADMIN_TOKEN (compared in constant time), setting the HttpOnly, SameSite=Strict session cookie; 401
- * otherwise, 403 when the console has no token. DELETE /api/session signs out. POST and DELETE need
+ * otherwise (429 after `MAX_FAILED_SIGN_INS` failures a minute from one address), 403 when the
+ * console has no token. DELETE /api/session signs out. POST and DELETE need
  * a same-origin `Origin`; POST needs `application/json`. The token is never logged nor echoed.
  */
 export const sessionRoutes: FastifyPluginCallbackZod<SessionRoutesOptions> = (
@@ -47,6 +49,7 @@ export const sessionRoutes: FastifyPluginCallbackZod<SessionRoutesOptions> = (
   { sessions, token },
   done,
 ) => {
+  const limiter = new SignInLimiter()
   const view = (request: FastifyRequest): SessionView => {
     const session = sessions.get(sessionIdOf(request))
     return {
@@ -70,13 +73,20 @@ export const sessionRoutes: FastifyPluginCallbackZod<SessionRoutesOptions> = (
     },
     async (request, reply) => {
       const { actor } = request.body
+      const wait = limiter.retryAfterS(request.ip)
+      if (wait > 0) {
+        void reply.header('retry-after', String(wait))
+        throw new HttpError(429, `Too many failed sign-ins; try again in ${wait} s`)
+      }
       if (token === undefined || !sameSecret(request.body.token, token)) {
+        limiter.failed(request.ip)
         request.log.warn({ actor }, 'console sign-in refused: wrong token')
         void reply.header('www-authenticate', 'Bearer')
         throw new HttpError(401, 'The token is not the admin token', [
           { path: 'body.token', issue: 'is wrong' },
         ])
       }
+      limiter.succeeded(request.ip)
       sessions.delete(sessionIdOf(request))
       setSessionCookie(reply, sessions.create(actor))
       request.log.info({ actor }, 'console sign-in')
