@@ -46,14 +46,16 @@ export class Poller<T> {
   }
 
   /**
-   * Calls `listener` with every new snapshot (and at once with the last one, when there is one);
+   * Calls `listener` with every new snapshot (and at once with the last one, while it is younger
+   * than two intervals: an older one would show a fleet long gone);
    * the first listener starts the polling, the last one to leave stops it.
    * @returns the function that unsubscribes
    */
   subscribe(listener: SnapshotListener<T>): () => void {
     this.listeners.add(listener)
-    const last = this.latest()
-    if (last !== undefined) listener(last)
+    const last = this.latestValue
+    if (last !== undefined && performance.now() - last.at < 2 * this.options.intervalMs)
+      listener(last.snapshot)
     if (!this.running) void this.tick()
     return () => {
       this.listeners.delete(listener)

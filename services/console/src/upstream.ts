@@ -73,7 +73,8 @@ export function createUpstream({ urls, timeoutMs, token }: UpstreamOptions): Ups
     const started = performance.now()
     const ms = () => Math.round(performance.now() - started)
     try {
-      const response = await fetch(new URL(path, urls[service]), {
+      // Appended, not resolved: a base URL with a path (`http://gateway/order`) keeps it.
+      const response = await fetch(`${urls[service].replace(/\/+$/, '')}${path}`, {
         ...init,
         signal: AbortSignal.timeout(timeoutMs),
       })

@@ -62,6 +62,13 @@ describe('GET /api/orders', () => {
     expect(await response.json()).toEqual(refusal)
   })
 
+  it('when a service URL has a path, then the console keeps it', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole({ ...fleet.env, ORDER_URL: `${fleet.stubs.order.url}/gateway/order/` })
+    await fetch(`${console_.url}/api/orders?limit=3`)
+    expect(fleet.stubs.order.received.map((r) => r.path)).toContain('/gateway/order/orders')
+  })
+
   it('when the order service does not answer in time, then 504 naming it', async () => {
     fleet = await startStubFleet()
     fleet.stubs.order.behaviour.delayMs = 1_000
