@@ -120,6 +120,21 @@ describe('the live stream', () => {
     expect(ten.summaries).toBeLessThanOrEqual(one.summaries + 2)
   })
 
+  it('when the console closes with tabs still watching, then their streams end and the close does not wait for them', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '100' })
+    const response = await fetch(`${console_.url}/api/live`)
+    const reader = response.body!.getReader()
+    await reader.read()
+    const started = performance.now()
+    await console_.close()
+    console_ = undefined
+    expect(performance.now() - started).toBeLessThan(3_000)
+    let done = false
+    while (!done) done = (await reader.read()).done
+    expect(done).toBe(true)
+  })
+
   it('when the last tab leaves, then polling stops', async () => {
     fleet = await startStubFleet()
     console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '100' })
