@@ -25,10 +25,19 @@ export class ApiError extends Error {
   }
 }
 
+/** The body as JSON, or undefined when it is empty or not JSON (a proxy's HTML error page). */
+function parseBody(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** Calls the console's API: the JSON body of a 2xx, else an ApiError with the error shape's message. */
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
   const response = await fetch(path, { credentials: 'same-origin', ...init })
-  const text = await response.text()
-  const body: unknown = text === '' ? undefined : JSON.parse(text)
+  const body = parseBody(await response.text())
   if (!response.ok) {
     const message = (body as { message?: unknown } | undefined)?.message
     throw new ApiError(response.status, typeof message === 'string' ? message : `HTTP ${response.status}`)
@@ -43,6 +52,10 @@ const write = (method: string, body?: unknown): RequestInit => ({
   body: body === undefined ? undefined : JSON.stringify(body),
 })
 
+/**
+ * The console's API, one function per route; each resolves to the route's JSON body.
+ * @throws ApiError with the status and the error shape's message on any non-2xx answer
+ */
 export const api = {
   fleet: () => call<FleetSnapshot>('/api/fleet'),
   orders: (query: URLSearchParams) =>

@@ -9,6 +9,7 @@ export interface ConsoleContext {
   reportError: (message: string | null) => void
 }
 
+/** The React context holding the `ConsoleContext`; `App` provides it. */
 export const Console = createContext<ConsoleContext>({
   session: { signedIn: false, actor: null, writesEnabled: false },
   refreshSession: () => undefined,
