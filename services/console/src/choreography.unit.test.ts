@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto'
+import { sagaFacts, sagaMap } from '@saga/contracts'
+import { describe, expect, it } from 'vitest'
+import { buildChoreography, classify } from './choreography.js'
+import type { OrderView } from './shapes.js'
+
+describe('classify', () => {
+  it('when a fact is on the confirmed walk of the saga map, then it is forward; every other fact is compensation', () => {
+    const facts = new Set(
+      sagaMap.flatMap((r) => [r.reactsTo.routingKey, ...r.mayEmit.map((e) => e.routingKey)]),
+    )
+    const forward = [...facts].filter((f) => classify(f).branch === 'forward')
+    expect(forward.sort()).toEqual(sagaFacts().sort())
+    expect(classify('payment.failed')).toEqual({ branch: 'compensation', kind: 'failure' })
+    expect(classify('shipment.failed')).toEqual({ branch: 'compensation', kind: 'failure' })
+    expect(classify('stock.released')).toEqual({ branch: 'compensation', kind: 'compensation' })
+    expect(classify('order.cancelled')).toEqual({ branch: 'compensation', kind: 'compensation' })
+  })
+})
+
+function order(overrides: Partial<OrderView>): OrderView {
+  return {
+    id: randomUUID(),
+    customerId: randomUUID(),
+    status: 'PENDING',
+    currency: 'EUR',
+    total: 100,
+    cancellationReason: null,
+    failedStep: null,
+    createdAt: '2026-12-01T12:00:00.000Z',
+    updatedAt: '2026-12-01T12:00:00.000Z',
+    deadlineAt: '2026-12-01T12:10:00.000Z',
+    confirmedAt: null,
+    cancelledAt: null,
+    events: [],
+    ...overrides,
+  }
+}
+
+const empty = { records: {}, inbox: {}, deadLetters: {}, parked: {}, actions: {} }
+
+describe('buildChoreography', () => {
+  it('when the order is PENDING, then the time left is measured from now, negative and overdue past the deadline', () => {
+    const pending = order({})
+    const before = buildChoreography({ ...empty, order: pending }, new Date('2026-12-01T12:09:00.000Z'))
+    expect(before.deadline).toEqual({ deadlineAt: pending.deadlineAt, timeLeftMs: 60_000, overdue: false })
+    const after = buildChoreography({ ...empty, order: pending }, new Date('2026-12-01T12:10:05.000Z'))
+    expect(after.deadline).toMatchObject({ timeLeftMs: -5_000, overdue: true })
+  })
+
+  it('when a forward fact occurred after the order was cancelled, then it is late; the compensations are not', () => {
+    const cancelled = order({ status: 'CANCELLED', cancelledAt: '2026-12-01T12:10:00.000Z' })
+    const event = (type: string, source: string, at: string) => ({
+      id: randomUUID(),
+      type,
+      source,
+      occurredAt: at,
+      recordedAt: at,
+      note: null,
+    })
+    cancelled.events = [
+      event('order.created.v1', 'order', '2026-12-01T12:00:00.000Z'),
+      event('order.cancelled.v1', 'order', '2026-12-01T12:10:00.000Z'),
+      event('payment.processed.v1', 'payment', '2026-12-01T12:10:01.000Z'),
+      event('payment.refunded.v1', 'payment', '2026-12-01T12:10:02.000Z'),
+    ]
+    const { nodes } = buildChoreography({ ...empty, order: cancelled }, new Date())
+    expect(nodes.map((n) => [n.routingKey, n.late])).toEqual([
+      ['order.created', false],
+      ['order.cancelled', false],
+      ['payment.processed', true],
+      ['payment.refunded', false],
+    ])
+  })
+})

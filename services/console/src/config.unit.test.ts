@@ -1,0 +1,37 @@
+import { EnvError } from '@saga/service-kit'
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from './config.js'
+
+describe('loadConfig', () => {
+  it('when nothing is set, then the contract defaults apply and the console is read-only', () => {
+    const config = loadConfig({})
+    expect(config).toMatchObject({
+      PORT: 3005,
+      HOST: '127.0.0.1',
+      CONSOLE_POLL_MS: 2_000,
+      serviceUrls: {
+        order: 'http://127.0.0.1:3001',
+        payment: 'http://127.0.0.1:3002',
+        inventory: 'http://127.0.0.1:3003',
+        shipment: 'http://127.0.0.1:3004',
+      },
+    })
+    expect(config.ADMIN_TOKEN).toBeUndefined()
+  })
+
+  it('when ADMIN_TOKEN is too short, then the error names the variable and never quotes the value', () => {
+    const attempt = () => loadConfig({ ADMIN_TOKEN: 'short-secret' })
+    expect(attempt).toThrow(EnvError)
+    expect(attempt).toThrow(/ADMIN_TOKEN/)
+    expect(attempt).not.toThrow(/short-secret/)
+  })
+
+  it('when TRACE_URL_TEMPLATE has no {traceId}, then it is refused', () => {
+    expect(() => loadConfig({ TRACE_URL_TEMPLATE: 'http://127.0.0.1:16686/trace/' })).toThrow(
+      /TRACE_URL_TEMPLATE/,
+    )
+    expect(
+      loadConfig({ TRACE_URL_TEMPLATE: 'http://127.0.0.1:16686/trace/{traceId}' }).TRACE_URL_TEMPLATE,
+    ).toBe('http://127.0.0.1:16686/trace/{traceId}')
+  })
+})

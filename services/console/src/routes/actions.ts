@@ -1,0 +1,147 @@
+import { SERVICES, type ServiceName } from '@saga/contracts'
+import { HttpError } from '@saga/service-kit'
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { guard, requireJson, requireSameOrigin, type SessionStore } from '../session.js'
+import type { ActionRequest, ActionsPage, CancelResult } from '../api-types.js'
+import type { AdminAction } from '../shapes.js'
+import type { Actor, Answer, Upstream } from '../upstream.js'
+import { sessionIdOf, writesDisabled } from './session.js'
+import { replyAnswer } from './upstream-reply.js'
+
+/** Most orders one cancel action takes (each is one request to the order service, in turn). */
+export const MAX_CANCELS = 50
+
+/** `POST /api/actions` body: what to do, where, to which ids, and whether only to say what would happen. */
+export const ActionBody = z
+  .strictObject({
+    kind: z.enum(['requeue', 'discard', 'retry', 'cancel']),
+    service: z.enum(SERVICES),
+    queue: z.string().min(1).max(255).optional(),
+    ids: z.array(z.string().min(1).max(200)).min(1).max(500),
+    dryRun: z.boolean(),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.kind === 'requeue' || body.kind === 'discard') && body.queue === undefined)
+      ctx.addIssue({ code: 'custom', path: ['queue'], message: `is required to ${body.kind} dead letters` })
+    if (body.kind === 'cancel' && body.service !== 'order')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['service'],
+        message: 'orders are cancelled by the order service',
+      })
+    if (body.kind === 'cancel' && body.ids.length > MAX_CANCELS)
+      ctx.addIssue({ code: 'custom', path: ['ids'], message: `at most ${MAX_CANCELS} orders per cancel` })
+  })
+// The schema accepts exactly the API's ActionRequest.
+const _sameShape: z.infer<typeof ActionBody> extends ActionRequest ? true : never = true
+
+/** The outcome of one `POST /admin/orders/:id/cancel`. */
+function cancelResult(id: string, dryRun: boolean, answer: Answer): CancelResult {
+  if (answer.kind === 'no-answer') return { id, outcome: 'failed', status: null, message: answer.reason }
+  const message = (answer.body as { message?: unknown } | null)?.message
+  const text = typeof message === 'string' ? message : null
+  if (answer.status >= 200 && answer.status < 300)
+    return { id, outcome: dryRun ? 'would-cancel' : 'cancelled', status: answer.status, message: text }
+  const outcome = answer.status === 404 ? 'not-found' : answer.status === 409 ? 'not-pending' : 'failed'
+  return { id, outcome, status: answer.status, message: text }
+}
+
+/** Options of `actionRoutes`. */
+export interface ActionRoutesOptions {
+  upstream: Upstream
+  sessions: SessionStore
+  token: string | undefined
+}
+
+const PATHS = {
+  requeue: '/admin/messaging/dead-letters/requeue',
+  discard: '/admin/messaging/dead-letters/discard',
+  retry: '/admin/messaging/parked/retry',
+} as const
+
+/**
+ * POST /api/actions: requeue or discard dead letters, retry parked rows, cancel PENDING orders, one
+ * or many, as a dry run first (`dryRun: true` answers what would happen) and then for real. Needs the
+ * console's session, `application/json` and a same-origin `Origin`; the console forwards it with the
+ * admin token and the session's actor. The service's answer is passed on (`{ dryRun, actionId,
+ * results }`); a cancel answers `{ dryRun, actionId: null, results: CancelResult[] }`.
+ * GET /api/actions: the recorded actions of every service, newest first, and which could be read.
+ */
+export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
+  app,
+  { upstream, sessions, token },
+  done,
+) => {
+  app.post(
+    '/api/actions',
+    {
+      schema: { hide: true, body: ActionBody },
+      onRequest: guard((request) => {
+        requireSameOrigin(request)
+        if (token === undefined) throw writesDisabled()
+        if (sessions.get(sessionIdOf(request)) === undefined)
+          throw new HttpError(401, 'Sign in to act', [{ path: 'cookies.session', issue: 'no live session' }])
+        requireJson(request)
+      }),
+    },
+    async (request, reply) => {
+      const body = request.body
+      const session = sessions.get(sessionIdOf(request))
+      if (session === undefined) throw new HttpError(401, 'Sign in to act')
+      const by: Actor = { actor: session.actor }
+      request.log.info(
+        {
+          actor: by.actor,
+          kind: body.kind,
+          service: body.service,
+          ids: body.ids.length,
+          dryRun: body.dryRun,
+        },
+        'console action',
+      )
+      if (body.kind === 'cancel') {
+        const results: CancelResult[] = []
+        for (const id of body.ids) {
+          const path = `/admin/orders/${encodeURIComponent(id)}/cancel`
+          results.push(
+            cancelResult(id, body.dryRun, await upstream.post('order', path, { dryRun: body.dryRun }, by)),
+          )
+        }
+        return { dryRun: body.dryRun, actionId: null, results }
+      }
+      const payload =
+        body.kind === 'retry'
+          ? { ids: body.ids, dryRun: body.dryRun }
+          : { queue: body.queue, messageIds: body.ids, dryRun: body.dryRun }
+      return replyAnswer(
+        request,
+        reply,
+        body.service,
+        await upstream.post(body.service, PATHS[body.kind], payload, by),
+      )
+    },
+  )
+
+  app.get('/api/actions', { schema: { hide: true } }, async () => {
+    const read = await Promise.all(
+      SERVICES.map(async (service: ServiceName) => {
+        try {
+          const page = await upstream.json<{ actions: AdminAction[] }>(
+            service,
+            '/admin/messaging/actions?limit=50',
+          )
+          return { service, actions: page.actions.map((a) => ({ ...a, service })), reason: null }
+        } catch (error) {
+          return { service, actions: [], reason: (error as Error).message }
+        }
+      }),
+    )
+    const page: ActionsPage = {
+      actions: read.flatMap((r) => r.actions).sort((a, b) => Date.parse(b.at) - Date.parse(a.at)),
+      sources: Object.fromEntries(read.map((r) => [r.service, { ok: r.reason === null, reason: r.reason }])),
+    }
+    return page
+  })
+  done()
+}

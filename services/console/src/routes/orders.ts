@@ -1,0 +1,56 @@
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { readOrderDetail } from '../order-join.js'
+import type { Upstream } from '../upstream.js'
+import { replyAnswer, replyUpstreamError } from './upstream-reply.js'
+
+/** Options of `orderRoutes`. */
+export interface OrderRoutesOptions {
+  upstream: Upstream
+  traceUrlTemplate: string | null
+}
+
+const Instant = z.iso.datetime({ offset: true })
+
+/** The order service's `GET /orders` filters (it validates them again and has the last word). */
+export const OrdersQuery = z.strictObject({
+  status: z.enum(['PENDING', 'CONFIRMED', 'CANCELLED']).optional(),
+  waitingFor: z.enum(['payment', 'inventory', 'shipment']).optional(),
+  cancellationReason: z.string().min(1).max(100).optional(),
+  placedAfter: Instant.optional(),
+  placedBefore: Instant.optional(),
+  deadlineBefore: Instant.optional(),
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  cursor: z.string().min(1).max(200).optional(),
+})
+
+const OrderParams = z.strictObject({ id: z.uuid() })
+
+/**
+ * GET /api/orders: the order service's `GET /orders` with the same filters and paging, passed
+ * through. GET /api/orders/:id: the order joined with every service's records, inbox, dead letters,
+ * parked rows and actions (`readOrderDetail`); 404 when the order service does not know it.
+ */
+export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (
+  app,
+  { upstream, traceUrlTemplate },
+  done,
+) => {
+  app.get('/api/orders', { schema: { hide: true, querystring: OrdersQuery } }, async (request, reply) => {
+    const params = new URLSearchParams()
+    for (const [key, value] of Object.entries(request.query)) {
+      if (value !== undefined) params.set(key, String(value))
+    }
+    const query = params.size === 0 ? '' : `?${params.toString()}`
+    return replyAnswer(request, reply, 'order', await upstream.get('order', `/orders${query}`))
+  })
+
+  app.get('/api/orders/:id', { schema: { hide: true, params: OrderParams } }, async (request, reply) => {
+    try {
+      return await readOrderDetail(upstream, request.params.id, traceUrlTemplate)
+    } catch (error) {
+      return replyUpstreamError(request, reply, error)
+    }
+  })
+  done()
+}

@@ -1,0 +1,24 @@
+import { createContext, useContext } from 'react'
+import type { SessionView } from './api.js'
+
+/** What every page shares: the session, and the one error banner. */
+export interface ConsoleContext {
+  session: SessionView
+  refreshSession: () => void
+  /** Shows `message` in the error banner (null clears it). */
+  reportError: (message: string | null) => void
+}
+
+/** The React context holding the `ConsoleContext`; `App` provides it. */
+export const Console = createContext<ConsoleContext>({
+  session: { signedIn: false, actor: null, writesEnabled: false },
+  refreshSession: () => undefined,
+  reportError: () => undefined,
+})
+
+/** The console's shared state (see `ConsoleContext`). */
+export const useConsole = (): ConsoleContext => useContext(Console)
+
+/** The message of a failed call, for the banner. */
+export const errorMessage = (error: unknown): string =>
+  error instanceof Error ? error.message : String(error)

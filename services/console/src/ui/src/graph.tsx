@@ -1,0 +1,116 @@
+import { Graph, layout } from '@dagrejs/dagre'
+import {
+  Background,
+  Controls,
+  Handle,
+  MarkerType,
+  Position,
+  ReactFlow,
+  type Edge,
+  type Node,
+  type NodeProps,
+} from '@xyflow/react'
+import '@xyflow/react/dist/style.css'
+import { useMemo } from 'react'
+import type { CausalEdge, FactNode } from './api.js'
+import { clock, eventName } from './format.js'
+
+const WIDTH = 200
+const HEIGHT = 78
+
+type FactData = { fact: FactNode } & Record<string, unknown>
+type FactFlowNode = Node<FactData, 'fact'>
+
+/** One fact: its name, producer, state and consumers; coloured and dashed by branch. */
+function FactBox({ data }: NodeProps<FactFlowNode>) {
+  const { fact } = data
+  const consumed = fact.consumers.filter((c) => c.receivedAt !== null).length
+  const classes = ['fact', fact.branch, fact.kind]
+  if (fact.late) classes.push('late')
+  if (fact.state === 'parked') classes.push('parked')
+  if (fact.deadLetters.length > 0) classes.push('dead')
+  return (
+    <div
+      className={classes.join(' ')}
+      data-testid="graph-node"
+      data-type={fact.routingKey}
+      data-branch={fact.branch}
+      data-kind={fact.kind}
+      data-message-id={fact.id}
+      data-state={fact.state}
+      data-late={fact.late}
+      title={fact.id}
+    >
+      <Handle type="target" position={Position.Left} />
+      <div className="name">{eventName(fact.routingKey)}</div>
+      <div className="meta">
+        {fact.producer ?? '?'} · {fact.state} · {clock(fact.occurredAt)}
+      </div>
+      <div className="meta">
+        consumed {consumed}/{fact.consumers.length}
+        {fact.deadLetters.length > 0 && ' · dead-lettered'}
+        {fact.late && ' · late'}
+      </div>
+      <Handle type="source" position={Position.Right} />
+    </div>
+  )
+}
+
+const nodeTypes = { fact: FactBox }
+
+/** Positions from dagre (left to right, in causal order); React Flow wants top-left corners. */
+function laidOut(facts: FactNode[], edges: CausalEdge[]): { nodes: FactFlowNode[]; edges: Edge[] } {
+  const graph = new Graph()
+  graph.setGraph({ rankdir: 'LR', nodesep: 30, ranksep: 60 })
+  graph.setDefaultEdgeLabel(() => ({}))
+  for (const fact of facts) graph.setNode(fact.id, { width: WIDTH, height: HEIGHT })
+  for (const edge of edges) graph.setEdge(edge.from, edge.to)
+  layout(graph)
+  const byId = new Map(facts.map((f) => [f.id, f]))
+  return {
+    nodes: facts.map((fact) => {
+      const { x, y } = graph.node(fact.id) as { x: number; y: number }
+      return { id: fact.id, type: 'fact', position: { x: x - WIDTH / 2, y: y - HEIGHT / 2 }, data: { fact } }
+    }),
+    edges: edges.map((edge) => {
+      const compensation = byId.get(edge.to)?.branch === 'compensation'
+      const colour = compensation ? '#c2410c' : '#2563eb'
+      return {
+        id: `${edge.from}->${edge.to}`,
+        source: edge.from,
+        target: edge.to,
+        markerEnd: { type: MarkerType.ArrowClosed, color: colour },
+        style: { stroke: colour, strokeWidth: 2, strokeDasharray: compensation ? '6 4' : undefined },
+        data: { branch: compensation ? 'compensation' : 'forward' },
+      }
+    }),
+  }
+}
+
+/**
+ * The order's causal graph: a node per fact (message id), an edge per causation; the forward chain
+ * in solid blue, the compensation branch (failures and undos) in dashed orange.
+ */
+export function ChoreographyGraph({ facts, edges }: { facts: FactNode[]; edges: CausalEdge[] }) {
+  const flow = useMemo(() => laidOut(facts, edges), [facts, edges])
+  return (
+    <div
+      className="graph"
+      data-testid="choreography-graph"
+      data-nodes={facts.length}
+      data-edges={edges.length}
+    >
+      <ReactFlow
+        nodes={flow.nodes}
+        edges={flow.edges}
+        nodeTypes={nodeTypes}
+        fitView
+        nodesDraggable={false}
+        nodesConnectable={false}
+      >
+        <Background />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  )
+}

@@ -1,0 +1,83 @@
+import type { FactNode } from './api.js'
+import { between, clock, duration, eventName, shortId } from './format.js'
+
+/** One fact's row: committed → published → consumed by each handler, attempts, state and errors. */
+function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
+  return (
+    <tr data-testid="hop-row" data-message-id={f.id} data-branch={f.branch} data-late={f.late}>
+      <td className={`branch-${f.branch}`} title={f.id}>
+        {eventName(f.routingKey)} <span className="mono muted">{shortId(f.id)}</span>
+        {f.late && <strong title="occurred after the order had ended"> late</strong>}
+        {trace && (
+          <>
+            {' '}
+            <a href={trace} target="_blank" rel="noreferrer">
+              trace
+            </a>
+          </>
+        )}
+      </td>
+      <td>{f.producer ?? '?'}</td>
+      <td className="mono">{clock(f.occurredAt)}</td>
+      <td className="num">{duration(between(f.occurredAt, f.publishedAt))}</td>
+      <td>
+        {f.consumers.map((c) => (
+          <div
+            key={`${c.service}/${c.handler}`}
+            data-testid="hop-consumer"
+            data-handler={c.handler}
+            data-consumed={c.receivedAt !== null}
+          >
+            {c.service}/{c.handler}:{' '}
+            {c.receivedAt === null ? (
+              <span className="muted">not consumed</span>
+            ) : (
+              `+${duration(between(f.publishedAt ?? f.occurredAt, c.receivedAt))}`
+            )}
+          </div>
+        ))}
+      </td>
+      <td className="num">{f.attempts}</td>
+      <td>
+        {f.state}
+        {f.lastError && <div className="mono muted">{f.lastError}</div>}
+        {f.deadLetters.map((d) => (
+          <div key={d.queue} className="health-down">
+            dead-lettered in {d.queue}: {d.reason}
+          </div>
+        ))}
+        {f.note && <div className="muted">{f.note}</div>}
+      </td>
+    </tr>
+  )
+}
+
+/** Each fact's hops: committed (occurred) → published → consumed by each handler, with retries and errors. */
+export function HopsTable({
+  facts,
+  traceUrl,
+}: {
+  facts: FactNode[]
+  traceUrl: (id: string) => string | null
+}) {
+  return (
+    <table data-testid="hops">
+      <thead>
+        <tr>
+          <th>fact</th>
+          <th>producer</th>
+          <th>committed</th>
+          <th className="num">→ published</th>
+          <th>consumers (→ consumed)</th>
+          <th className="num">attempts</th>
+          <th>state / error</th>
+        </tr>
+      </thead>
+      <tbody>
+        {facts.map((f) => (
+          <HopRow key={f.id} f={f} trace={traceUrl(f.id)} />
+        ))}
+      </tbody>
+    </table>
+  )
+}

@@ -1,0 +1,79 @@
+import { useState, type FormEvent } from 'react'
+import { api } from './api.js'
+import { errorMessage, useConsole } from './context.js'
+
+/**
+ * Sign-in for actions: the actor's name and the admin token, sent once to `POST /api/session`; the
+ * browser keeps only the HttpOnly session cookie. Signed in: the actor and a sign-out button. Without
+ * ADMIN_TOKEN on the server: a read-only note.
+ */
+export function SessionBox() {
+  const { session, refreshSession, reportError } = useConsole()
+  const [actor, setActor] = useState('')
+  const [token, setToken] = useState('')
+  const [busy, setBusy] = useState(false)
+
+  if (!session.writesEnabled)
+    return (
+      <span data-testid="read-only" title="The console was started without ADMIN_TOKEN">
+        read-only
+      </span>
+    )
+  if (session.signedIn)
+    return (
+      <span>
+        <span data-testid="session-actor">{session.actor}</span>{' '}
+        <button
+          data-testid="sign-out"
+          onClick={() => {
+            api
+              .signOut()
+              .then(refreshSession)
+              .catch((error: unknown) => reportError(errorMessage(error)))
+          }}
+        >
+          Sign out
+        </button>
+      </span>
+    )
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    api
+      .signIn(actor, token)
+      .then(() => {
+        setToken('')
+        reportError(null)
+        refreshSession()
+      })
+      .catch((error: unknown) => reportError(`Sign-in failed: ${errorMessage(error)}`))
+      .finally(() => setBusy(false))
+  }
+  return (
+    <form className="sign-in" data-testid="sign-in-form" onSubmit={submit}>
+      <input
+        data-testid="sign-in-actor"
+        aria-label="Your name"
+        placeholder="your name"
+        value={actor}
+        maxLength={64}
+        onChange={(e) => setActor(e.target.value)}
+        required
+      />
+      <input
+        data-testid="sign-in-token"
+        aria-label="Admin token"
+        placeholder="admin token"
+        type="password"
+        autoComplete="off"
+        value={token}
+        onChange={(e) => setToken(e.target.value)}
+        required
+      />
+      <button data-testid="sign-in-submit" type="submit" disabled={busy}>
+        Sign in to act
+      </button>
+    </form>
+  )
+}

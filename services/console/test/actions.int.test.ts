@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startConsole, type RunningConsole } from './support/console.js'
+import { startStubFleet, type StubFleet } from './support/stubs.js'
+
+const TOKEN = `tok-${randomUUID()}`
+
+let fleet: StubFleet | undefined
+let console_: RunningConsole | undefined
+
+afterEach(async () => {
+  await console_?.close()
+  await fleet?.close()
+  console_ = undefined
+  fleet = undefined
+})
+
+async function start(env: Record<string, string> = { ADMIN_TOKEN: TOKEN }) {
+  fleet = await startStubFleet()
+  console_ = await startConsole({ ...fleet.env, ...env })
+  return { fleet, url: console_.url }
+}
+
+/** A request as the console's own page sends it: same origin, JSON, with `cookie` when given. */
+function write(url: string, path: string, body: unknown, cookie?: string, method = 'POST') {
+  const headers: Record<string, string> = { origin: url, 'content-type': 'application/json' }
+  if (cookie !== undefined) headers.cookie = cookie
+  return fetch(`${url}${path}`, { method, headers, body: JSON.stringify(body) })
+}
+
+async function signIn(url: string, actor = 'ada') {
+  const response = await write(url, '/api/session', { actor, token: TOKEN })
+  expect(response.status).toBe(200)
+  const setCookie = response.headers.get('set-cookie') ?? ''
+  return { response, setCookie, cookie: setCookie.split(';')[0] ?? '' }
+}
+
+describe('the session', () => {
+  it('when signed in with the admin token, then an HttpOnly SameSite=Strict cookie holds a random id, never the token', async () => {
+    const { url } = await start()
+    const { response, setCookie, cookie } = await signIn(url)
+    expect(setCookie).toMatch(/^saga_console_session=[A-Za-z0-9_-]{43};/)
+    expect(setCookie).toMatch(/HttpOnly/)
+    expect(setCookie).toMatch(/SameSite=Strict/)
+    expect(setCookie).not.toContain(TOKEN)
+    expect(JSON.stringify(await response.json())).not.toContain(TOKEN)
+    const session = await (await fetch(`${url}/api/session`, { headers: { cookie } })).json()
+    expect(session).toEqual({ signedIn: true, actor: 'ada', writesEnabled: true })
+    const second = await signIn(url)
+    expect(second.cookie).not.toBe(cookie)
+  })
+
+  it('when the token is wrong, then 401 and no cookie', async () => {
+    const { url } = await start()
+    const response = await write(url, '/api/session', { actor: 'ada', token: 'wrong-token-wrong-token' })
+    expect(response.status).toBe(401)
+    expect(response.headers.get('set-cookie')).toBeNull()
+    expect(response.headers.get('www-authenticate')).toBe('Bearer')
+  })
+
+  it('when the console has no ADMIN_TOKEN, then it is read-only: sign-in is 403 and the session says so', async () => {
+    const { url } = await start({})
+    const response = await write(url, '/api/session', { actor: 'ada', token: TOKEN })
+    expect(response.status).toBe(403)
+    expect(((await response.json()) as { message: string }).message).toBe(
+      'admin writes are disabled: set ADMIN_TOKEN',
+    )
+    expect(await (await fetch(`${url}/api/session`)).json()).toEqual({
+      signedIn: false,
+      actor: null,
+      writesEnabled: false,
+    })
+  })
+
+  it('when signing in from another origin or without JSON, then 403 or 415', async () => {
+    const { url } = await start()
+    const crossSite = await fetch(`${url}/api/session`, {
+      method: 'POST',
+      headers: { origin: 'http://evil.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ actor: 'ada', token: TOKEN }),
+    })
+    expect(crossSite.status).toBe(403)
+    const form = await fetch(`${url}/api/session`, {
+      method: 'POST',
+      headers: { origin: url, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `actor=ada&token=${TOKEN}`,
+    })
+    expect(form.status).toBe(415)
+  })
+
+  it('when an actor has characters the services refuse, then 400', async () => {
+    const { url } = await start()
+    const response = await write(url, '/api/session', { actor: 'ada<script>', token: TOKEN })
+    expect(response.status).toBe(400)
+  })
+
+  it('when signed out, then the cookie no longer acts', async () => {
+    const { url } = await start()
+    const { cookie } = await signIn(url)
+    const out = await fetch(`${url}/api/session`, { method: 'DELETE', headers: { origin: url, cookie } })
+    expect(out.status).toBe(200)
+    const action = await write(
+      url,
+      '/api/actions',
+      { kind: 'retry', service: 'payment', ids: ['1'], dryRun: true },
+      cookie,
+    )
+    expect(action.status).toBe(401)
+  })
+})
+
+describe('sign-in limits', () => {
+  it('when one address fails to sign in 5 times within a minute, then it is refused 429 even with the right token', async () => {
+    const { url } = await start()
+    for (let i = 0; i < 5; i++) {
+      const wrong = await write(url, '/api/session', { actor: 'mallory', token: `guess-${i}-guess-guess` })
+      expect(wrong.status).toBe(401)
+    }
+    const limited = await write(url, '/api/session', { actor: 'ada', token: TOKEN })
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(limited.headers.get('set-cookie')).toBeNull()
+  })
+})
+
+describe('POST /api/actions', () => {
+  it('when a signed-in actor requeues as a dry run, then the service gets the token, the actor and the dry run, and the outcomes come back', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url, 'ada lovelace')
+    const ids = [randomUUID(), randomUUID()]
+    const response = await write(
+      url,
+      '/api/actions',
+      { kind: 'requeue', service: 'inventory', queue: 'inventory.q.dlq', ids, dryRun: true },
+      cookie,
+    )
+    expect(response.status).toBe(200)
+    const body = await response.json()
+    expect(body).toEqual({
+      dryRun: true,
+      actionId: null,
+      results: ids.map((messageId) => ({ messageId, outcome: 'would-requeue' })),
+    })
+    const sent = fleet.stubs.inventory.received.find(
+      (r) => r.path === '/admin/messaging/dead-letters/requeue',
+    )
+    expect(sent?.headers.authorization).toBe(`Bearer ${TOKEN}`)
+    expect(sent?.headers['x-admin-actor']).toBe('ada lovelace')
+    expect(sent?.body).toEqual({ queue: 'inventory.q.dlq', messageIds: ids, dryRun: true })
+    expect(JSON.stringify(body)).not.toContain(TOKEN)
+  })
+
+  it('when retrying parked rows and discarding dead letters for real, then each goes to its route on its service', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const retry = await write(
+      url,
+      '/api/actions',
+      { kind: 'retry', service: 'payment', ids: ['a', 'b'], dryRun: false },
+      cookie,
+    )
+    expect(await retry.json()).toMatchObject({
+      dryRun: false,
+      actionId: '8',
+      results: [
+        { id: 'a', outcome: 'retried' },
+        { id: 'b', outcome: 'retried' },
+      ],
+    })
+    const discard = await write(
+      url,
+      '/api/actions',
+      { kind: 'discard', service: 'shipment', queue: 'q', ids: ['m'], dryRun: false },
+      cookie,
+    )
+    expect(await discard.json()).toMatchObject({ results: [{ messageId: 'm', outcome: 'discarded' }] })
+    expect(
+      fleet.stubs.payment.received.find((r) => r.path === '/admin/messaging/parked/retry')?.body,
+    ).toEqual({ ids: ['a', 'b'], dryRun: false })
+    expect(fleet.stubs.shipment.count('/admin/messaging/dead-letters/discard')).toBe(1)
+  })
+})
+
+describe('POST /api/actions, cancel', () => {
+  it('when cancelling orders, then each goes to the order service admin route and a refused one says why', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const [pending, confirmed] = [randomUUID(), randomUUID()]
+    fleet.stubs.order.behaviour.answers.set(`/admin/orders/${confirmed}/cancel`, {
+      status: 409,
+      body: { error: 'Conflict', message: `Order ${confirmed} is CONFIRMED`, details: [] },
+    })
+    const response = await write(
+      url,
+      '/api/actions',
+      { kind: 'cancel', service: 'order', ids: [pending, confirmed], dryRun: true },
+      cookie,
+    )
+    expect(await response.json()).toEqual({
+      dryRun: true,
+      actionId: null,
+      results: [
+        { id: pending, outcome: 'would-cancel', status: 200, message: null },
+        { id: confirmed, outcome: 'not-pending', status: 409, message: `Order ${confirmed} is CONFIRMED` },
+      ],
+    })
+    expect(
+      fleet.stubs.order.received.find((r) => r.path === `/admin/orders/${pending}/cancel`)?.body,
+    ).toEqual({ dryRun: true })
+  })
+})
+
+describe('POST /api/actions, refused', () => {
+  it('when a write comes without a session, from another origin or not as JSON, then it is refused and no service is asked', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const body = { kind: 'retry', service: 'payment', ids: ['a'], dryRun: false }
+    expect((await write(url, '/api/actions', body)).status).toBe(401)
+    const crossSite = await fetch(`${url}/api/actions`, {
+      method: 'POST',
+      headers: { origin: 'http://evil.example', 'content-type': 'application/json', cookie },
+      body: JSON.stringify(body),
+    })
+    expect(crossSite.status).toBe(403)
+    const noOrigin = await fetch(`${url}/api/actions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify(body),
+    })
+    expect(noOrigin.status).toBe(403)
+    const plain = await fetch(`${url}/api/actions`, {
+      method: 'POST',
+      headers: { origin: url, 'content-type': 'text/plain', cookie },
+      body: JSON.stringify(body),
+    })
+    expect(plain.status).toBe(415)
+    expect(fleet.stubs.payment.count('/admin/messaging/parked/retry')).toBe(0)
+  })
+
+  it('when the body misses what its kind needs, then 400 naming the field', async () => {
+    const { url } = await start()
+    const { cookie } = await signIn(url)
+    const requeue = await write(
+      url,
+      '/api/actions',
+      { kind: 'requeue', service: 'payment', ids: ['a'], dryRun: true },
+      cookie,
+    )
+    expect(requeue.status).toBe(400)
+    expect(((await requeue.json()) as { details: { path: string }[] }).details.map((d) => d.path)).toContain(
+      'body.queue',
+    )
+    const cancel = await write(
+      url,
+      '/api/actions',
+      { kind: 'cancel', service: 'payment', ids: ['a'], dryRun: true },
+      cookie,
+    )
+    expect(cancel.status).toBe(400)
+  })
+
+  it('when the service refuses the action, then its answer is passed on', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const refusal = { error: 'Unauthorized', message: 'wrong bearer token', details: [] }
+    fleet.stubs.payment.behaviour.answers.set('/admin/messaging/parked/retry', { status: 401, body: refusal })
+    const response = await write(
+      url,
+      '/api/actions',
+      { kind: 'retry', service: 'payment', ids: ['a'], dryRun: true },
+      cookie,
+    )
+    expect(response.status).toBe(401)
+    expect(await response.json()).toEqual(refusal)
+  })
+})
+
+describe('GET /api/actions', () => {
+  it('when services have recorded actions, then they are merged newest first with their service', async () => {
+    const { url, fleet } = await start()
+    await fleet.stubs.shipment.close()
+    const body = (await (await fetch(`${url}/api/actions`)).json()) as {
+      actions: { service: string; at: string }[]
+      sources: Record<string, { ok: boolean }>
+    }
+    expect(body.actions).toHaveLength(3)
+    expect(new Set(body.actions.map((a) => a.service))).toEqual(new Set(['order', 'payment', 'inventory']))
+    expect(body.sources.shipment?.ok).toBe(false)
+  })
+})

@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { FleetSnapshot } from '../src/fleet.js'
+import { startConsole, type RunningConsole } from './support/console.js'
+import { startStubFleet, type StubFleet } from './support/stubs.js'
+
+let fleet: StubFleet | undefined
+let console_: RunningConsole | undefined
+
+afterEach(async () => {
+  await console_?.close()
+  await fleet?.close()
+  console_ = undefined
+  fleet = undefined
+})
+
+const getFleet = async (url: string) => (await (await fetch(`${url}/api/fleet`)).json()) as FleetSnapshot
+
+/** Opens `/api/live` and resolves with the first `count` fleet snapshots, then closes the stream. */
+async function readLive(url: string, count: number): Promise<FleetSnapshot[]> {
+  const controller = new AbortController()
+  const response = await fetch(`${url}/api/live`, { signal: controller.signal })
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/)
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  const snapshots: FleetSnapshot[] = []
+  let buffer = ''
+  while (snapshots.length < count) {
+    const { value, done } = await reader.read()
+    if (done) break
+    buffer += value
+    let end: number
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      const data = frame.split('\n').find((l) => l.startsWith('data: '))
+      if (frame.includes('event: fleet') && data) snapshots.push(JSON.parse(data.slice(6)) as FleetSnapshot)
+    }
+  }
+  controller.abort()
+  return snapshots
+}
+
+describe('the fleet snapshot', () => {
+  it('when every service answers, then /api/fleet has each one up with its messaging summary and the order stats', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole(fleet.env)
+    const snapshot = await getFleet(console_.url)
+    expect(snapshot.services.map((s) => [s.service, s.health])).toEqual([
+      ['order', 'up'],
+      ['payment', 'up'],
+      ['inventory', 'up'],
+      ['shipment', 'up'],
+    ])
+    expect(snapshot.services[1]?.messaging?.outbox.pending).toBe(2)
+    expect(snapshot.orders.stats?.byStatus.CONFIRMED).toBe(90)
+    expect(snapshot.orders.recent).toEqual([])
+    expect(fleet.stubs.order.received.find((r) => r.path === '/orders')?.query).toEqual({ limit: '20' })
+  })
+
+  it('when one service is slow and one is stopped, then both show as down with the reason and the rest answer in time', async () => {
+    fleet = await startStubFleet()
+    fleet.stubs.payment.behaviour.delayMs = 1_500
+    await fleet.stubs.shipment.close()
+    fleet.stubs.inventory.behaviour.notReady = true
+    console_ = await startConsole({ ...fleet.env, CONSOLE_UPSTREAM_TIMEOUT_MS: '300' })
+    const started = performance.now()
+    const snapshot = await getFleet(console_.url)
+    expect(performance.now() - started).toBeLessThan(2_000)
+    const byName = Object.fromEntries(snapshot.services.map((s) => [s.service, s]))
+    expect(byName.order?.health).toBe('up')
+    expect(byName.payment).toMatchObject({ health: 'down', reason: 'not live: did not answer within 300 ms' })
+    expect(byName.shipment).toMatchObject({ health: 'down', reason: 'not live: unreachable (ECONNREFUSED)' })
+    expect(byName.inventory).toMatchObject({
+      health: 'degraded',
+      reason: 'not ready: database: down (connection refused)',
+    })
+  })
+
+  it('when the order service is down, then the snapshot says why the orders are missing', async () => {
+    fleet = await startStubFleet()
+    await fleet.stubs.order.close()
+    console_ = await startConsole(fleet.env)
+    const snapshot = await getFleet(console_.url)
+    expect(snapshot.orders).toMatchObject({ stats: null, recent: null })
+    expect(snapshot.orders.error).toContain('order: unreachable')
+  })
+
+  it('when two tabs ask within one poll interval, then the services are read once', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '5000' })
+    await Promise.all([getFleet(console_.url), getFleet(console_.url)])
+    await getFleet(console_.url)
+    expect(fleet.stubs.payment.count('/admin/messaging/summary')).toBe(1)
+  })
+})
+
+describe('the live stream', () => {
+  /** Summary requests per poll while `tabs` streams each read `polls` snapshots. */
+  async function readsPerPoll(tabs: number, polls: number) {
+    fleet = await startStubFleet()
+    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '100' })
+    const streams = await Promise.all(Array.from({ length: tabs }, () => readLive(console_!.url, polls)))
+    const lastSeq = Math.max(...streams.flatMap((s) => s.map((snapshot) => snapshot.seq)))
+    const summaries = fleet.stubs.inventory.count('/admin/messaging/summary')
+    const stats = fleet.stubs.order.count('/orders/stats')
+    await console_.close()
+    console_ = undefined
+    await fleet.close()
+    fleet = undefined
+    return { streams, lastSeq, summaries, stats }
+  }
+
+  it('when 1 or 10 tabs watch, then each gets the snapshots and the services see one reader', async () => {
+    const one = await readsPerPoll(1, 3)
+    const ten = await readsPerPoll(10, 3)
+    for (const stream of [...one.streams, ...ten.streams]) expect(stream).toHaveLength(3)
+    // One request per poll, whatever the number of tabs (a poll may be in flight as the tabs leave).
+    expect(one.summaries).toBeLessThanOrEqual(one.lastSeq + 1)
+    expect(ten.summaries).toBeLessThanOrEqual(ten.lastSeq + 1)
+    expect(ten.stats).toBeLessThanOrEqual(ten.lastSeq + 1)
+    expect(ten.summaries).toBeLessThanOrEqual(one.summaries + 2)
+  })
+
+  it('when the console closes with tabs still watching, then their streams end and the close does not wait for them', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '100' })
+    const response = await fetch(`${console_.url}/api/live`)
+    const reader = response.body!.getReader()
+    await reader.read()
+    const started = performance.now()
+    await console_.close()
+    console_ = undefined
+    expect(performance.now() - started).toBeLessThan(3_000)
+    let done = false
+    while (!done) done = (await reader.read()).done
+    expect(done).toBe(true)
+  })
+
+  it('when the last tab leaves, then polling stops', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '100' })
+    await readLive(console_.url, 2)
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    const after = fleet.stubs.order.count('/health/live')
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(fleet.stubs.order.count('/health/live')).toBe(after)
+  })
+})
