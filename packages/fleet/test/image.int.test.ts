@@ -29,21 +29,12 @@ const postgresUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1
 const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
 
-/**
- * Whether this tree has the console's workspace. Without it the check prunes and builds the four
- * services only and skips the console's boot (CONSOLE_ABSENT says why); the Dockerfile is checked
- * for the console either way.
- */
-const CONSOLE_PRESENT = existsSync(join(root, 'services/console/package.json'))
-const CONSOLE_ABSENT =
-  'services/console is not in this tree: the image check assembles and boots the four services only'
-const imageWorkspaces = [...SERVICES.map((s) => `@saga/${s}-service`), '@saga/console']
-const workspaces = CONSOLE_PRESENT ? imageWorkspaces : imageWorkspaces.filter((w) => w !== '@saga/console')
+const workspaces = [...SERVICES.map((s) => `@saga/${s}-service`), '@saga/console']
 const pruneOf = (names: string[]) => `turbo prune ${names.join(' ')} --docker --out-dir`
 const buildOf = (names: string[]) => `turbo run build ${names.map((w) => `--filter=${w}`).join(' ')}`
 // The Dockerfile's commands, word for word (the first test checks they are still in it).
-const PRUNE = pruneOf(imageWorkspaces)
-const BUILD = buildOf(imageWorkspaces)
+const PRUNE = pruneOf(workspaces)
+const BUILD = buildOf(workspaces)
 const INSTALL = 'npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund'
 const COLLECT = 'sh infra/image/collect-runtime.sh'
 const PRUNE_ENGINES = 'RUN sh prune-prisma-engines.sh node_modules'
@@ -107,7 +98,6 @@ let env: Record<ServiceName, NodeJS.ProcessEnv>
 async function assemble(): Promise<void> {
   const started = Date.now()
   const step = (what: string) => console.log(`image check: ${what} after ${Date.now() - started} ms`)
-  if (!CONSOLE_PRESENT) console.log(`image check: ${CONSOLE_ABSENT}`)
   await run('npx', [...buildOf(workspaces).split(' '), '--output-logs=errors-only'], {
     cwd: root,
     timeout: 300_000,
@@ -242,10 +232,7 @@ describe('the four services, booted from the image', () => {
 })
 
 describe('the saga console, booted from the image', () => {
-  it('when the console boots from it, then it serves its UI and health, reads the order through the services, and exits 0 on SIGTERM', async ({
-    skip,
-  }) => {
-    skip(!CONSOLE_PRESENT, CONSOLE_ABSENT)
+  it('when the console boots from it, then it serves its UI and health, reads the order through the services, and exits 0 on SIGTERM', async () => {
     expect(existsSync(join(app, 'services/console/src')), 'console src').toBe(false)
     const port = await freePort()
     const urls = Object.fromEntries(

@@ -129,7 +129,9 @@ describe('npm start', () => {
     const run = await Run.start('npm', ['start', '--', '--prefix', prefix])
     runs.push(run)
     const pids = await run.started(180_000)
-    await run.waitFor(/\[fleet\] all services ready/, 180_000)
+    const [ready] = await run.waitFor(/\[fleet\] all services ready.*/, 180_000)
+    expect(ready).toContain(`console http://127.0.0.1:${run.ports.console}`)
+    expect(await run.ready('console')).toBe(200)
 
     process.kill(pids.payment!, 'SIGKILL')
     const [, others, startPid] = await run.waitFor(
@@ -137,7 +139,7 @@ describe('npm start', () => {
       30_000,
     )
     run.pids.add(Number(startPid))
-    expect(others).toBe('order, inventory, shipment')
+    expect(others).toBe('order, inventory, shipment, console')
     for (const s of ['order', 'inventory', 'shipment']) {
       expect(await run.ready(s)).toBe(200)
       expect(isAlive(pids[s]!)).toBe(true)
@@ -155,9 +157,9 @@ describe('npm start', () => {
     expect(await run.exited).toBe(0)
     expect(await survivors([Number(startPid), ...run.pids])).toEqual([])
     expect(run.output).toContain(
-      '[fleet] SIGTERM: asking order, payment, inventory, shipment to drain and exit',
+      '[fleet] SIGTERM: asking order, payment, inventory, shipment, console to drain and exit',
     )
-    for (const s of SERVICES) {
+    for (const s of [...SERVICES, 'console']) {
       expect(run.output).toContain(`[fleet] ${s} exited (code 0)`)
       // Each drained: close-with-grace's last line.
       expect(run.output).toMatch(new RegExp(`\\[${s} *\\] \\{.*"msg":"closed"`))
