@@ -2,6 +2,7 @@ import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifySchema } from 'fastify'
 import type { MessagingAdmin } from '../admin/admin.js'
 import { adminActor, adminWriteGuard, type AdminAccessOptions } from './admin-guard.js'
+import { ADMIN_RESPONSES } from './admin-schemas.js'
 
 type AdminGuard = ReturnType<typeof adminWriteGuard>
 
@@ -30,16 +31,17 @@ const query = (properties: Record<string, object>, required: string[] = []): Fas
   querystring: { type: 'object', additionalProperties: false, properties, required },
 })
 /**
- * A route's schema with its OpenAPI `tags` and `summary` (read by @fastify/swagger where the host has
- * it; `security` marks the bearer-guarded writes).
+ * A route's schema with its OpenAPI `operationId`, `tags`, `summary` and `response` map (read by
+ * @fastify/swagger where the host has it; `security` marks the bearer-guarded writes).
  */
 const schema = (
-  operationId: string,
+  operationId: keyof typeof ADMIN_RESPONSES,
   summary: string,
   parts: FastifySchema = {},
   guarded = false,
 ): FastifySchema => ({
   ...parts,
+  response: ADMIN_RESPONSES[operationId],
   ...{
     operationId,
     tags: ['messaging admin'],
@@ -185,6 +187,8 @@ export async function messagingAdminPlugin(
   await app.register(
     (scope: FastifyInstance) => {
       scope.setValidatorCompiler(ajv)
+      // The response schemas document the answers; the bodies are serialised as they are.
+      scope.setSerializerCompiler(() => (data) => JSON.stringify(data))
       readRoutes(scope, admin)
       writeRoutes(scope, admin, guard)
       return Promise.resolve()
