@@ -383,3 +383,35 @@ describe('admin write access', () => {
     await expect(hostApp(admin, 'short')).rejects.toThrow(RangeError)
   })
 })
+
+describe('messaging admin without a broker', () => {
+  it('when the broker is unreachable, then the summary says down with null counts and a requeue is 503', async () => {
+    const queue = fx.queue(HANDLER)
+    const offline = createMessagingAdmin({
+      service: 'test',
+      pool: fx.db.pool,
+      amqpUrl: 'amqp://guest:guest@127.0.0.1:1',
+      queues: [{ handler: HANDLER, queue, deadLetterQueue: deadLetterQueueName(queue) }],
+      brokerWaitMs: 300,
+    })
+    const host = await hostApp(offline, TOKEN)
+    try {
+      const summary = await host.inject({ url: '/admin/messaging/summary' })
+      expect(summary.json()).toMatchObject({
+        broker: 'down',
+        outbox: { parked: expect.any(Number) as number },
+        queues: [{ queue, ready: null, consumers: null, deadLettered: null }],
+      })
+      const requeue = await host.inject({
+        method: 'POST',
+        url: '/admin/messaging/dead-letters/requeue',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        payload: { queue, messageIds: [randomUUID()] },
+      })
+      expect(requeue.statusCode).toBe(503)
+    } finally {
+      await host.close()
+      await offline.close()
+    }
+  })
+})

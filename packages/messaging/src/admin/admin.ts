@@ -82,7 +82,8 @@ export interface AdminWriteResult<R> {
 export type DeadLetterOutcome = 'requeued' | 'would-requeue' | 'discarded' | 'would-discard' | 'not-found'
 
 /**
- * An admin request that cannot be served: `statusCode` 404 (unknown queue), 503 (broker down); a
+ * An admin request that cannot be served: `statusCode` 404 (unknown queue), 409 (the handler queue
+ * to requeue into does not exist), 503 (broker down); a
  * fastify app's error handler renders it. `details` name the part of the request at fault.
  */
 export class MessagingAdminError extends Error {
@@ -178,6 +179,14 @@ async function checkQueues(
   return found
 }
 
+/** `fallback` for a queue the broker does not have (404, e.g. a handler never started); other errors rethrown. */
+const missingQueue =
+  <T>(fallback: T) =>
+  (error: unknown): T => {
+    if ((error as { code?: unknown }).code === 404) return fallback
+    throw error
+  }
+
 /** What the admin's operations share. */
 interface AdminContext {
   service: string
@@ -186,8 +195,12 @@ interface AdminContext {
   wake: () => void
   /** Runs broker operations one at a time. */
   exclusive: <T>(fn: () => Promise<T>) => Promise<T>
-  /** The open broker connection. @throws MessagingAdminError 503 when the broker is unreachable */
-  broker: () => Promise<ChannelModel>
+  /**
+   * The open broker connection; with `quick`, no wait once a first connect was tried (a summary
+   * while the broker is down answers at once).
+   * @throws MessagingAdminError 503 when the broker is unreachable
+   */
+  broker: (quick?: boolean) => Promise<ChannelModel>
 }
 
 /** The queue named `name` (a handler queue or its dead-letter queue). @throws MessagingAdminError 404 */
@@ -208,7 +221,7 @@ async function summaryOf(context: AdminContext): Promise<MessagingSummary> {
   const outbox = await outboxSummary(context.pool)
   const counts = await context
     .exclusive(async () => {
-      const connection = await context.broker()
+      const connection = await context.broker(true)
       return checkQueues(
         connection,
         queues.flatMap((q) => [q.queue, q.deadLetterQueue]),
@@ -248,7 +261,7 @@ function deadLettersOf(
         if (filter.aggregateId === undefined || concernsAggregate(letter, filter.aggregateId))
           messages.push(letter)
         return false
-      }).catch(() => 0)
+      }).catch(missingQueue(0))
       views.push({ queue: q.deadLetterQueue, handler: q.handler, count, messages })
     }
     return views
@@ -275,7 +288,10 @@ async function moveDeadLetters(
     confirm?.on('error', () => undefined)
     try {
       // Passive: a handler queue that is gone would swallow the copies (and the acked originals).
-      await confirm?.checkQueue(q.queue)
+      await confirm?.checkQueue(q.queue).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code !== 404) throw error
+        throw new MessagingAdminError(409, `the queue '${q.queue}' does not exist: start its consumer first`)
+      })
       await browseQueue(connection, q.deadLetterQueue, Number.MAX_SAFE_INTEGER, async (message, channel) => {
         const id = message.properties.messageId as string | undefined
         if (id === undefined || !wanted.has(id)) return false
@@ -284,7 +300,7 @@ async function moveDeadLetters(
         if (confirm) await republish(confirm, q.queue, message)
         channel.ack(message)
         return true
-      })
+      }).catch(missingQueue(0))
     } finally {
       await confirm?.close().catch(() => undefined)
     }
@@ -373,12 +389,13 @@ export function createMessagingAdmin(options: MessagingAdminOptions): MessagingA
   const waitMs = options.brokerWaitMs ?? 2_000
   let amqp: AmqpConnection | undefined
   let closed = false
-  const broker = async (): Promise<ChannelModel> => {
+  const broker = async (quick = false): Promise<ChannelModel> => {
     if (closed) throw new MessagingAdminError(503, 'the messaging admin is closed')
+    const tried = amqp !== undefined
     amqp ??= createAmqpConnection({ url: options.amqpUrl, name: `${service}-admin`, logger: options.logger })
     amqp.start()
     try {
-      return amqp.current ?? (await amqp.waitForConnection(waitMs))
+      return amqp.current ?? (await amqp.waitForConnection(quick && tried ? 0 : waitMs))
     } catch {
       throw new MessagingAdminError(503, 'the broker is unreachable; retry when it is back')
     }

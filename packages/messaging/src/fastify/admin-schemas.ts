@@ -116,7 +116,7 @@ export const ADMIN_RESPONSES = {
   },
   requeueDeadLetters: {
     200: writeResult('messageId', ['requeued', 'would-requeue', 'not-found']),
-    ...errors(400, 401, 403, 404, 415, 503),
+    ...errors(400, 401, 403, 404, 409, 415, 503),
   },
   discardDeadLetters: {
     200: writeResult('messageId', ['discarded', 'would-discard', 'not-found']),
