@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRunDatabases, dropRunDatabases, RunDatabases } from './databases.js'
@@ -21,7 +22,11 @@ export interface FleetOptions {
  * there when the invariant checker compares the outbox with what the tap saw; the poll interval is
  * the safety net only (the relay is woken on commit).
  */
+/** The run's admin token: each service's ADMIN_TOKEN and the order CLI's (its dlq and parked writes). */
+const ADMIN_TOKEN = `e2e-${randomUUID()}`
+
 const COMMON_ENV = {
+  ADMIN_TOKEN,
   HOST: '127.0.0.1',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   MIGRATE_ON_START: 'true',
@@ -163,6 +168,7 @@ export class Fleet {
       ORDER_SERVICE_URL: this.one('order').url,
       AMQP_URL: infra.amqpUrl,
       AMQP_EXCHANGE: this.names.exchange,
+      ADMIN_TOKEN,
     }
     for (const s of SERVICES) {
       // `where` probes the /health/live of the service an order waits for.

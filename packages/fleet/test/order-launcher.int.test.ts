@@ -161,7 +161,11 @@ describe('the order CLI against fakes of the fleet and real outbox tables', () =
       })
       try {
         const answering = await order(['where', orderId], { ...env, PAYMENT_SERVICE_URL: payment.url })
-        expect(probes).toEqual(['GET /health/live'])
+        // The health probe, and the dead letters of the order read through payment's admin surface.
+        expect(probes.sort()).toEqual([
+          `GET /admin/messaging/dead-letters?limit=1000&aggregateId=${orderId}`,
+          'GET /health/live',
+        ])
         expect(answering.stdout).toContain(
           '  the last fact was published; the consumer in payment has not committed its reaction yet',
         )

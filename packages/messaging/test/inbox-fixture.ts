@@ -152,6 +152,8 @@ export interface InboxFixture {
   queue(handler: string): string
   /** Publishes a body (an object is sent as JSON, a string as is) on a confirm channel. */
   publish(body: unknown, routingKey?: string): Promise<void>
+  /** Publishes a JSON body straight into `queue` (default exchange), with the body's `id` as message id. */
+  publishToQueue(queue: string, body: Record<string, unknown>): Promise<void>
   /** Starts a consumer (with topology declaration) on its own connection; stopped by `cleanup`. */
   startConsumer(
     handlers: HandlerDefinition<Tx, Happened>[],
@@ -205,6 +207,14 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
         persistent: true,
         contentType: 'application/json',
         messageId: typeof id === 'string' ? id : undefined,
+      })
+      await channel.waitForConfirms()
+    },
+    async publishToQueue(name, body) {
+      channel.sendToQueue(name, Buffer.from(JSON.stringify(body)), {
+        persistent: true,
+        contentType: 'application/json',
+        messageId: typeof body.id === 'string' ? body.id : undefined,
       })
       await channel.waitForConfirms()
     },

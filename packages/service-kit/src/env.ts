@@ -1,4 +1,5 @@
 import type { ServiceName } from '@saga/contracts'
+import { MIN_ADMIN_TOKEN_LENGTH } from '@saga/messaging/fastify'
 import { z } from 'zod'
 import { DEFAULT_SESSION_LIMITS } from './database-session.js'
 import { localDatabaseUrl } from './local-database-url.js'
@@ -22,7 +23,7 @@ const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).defa
  * The zod schema of the environment every service shares (names and defaults in docs/operations.md, "Environment variables"):
  * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, LOG_FORMAT, MIGRATE_ON_START,
  * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, OVERLOAD_* (ms, counts, s), INSTANCES,
- * SHUTDOWN_TIMEOUT_MS.
+ * SHUTDOWN_TIMEOUT_MS, ADMIN_TOKEN (optional, at least 16 characters).
  * Extend it with `.extend({...})` for service-specific variables.
  */
 export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
@@ -71,6 +72,9 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     INSTANCES: positiveInt(1),
     // Above messaging's drain timeout (15 s), so in-flight handlers finish before a forced exit.
     SHUTDOWN_TIMEOUT_MS: positiveInt(20_000),
+    // Bearer token of the admin writes (/admin/messaging POST routes, the order service's admin
+    // cancel). Unset: those writes are refused with 403 and the admin surface is read-only.
+    ADMIN_TOKEN: z.string().min(MIN_ADMIN_TOKEN_LENGTH, 'must be at least 16 characters').optional(),
   })
 }
 

@@ -92,6 +92,17 @@ function validationDetails(error: FastifyError): ErrorDetail[] {
   })
 }
 
+/** The `details` an error carries, when they are `{ path, issue }` strings; else none. */
+function detailsOf(error: unknown): ErrorDetail[] {
+  const details = (error as { details?: unknown }).details
+  if (!Array.isArray(details)) return []
+  return details.filter(
+    (d): d is ErrorDetail =>
+      typeof (d as ErrorDetail | undefined)?.path === 'string' &&
+      typeof (d as ErrorDetail | undefined)?.issue === 'string',
+  )
+}
+
 function handleError(
   this: FastifyInstance,
   error: FastifyError,
@@ -111,9 +122,16 @@ function handleError(
   }
   const statusCode = error.statusCode ?? 500
   if (statusCode >= 400 && statusCode < 500) {
-    // Fastify's own client errors: 413 body too large, 415 media type, 400 malformed JSON, ...
+    // Fastify's own client errors (413 body too large, 415 media type, 400 malformed JSON, ...) and
+    // errors of packages that carry `statusCode` and maybe `details` (the messaging admin's).
     request.log.info({ err: error }, 'client error')
-    return reply.code(statusCode).send(clientError(statusCode, error.message))
+    return reply.code(statusCode).send(clientError(statusCode, error.message, detailsOf(error)))
+  }
+  if (statusCode === 503) {
+    // A dependency that says it is unavailable on purpose (the messaging admin's broker): its message names it.
+    request.log.warn({ err: error }, 'unavailable; answered 503')
+    const body: ServerErrorBody = { error: reason(503), message: error.message, requestId: request.id }
+    return reply.code(503).header('retry-after', String(BUSY_RETRY_AFTER_S)).send(body)
   }
   if (isDatabaseBusy(error)) {
     request.log.warn({ err: error }, 'database busy; answered 503')

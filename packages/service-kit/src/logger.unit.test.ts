@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream'
+import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { chooseLogFormat, loggerOptions, prettyTarget } from './logger.js'
 
@@ -24,5 +26,24 @@ describe('the log format', () => {
     expect(prettyTarget()).toMatch(/pino-pretty/)
     expect(loggerOptions('kit', 'info', 'pretty').transport).toMatchObject({ target: prettyTarget() })
     expect(loggerOptions('kit', 'info').transport).toBeUndefined()
+  })
+})
+
+describe('credentials in logs', () => {
+  it('when a request with a bearer token and a cookie is logged, then both are redacted', () => {
+    const lines: string[] = []
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString())
+        done()
+      },
+    })
+    const logger = pino(loggerOptions('kit', 'info'), sink)
+    const token = 'admin-token-that-must-not-leak'
+    logger.info({ req: { headers: { authorization: `Bearer ${token}`, cookie: 's=1' } } }, 'request')
+    expect(lines.join('')).not.toContain(token)
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({
+      req: { headers: { authorization: '[redacted]', cookie: '[redacted]' } },
+    })
   })
 })

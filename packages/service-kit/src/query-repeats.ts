@@ -6,10 +6,14 @@ import { HttpError } from './errors.js'
 const WRAPPERS = new Set(['optional', 'default', 'nullable', 'prefault', 'catch', 'readonly'])
 
 /**
- * Whether `schema` (a route's zod `querystring` object) takes `key` as a list: its field is a
- * `z.array(...)`, under any optional/default wrappers. Anything else, or no schema, takes one value.
+ * Whether `schema` (a route's `querystring`: a zod object, or a JSON Schema object) takes `key` as a
+ * list: its field is a `z.array(...)` under any optional/default wrappers, or `type: 'array'`.
+ * Anything else, or no schema, takes one value.
  */
 function takesList(schema: unknown, key: string): boolean {
+  // A JSON Schema querystring (the messaging admin routes'): its property's type.
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties
+  if (properties && !('_zod' in (schema as object))) return properties[key]?.type === 'array'
   const shape = (schema as { shape?: Record<string, z.ZodType> } | undefined)?.shape
   let field = shape?.[key] as { _zod?: { def: { type: string; innerType?: unknown } } } | undefined
   while (field?._zod && WRAPPERS.has(field._zod.def.type)) field = field._zod.def.innerType as typeof field

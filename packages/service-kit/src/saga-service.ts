@@ -5,7 +5,7 @@ import {
   type ReactionDeps,
   type RecorderDefinition,
 } from '@saga/messaging'
-import { messagingPlugin } from '@saga/messaging/fastify'
+import { messagingAdminPlugin, messagingPlugin } from '@saga/messaging/fastify'
 import type pg from 'pg'
 import { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
 import { databasePlugin, type DatabaseDefinition, type DisconnectableClient } from './database-plugin.js'
@@ -101,7 +101,9 @@ export function sagaApp<Config extends BaseServiceConfig, Extra extends object =
  * 7. health: `database`, `schema` (not ready against a schema older than this build, i.e. before the
  *    migrate step ran) and messaging's areas;
  * 8. `/metrics` with messaging's descriptors;
- * 9. `routes`.
+ * 9. the messaging admin surface under `/admin/messaging` (`messagingAdminPlugin`; writes need
+ *    `ADMIN_TOKEN` as bearer, read-only without it);
+ * 10. `routes`.
  * Tests build it and `inject`; the server hosts it (`runServer`).
  * @throws MigrationError when MIGRATE_ON_START and a migration fails; whatever a step throws
  */
@@ -138,6 +140,7 @@ export async function sagaService<Extra extends object = Record<never, never>>(
     ],
   })
   await app.register(metricsPlugin, { service, metrics: app.messaging.metrics })
+  await app.register(messagingAdminPlugin, { admin: app.messaging.admin, token: config.ADMIN_TOKEN })
   await options.routes(app, deps)
   return app
 }

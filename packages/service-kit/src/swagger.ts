@@ -5,6 +5,25 @@ import fp from 'fastify-plugin'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import { documentResponseHeaders } from './openapi-headers.js'
 
+/** Whether any part of a route's schema is a zod schema (zod's objects carry `_zod`). */
+function hasZodPart(schema: Record<string, unknown>): boolean {
+  const parts = [schema.body, schema.querystring, schema.params, schema.headers]
+  const response = schema.response as Record<string, unknown> | undefined
+  return [...parts, ...Object.values(response ?? {})].some(
+    (part) => typeof part === 'object' && part !== null && '_zod' in part,
+  )
+}
+
+/**
+ * `jsonSchemaTransform` for routes described with zod; a route described in plain JSON Schema (the
+ * messaging admin plugin's, which does not depend on zod) goes into the document as it is.
+ */
+const transform: typeof jsonSchemaTransform = (document) => {
+  const schema = document.schema as Record<string, unknown> | undefined
+  if (schema && !hasZodPart(schema)) return { schema: document.schema, url: document.url }
+  return jsonSchemaTransform(document)
+}
+
 /** Options of `swaggerPlugin`. */
 export interface SwaggerOptions {
   title: string
@@ -24,8 +43,10 @@ export const swaggerPlugin = fp(
     await app.register(swagger, {
       openapi: {
         info: { title: opts.title, version: opts.version ?? '0.1.0', description: opts.description },
+        // The messaging admin writes take `Authorization: Bearer <ADMIN_TOKEN>`.
+        components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       },
-      transform: jsonSchemaTransform,
+      transform,
       transformObject: (document) => documentResponseHeaders(jsonSchemaTransformObject(document)),
     })
     await app.register(swaggerUi, { routePrefix: '/documentation', logLevel: 'warn' })

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -102,5 +103,97 @@ describe('sagaService', () => {
       await app.close()
     }
     expect(disconnected).toBe(true)
+  })
+})
+
+describe('sagaService admin surface', () => {
+  const TOKEN = 'sk-admin-token-0123456789abcdef'
+  const build = (env: Record<string, string>) =>
+    sagaService({
+      service: 'payment',
+      config: serviceEnvSchema({ service: 'payment', port: 0 }).parse({
+        DATABASE_URL: db.url,
+        AMQP_URL,
+        AMQP_EXCHANGE: exchange,
+        AMQP_QUEUE_PREFIX: queuePrefix,
+        LOG_LEVEL: 'silent',
+        ...env,
+      }),
+      fastify: { logger: false },
+      database: { migrationsDir, createClient: () => ({ $disconnect: () => Promise.resolve() }) },
+      reactions: () => [],
+      routes: () => Promise.resolve(),
+    })
+  const retry = (
+    token?: string,
+    payload = { ids: ['8f0c2f43-3d38-4a57-9a43-0b6b1e0c0a11'], dryRun: true },
+  ) => ({
+    method: 'POST' as const,
+    url: '/admin/messaging/parked/retry',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    payload,
+  })
+
+  it('when ADMIN_TOKEN is set, then the admin routes answer, and refusals are in the error shape', async () => {
+    const app = await build({ ADMIN_TOKEN: TOKEN })
+    try {
+      const summary = await app.inject({ url: '/admin/messaging/summary' })
+      expect(summary.statusCode).toBe(200)
+      expect(summary.json()).toMatchObject({
+        service: 'payment',
+        outbox: { pending: 0, parked: 0 },
+        queues: [],
+      })
+      const unauthorized = await app.inject(retry())
+      expect(unauthorized.statusCode).toBe(401)
+      expect(unauthorized.headers['www-authenticate']).toBe('Bearer')
+      expect(unauthorized.json()).toEqual({
+        error: 'Unauthorized',
+        message: 'admin writes need Authorization: Bearer <ADMIN_TOKEN>',
+        details: [{ path: 'headers.authorization', issue: 'is missing' }],
+      })
+      const invalid = await app.inject(retry(TOKEN, { ids: ['nope'], dryRun: true }))
+      expect(invalid.statusCode).toBe(400)
+      expect(invalid.json()).toMatchObject({ error: 'Bad Request', details: [{ path: 'body.ids.0' }] })
+      const done = await app.inject(retry(TOKEN))
+      expect(done.json()).toMatchObject({
+        dryRun: true,
+        actionId: null,
+        results: [{ outcome: 'not-parked' }],
+      })
+      const inbox = await app.inject({
+        url: `/admin/messaging/inbox?messageId=${randomUUID()}&messageId=${randomUUID()}`,
+      })
+      expect(inbox.json()).toEqual({ service: 'payment', inbox: [] })
+      const document = await app.inject({ url: '/documentation/json' })
+      expect(Object.keys(document.json<{ paths: object }>().paths)).toContain(
+        '/admin/messaging/dead-letters/requeue',
+      )
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('when ADMIN_TOKEN is unset, then admin writes are 403 and reads answer', async () => {
+    const app = await build({})
+    try {
+      const refused = await app.inject(retry(TOKEN))
+      expect(refused.statusCode).toBe(403)
+      expect(refused.json()).toMatchObject({
+        error: 'Forbidden',
+        message: 'admin writes are disabled: set ADMIN_TOKEN',
+      })
+      expect((await app.inject({ url: '/admin/messaging/actions' })).json()).toEqual({
+        service: 'payment',
+        actions: [],
+      })
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('when ADMIN_TOKEN is shorter than 16 characters, then the environment does not parse', () => {
+    const parsed = serviceEnvSchema({ service: 'payment', port: 0 }).safeParse({ ADMIN_TOKEN: 'short' })
+    expect(parsed.error?.issues[0]?.path).toEqual(['ADMIN_TOKEN'])
   })
 })

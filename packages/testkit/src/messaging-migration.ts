@@ -16,27 +16,6 @@ function migrationAndShipped(testFileUrl: string, folder: string, shipped: strin
   }
 }
 
-/**
- * A service's check that its messaging migration (`prisma/migrations/20261129000000_messaging`,
- * beside the service's `test` folder) is, byte for byte, `@saga/messaging/sql/messaging.sql` as the
- * service resolves it. A change to messaging.sql needs a new migration in every service; this check
- * is what says so.
- * @param service names the `describe`
- * @param testFileUrl the calling test file's `import.meta.url`: locates the service and resolves its `@saga/messaging`
- */
-export function describeMessagingMigration(service: string, testFileUrl: string): void {
-  describe(`${service} messaging migration`, () => {
-    it('when the service migrates, then its messaging tables are exactly @saga/messaging/sql/messaging.sql', () => {
-      const { own, shipped } = migrationAndShipped(
-        testFileUrl,
-        '20261129000000_messaging',
-        '@saga/messaging/sql/messaging.sql',
-      )
-      expect(own).toBe(shipped)
-    })
-  })
-}
-
 /** The SQL of `sql` without its comment lines: the statements alone. */
 const statements = (sql: string) =>
   sql
@@ -44,6 +23,41 @@ const statements = (sql: string) =>
     .filter((line) => !line.startsWith('--'))
     .join('\n')
     .trim()
+
+/** The SQL of `sql` as its statements, comments aside and whitespace collapsed, in order. */
+const statementList = (sql: string): string[] =>
+  statements(sql)
+    .split(';')
+    .map((statement) => statement.replace(/\s+/g, ' ').trim())
+    .filter(Boolean)
+
+/** The migrations that copy `@saga/messaging/sql/messaging.sql`, in the order they apply. */
+export const MESSAGING_MIGRATIONS = [
+  '20261129000000_messaging',
+  '20261201230000_messaging_admin_action',
+] as const
+
+/**
+ * A service's check that its messaging migrations (`MESSAGING_MIGRATIONS` under `prisma/migrations`,
+ * beside the service's `test` folder) hold, together and in order, exactly the statements of
+ * `@saga/messaging/sql/messaging.sql` as the service resolves it. A change to messaging.sql needs
+ * a new migration in every service (and its name here); this check is what says so.
+ * @param service names the `describe`
+ * @param testFileUrl the calling test file's `import.meta.url`: locates the service and resolves its `@saga/messaging`
+ */
+export function describeMessagingMigration(service: string, testFileUrl: string): void {
+  describe(`${service} messaging migration`, () => {
+    it('when the service migrates, then its messaging tables are exactly @saga/messaging/sql/messaging.sql', () => {
+      const texts = MESSAGING_MIGRATIONS.map((folder) =>
+        migrationAndShipped(testFileUrl, folder, '@saga/messaging/sql/messaging.sql'),
+      )
+      const own = texts.flatMap((text) => statementList(text.own))
+      const shipped = statementList(texts[0]?.shipped ?? '')
+      expect(shipped.length).toBeGreaterThan(0)
+      expect(own).toEqual(shipped)
+    })
+  })
+}
 
 /**
  * A service's check that its cancellation-register migration

@@ -1,10 +1,14 @@
-import amqp from 'amqplib'
+import {
+  callAdmin,
+  fleetDeadLetters,
+  fleetParkedRows,
+  type FleetDeadLetter,
+  type FleetRead,
+} from './admin-http.js'
 import { ChainWatcher, outcome, printChain } from './follow.js'
 import { callOrderService } from './http.js'
-import { parkedRows, retryParked } from './outbox.js'
 import { orderBody, type PlaceInput } from './place.js'
-import { discardDeadLetter, listDeadLetters, requeueDeadLetters, type DeadLetter } from './queues.js'
-import { brokerUnreachable, type CliSettings } from './settings.js'
+import { SERVICES, brokerUnreachable, type CliSettings } from './settings.js'
 
 /** Results go to stdout, one line each. */
 export const out = (line: string): void => void process.stdout.write(`${line}\n`)
@@ -153,36 +157,75 @@ export async function cancel(settings: CliSettings, orderId: string): Promise<nu
   return 1
 }
 
-/**
- * Runs `fn` on a connection to the broker, closed afterwards.
- * @throws Error naming the broker's address and the cause when it does not answer
- */
-async function withBroker<T>(settings: CliSettings, fn: (c: amqp.ChannelModel) => Promise<T>): Promise<T> {
-  const connection = await amqp.connect(settings.amqpUrl, { timeout: 5_000 }).catch((error: unknown) => {
-    throw new Error(brokerUnreachable(settings.amqpUrl, error), { cause: error })
-  })
-  connection.on('error', () => undefined)
-  try {
-    return await fn(connection)
-  } finally {
-    await connection.close().catch(() => undefined)
-  }
-}
-
-const describe = (d: DeadLetter): string =>
+const describe = (d: FleetDeadLetter): string =>
   `  ${d.messageId ?? '?'} ${d.type ?? '?'} order=${d.correlationId ?? '?'} at=${d.deadLetteredAt ?? '?'}\n  reason: ${d.reason ?? '?'}`
 
-/** `dlq list`: every dead-lettered message of the fleet's handlers, by queue. */
+/** Writes the services that could not be read, on stderr. */
+const reportFailed = (failed: FleetRead<unknown>['failed']): void => {
+  for (const f of failed) err(`(${f.service}: ${f.error})`)
+}
+
+/** `dlq list`: every dead-lettered message of the fleet's handlers, by queue (each service's admin surface). */
 export async function dlqList(settings: CliSettings): Promise<number> {
-  const dead = await withBroker(settings, (c) => listDeadLetters(settings, c))
-  if (dead.length === 0) out('no dead-lettered messages')
-  for (const d of dead) out(`${d.queue}\n${describe(d)}`)
+  const { found, failed } = await fleetDeadLetters(settings)
+  if (found.length === 0) out('no dead-lettered messages')
+  for (const d of found) out(`${d.queue}\n${describe(d)}`)
+  reportFailed(failed)
   return 0
+}
+
+/** The dead letters grouped by the service and queue that hold them. */
+function byQueue(letters: FleetDeadLetter[]): Map<string, FleetDeadLetter[]> {
+  const groups = new Map<string, FleetDeadLetter[]>()
+  for (const d of letters) {
+    const key = `${d.service} ${d.queue}`
+    groups.set(key, [...(groups.get(key) ?? []), d])
+  }
+  return groups
+}
+
+/**
+ * POSTs `dead-letters/<kind>` for each queue holding some of `letters` (ids in chunks of 500) and
+ * returns the letters whose outcome was `done`; a refusal (no ADMIN_TOKEN, a wrong one) is written
+ * on stderr and stops it.
+ */
+async function moveDeadLetters(
+  settings: CliSettings,
+  kind: 'requeue' | 'discard',
+  letters: FleetDeadLetter[],
+): Promise<FleetDeadLetter[] | undefined> {
+  const done: FleetDeadLetter[] = []
+  const outcome = kind === 'requeue' ? 'requeued' : 'discarded'
+  for (const group of byQueue(letters).values()) {
+    const { service, queue } = group[0] as FleetDeadLetter
+    const ids = [...new Set(group.map((d) => d.messageId).filter((id): id is string => id !== null))]
+    for (let i = 0; i < ids.length; i += 500) {
+      const res = await callAdmin<{ results?: { messageId: string; outcome: string }[] }>(
+        settings,
+        service,
+        `/dead-letters/${kind}`,
+        { queue, messageIds: ids.slice(i, i + 500) },
+      )
+      if (res.status !== 200) {
+        err(`${service} refused to ${kind} (${res.status}): ${res.body.message ?? ''}`)
+        return undefined
+      }
+      const moved = new Set(
+        (res.body.results ?? []).filter((r) => r.outcome === outcome).map((r) => r.messageId),
+      )
+      done.push(...group.filter((d) => d.messageId !== null && moved.has(d.messageId)))
+    }
+  }
+  return done
 }
 
 /** `dlq requeue <messageId>` or `--all` (`messageId` undefined); 1 when the one asked for is not in any DLQ. */
 export async function dlqRequeue(settings: CliSettings, messageId: string | undefined): Promise<number> {
-  const moved = await withBroker(settings, (c) => requeueDeadLetters(settings, c, messageId))
+  const { found, failed } = await fleetDeadLetters(settings)
+  reportFailed(failed)
+  const chosen = found.filter((d) => messageId === undefined || d.messageId === messageId)
+  const moved = await moveDeadLetters(settings, 'requeue', chosen)
+  if (moved === undefined) return 1
   for (const m of moved)
     out(`requeued ${m.messageId ?? '?'} ${m.type ?? '?'} -> ${m.queue.replace(/\.dlq$/, '')}`)
   if (messageId && moved.length === 0) {
@@ -195,9 +238,12 @@ export async function dlqRequeue(settings: CliSettings, messageId: string | unde
 
 /** `dlq discard <messageId>`: prints each copy, then removes it; 1 when no DLQ holds it. */
 export async function dlqDiscard(settings: CliSettings, messageId: string): Promise<number> {
-  const removed = await withBroker(settings, (c) =>
-    discardDeadLetter(settings, c, messageId, (d) => out(`discarding from ${d.queue}:\n${describe(d)}`)),
-  )
+  const { found, failed } = await fleetDeadLetters(settings)
+  reportFailed(failed)
+  const chosen = found.filter((d) => d.messageId === messageId)
+  for (const d of chosen) out(`discarding from ${d.queue}:\n${describe(d)}`)
+  const removed = await moveDeadLetters(settings, 'discard', chosen)
+  if (removed === undefined) return 1
   if (removed.length === 0) {
     err(`message ${messageId} was not found in any dead-letter queue (see \`dlq list\`)`)
     return 1
@@ -206,22 +252,36 @@ export async function dlqDiscard(settings: CliSettings, messageId: string): Prom
   return 0
 }
 
-/** `parked list`: the outbox rows whose publishing gave up, in the four databases. */
+/** `parked list`: the outbox rows whose publishing gave up, in the four services. */
 export async function parkedList(settings: CliSettings): Promise<number> {
-  const { rows, unreachable } = await parkedRows(settings)
-  if (rows.length === 0) out('no parked outbox rows')
-  for (const r of rows) {
+  const { found, failed } = await fleetParkedRows(settings)
+  if (found.length === 0) out('no parked outbox rows')
+  for (const r of found) {
     out(
-      `${r.service.padEnd(10)} ${r.id} ${r.type} attempts=${r.attempts} parked=${r.failedAt?.toISOString()}\n  last error: ${r.lastError ?? '?'}`,
+      `${r.service.padEnd(10)} ${r.id} ${r.type} attempts=${r.attempts} parked=${r.failedAt ?? '?'}\n  last error: ${r.lastError ?? '?'}`,
     )
   }
-  for (const u of unreachable) err(`(${u.service} database unreachable: ${u.error})`)
+  reportFailed(failed)
   return 0
 }
 
-/** `parked retry <id>`: that row pending again; 1 when no database holds a parked row with the id. */
+/** `parked retry <id>`: that row pending again (POST parked/retry of each service); 1 when none holds it parked. */
 export async function parkedRetry(settings: CliSettings, id: string): Promise<number> {
-  const services = await retryParked(settings, id)
+  const services: string[] = []
+  for (const service of SERVICES) {
+    const res = await callAdmin<{ results?: { outcome: string }[] }>(settings, service, '/parked/retry', {
+      ids: [id],
+    }).catch((error: unknown) => {
+      err(`(${service}: ${error instanceof Error ? error.message : String(error)})`)
+      return undefined
+    })
+    if (res === undefined) continue
+    if (res.status !== 200) {
+      err(`${service} refused to retry (${res.status}): ${res.body.message ?? ''}`)
+      return 1
+    }
+    if (res.body.results?.[0]?.outcome === 'retried') services.push(service)
+  }
   if (services.length === 0) {
     err(`no parked row ${id} (see \`parked list\`)`)
     return 1

@@ -97,30 +97,3 @@ export async function outboxRowsOfOrder(settings: CliSettings, orderId: string) 
   result.rows.sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime())
   return result
 }
-
-/** Parked rows (attempts used up, `failed_at` set) in the four databases, oldest first. */
-export async function parkedRows(settings: CliSettings) {
-  const result = await eachDatabase(settings, async (service, client) => {
-    const { rows } = await client.query<RawRow>(
-      `SELECT ${COLUMNS} FROM outbox_message WHERE failed_at IS NOT NULL ORDER BY failed_at LIMIT 500`,
-    )
-    return rows.map((r) => toRow(service, r))
-  })
-  return result
-}
-
-/**
- * Makes a parked row pending again (attempts reset, available now) so the service's relay picks it
- * up on its next poll. Returns the services whose database held the row (one, or none).
- */
-export async function retryParked(settings: CliSettings, id: string): Promise<ServiceName[]> {
-  const { rows } = await eachDatabase(settings, async (service, client) => {
-    const res = await client.query(
-      `UPDATE outbox_message SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
-        WHERE id = $1 AND failed_at IS NOT NULL AND published_at IS NULL`,
-      [id],
-    )
-    return res.rowCount ? [service] : []
-  })
-  return rows
-}

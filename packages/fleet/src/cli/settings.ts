@@ -15,8 +15,8 @@ export interface CliSettings {
   amqpUrl: string
   /** The topic exchange of domain events (AMQP_EXCHANGE). */
   exchange: string
-  /** Management API (RABBITMQ_MANAGEMENT_URL), used to list queues when set. */
-  managementUrl: string | undefined
+  /** Bearer token of the services' admin writes (ADMIN_TOKEN): `dlq requeue`/`discard`, `parked retry`. */
+  adminToken: string | undefined
   /**
    * Per service: its base URL (`<SERVICE>_SERVICE_URL`, else `http://127.0.0.1:<port>` with the port
    * of `npm start`: `<SERVICE>_PORT` or 3001-3004; the order service's is `orderUrl`), its database URL
@@ -48,7 +48,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings 
     orderUrl: services.order.url,
     amqpUrl: env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     exchange: env.AMQP_EXCHANGE ?? 'saga.events',
-    managementUrl: env.RABBITMQ_MANAGEMENT_URL,
+    adminToken: env.ADMIN_TOKEN || undefined,
     services,
   }
 }

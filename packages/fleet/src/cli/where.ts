@@ -1,9 +1,8 @@
-import amqp from 'amqplib'
 import { waitingFor } from './chain.js'
 import { callOrderService, probeHealth, type HealthSeen } from './http.js'
 import { outboxRowsOfOrder } from './outbox.js'
-import { listDeadLetters } from './queues.js'
-import type { CliSettings } from './settings.js'
+import { fleetDeadLetters, type FleetDeadLetter } from './admin-http.js'
+import { SERVICES, type CliSettings } from './settings.js'
 
 /** What `where` reads of GET /orders/:id. */
 export interface OrderSeen {
@@ -191,26 +190,20 @@ async function writeOrderStatus(
 }
 
 /**
- * Writes the order's dead-lettered messages (see `listDeadLetters`) and returns them; writes that the
- * broker is unreachable and returns undefined when it cannot connect.
+ * Writes the order's dead-lettered messages (each service's admin surface, `fleetDeadLetters`) and
+ * returns them; writes the services that could not say, and returns undefined when none could.
  */
 async function writeDeadLetters(
   settings: CliSettings,
   orderId: string,
   write: (line: string) => void,
-): Promise<Awaited<ReturnType<typeof listDeadLetters>> | undefined> {
-  const connection = await amqp.connect(settings.amqpUrl).catch((error: unknown) => {
-    write(`dead letters: broker unreachable (${error instanceof Error ? error.message : String(error)})`)
-    return undefined
-  })
-  if (!connection) return undefined
-  connection.on('error', () => undefined)
-  const dead = await listDeadLetters(settings, connection, orderId).finally(() =>
-    connection.close().catch(() => undefined),
-  )
-  write(`dead letters: ${dead.length === 0 ? 'none' : ''}`)
-  for (const d of dead) {
+): Promise<FleetDeadLetter[] | undefined> {
+  const { found, failed } = await fleetDeadLetters(settings, orderId)
+  for (const f of failed) write(`dead letters of ${f.service}: unknown (${f.error})`)
+  if (failed.length === SERVICES.length) return undefined
+  write(`dead letters: ${found.length === 0 ? 'none' : ''}`)
+  for (const d of found) {
     write(`  ${d.queue}: ${d.messageId ?? '?'} ${d.type ?? '?'} reason="${d.reason ?? '?'}"`)
   }
-  return dead
+  return found
 }

@@ -29,3 +29,14 @@ export const messagingPlugin = fp(
   },
   { name: 'messaging', dependencies: ['db'], fastify: '5.x' },
 )
+
+export { messagingAdminPlugin, type MessagingAdminPluginOptions } from './admin-plugin.js'
+export {
+  adminActor,
+  adminWriteGuard,
+  ADMIN_ACTOR_HEADER,
+  MIN_ADMIN_TOKEN_LENGTH,
+  type AdminAccessOptions,
+} from './admin-guard.js'
+export { recordAdminAction, type AdminAction, type AdminActionInput } from '../admin/actions.js'
+export { MessagingAdminError } from '../admin/admin.js'

@@ -1,0 +1,428 @@
+import type { ChannelModel } from 'amqplib'
+import type pg from 'pg'
+import { createAmqpConnection, type AmqpConnection } from '../amqp/connection.js'
+import type { Logger } from '../types.js'
+import { recentAdminActions, recordAdminAction, type AdminAction } from './actions.js'
+import {
+  browseQueue,
+  concernsAggregate,
+  describeDeadLetter,
+  republish,
+  type DeadLetter,
+} from './dead-letters.js'
+import {
+  inboxRecords,
+  outboxSummary,
+  parkedRecords,
+  recordsOfAggregate,
+  retryParkedRows,
+  type InboxRecord,
+  type OutboxRecord,
+  type OutboxSummary,
+} from './outbox-records.js'
+
+/** A queue this service consumes: its handler (or recorder) name, the queue and its dead-letter queue. */
+export interface AdminQueue {
+  handler: string
+  queue: string
+  deadLetterQueue: string
+}
+
+/** Options of `createMessagingAdmin`. */
+export interface MessagingAdminOptions {
+  /** The service's name, echoed in every answer. */
+  service: string
+  /** A pg Pool on the service's database (with the messaging tables and `messaging_admin_action`). */
+  pool: pg.Pool
+  /** `amqp://user:pass@host:5672/vhost`: the admin opens its own connection, on first use. */
+  amqpUrl: string
+  /** The queues this service consumes (see `queueName`, `deadLetterQueueName`). */
+  queues: readonly AdminQueue[]
+  /** Wakes the relay after parked rows were retried, so it publishes them now. Default: nothing (it polls). */
+  wake?: () => void
+  logger?: Logger
+  /** Longest a read or write waits for the broker before it counts as down, ms. Default 2,000. */
+  brokerWaitMs?: number
+}
+
+/** The answer of `summary()`; the queue counts are null while the broker is down. */
+export interface MessagingSummary {
+  service: string
+  /** ISO 8601, when the summary was taken. */
+  at: string
+  broker: 'connected' | 'down'
+  outbox: OutboxSummary
+  queues: Array<AdminQueue & { ready: number | null; consumers: number | null; deadLettered: number | null }>
+}
+
+/** One dead-letter queue as browsed: `queue` is the dead-letter queue, `count` all it holds. */
+export interface DeadLetterQueueView {
+  queue: string
+  handler: string
+  count: number
+  messages: DeadLetter[]
+}
+
+/** What a write on messages or rows is asked to do. */
+export interface AdminWrite {
+  /** Who acts (recorded). */
+  actor: string
+  /** Only say what would happen: nothing changes, nothing is recorded. */
+  dryRun: boolean
+}
+
+/** The outcome of a write: `actionId` is the recorded action's, null for a dry run. */
+export interface AdminWriteResult<R> {
+  dryRun: boolean
+  actionId: string | null
+  results: R[]
+}
+
+/** The outcome of one dead letter asked for. */
+export type DeadLetterOutcome = 'requeued' | 'would-requeue' | 'discarded' | 'would-discard' | 'not-found'
+
+/**
+ * An admin request that cannot be served: `statusCode` 404 (unknown queue), 409 (the handler queue
+ * to requeue into does not exist), 503 (broker down); a
+ * fastify app's error handler renders it. `details` name the part of the request at fault.
+ */
+export class MessagingAdminError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly details: Array<{ path: string; issue: string }> = [],
+  ) {
+    super(message)
+    this.name = 'MessagingAdminError'
+  }
+}
+
+/** Reads and repairs of one service's messaging; see `createMessagingAdmin`. */
+export interface MessagingAdmin {
+  readonly service: string
+  readonly queues: readonly AdminQueue[]
+  /** Outbox counts (one statement) and, per queue, ready/consumers/dead-lettered (one passive declare each). */
+  summary(): Promise<MessagingSummary>
+  /** Outbox rows of one aggregate, by occurred_at (at most 1,000). */
+  records(aggregateId: string): Promise<OutboxRecord[]>
+  /** Which handlers consumed `messageIds` (UUIDs), when. */
+  inbox(messageIds: readonly string[]): Promise<InboxRecord[]>
+  /**
+   * Dead letters, browsed without consuming them: at most `limit` per queue, of `queue` only (a
+   * handler queue or its dead-letter queue) when given, of `aggregateId` only when given.
+   * @throws MessagingAdminError 404 for an unknown queue, 503 when the broker is down
+   */
+  deadLetters(filter: { queue?: string; aggregateId?: string; limit: number }): Promise<DeadLetterQueueView[]>
+  /**
+   * Republishes the dead letters `messageIds` of `queue` to the handler's queue (same id and headers,
+   * so the inbox deduplicates), each confirmed before its dead letter is acked; records the action.
+   * @throws MessagingAdminError 404 for an unknown queue, 503 when the broker is down
+   */
+  requeue(
+    queue: string,
+    messageIds: readonly string[],
+    write: AdminWrite,
+  ): Promise<AdminWriteResult<{ messageId: string; outcome: DeadLetterOutcome }>>
+  /** Removes the dead letters `messageIds` of `queue` for good; records the action. Throws as `requeue`. */
+  discard(
+    queue: string,
+    messageIds: readonly string[],
+    write: AdminWrite,
+  ): Promise<AdminWriteResult<{ messageId: string; outcome: DeadLetterOutcome }>>
+  /** Parked outbox rows, oldest parked first, of `aggregateId` only when given. */
+  parked(filter: { aggregateId?: string; limit: number }): Promise<OutboxRecord[]>
+  /** Makes parked rows pending again (attempts 0, available now), records it and wakes the relay. */
+  retryParked(
+    ids: readonly string[],
+    write: AdminWrite,
+  ): Promise<AdminWriteResult<{ id: string; outcome: 'retried' | 'would-retry' | 'not-parked' }>>
+  /** The newest `limit` recorded admin actions. */
+  actions(limit: number): Promise<AdminAction[]>
+  /** Closes the admin's broker connection. Idempotent. */
+  close(): Promise<void>
+}
+
+const RECORDS_LIMIT = 1_000
+
+/** Runs broker operations one at a time: a browse holds messages unacked, which another would miss. */
+function serial(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve()
+  return (fn) => {
+    const run = tail.then(fn, fn)
+    tail = run.catch(() => undefined)
+    return run
+  }
+}
+
+/**
+ * Per queue, `[messageCount, consumerCount]` by a passive declare, or undefined for a queue that
+ * does not exist (the broker closes the channel then, so the next queue gets a new one).
+ */
+async function checkQueues(
+  connection: ChannelModel,
+  names: readonly string[],
+): Promise<Array<{ messages: number; consumers: number } | undefined>> {
+  const found: Array<{ messages: number; consumers: number } | undefined> = []
+  let channel = await connection.createChannel()
+  channel.on('error', () => undefined)
+  for (const name of names) {
+    try {
+      const ok = await channel.checkQueue(name)
+      found.push({ messages: ok.messageCount, consumers: ok.consumerCount })
+    } catch {
+      found.push(undefined)
+      channel = await connection.createChannel()
+      channel.on('error', () => undefined)
+    }
+  }
+  await channel.close().catch(() => undefined)
+  return found
+}
+
+/** `fallback` for a queue the broker does not have (404, e.g. a handler never started); other errors rethrown. */
+const missingQueue =
+  <T>(fallback: T) =>
+  (error: unknown): T => {
+    if ((error as { code?: unknown }).code === 404) return fallback
+    throw error
+  }
+
+/** What the admin's operations share. */
+interface AdminContext {
+  service: string
+  pool: pg.Pool
+  queues: readonly AdminQueue[]
+  wake: () => void
+  /** Runs broker operations one at a time. */
+  exclusive: <T>(fn: () => Promise<T>) => Promise<T>
+  /**
+   * The open broker connection; with `quick`, no wait once a first connect was tried (a summary
+   * while the broker is down answers at once).
+   * @throws MessagingAdminError 503 when the broker is unreachable
+   */
+  broker: (quick?: boolean) => Promise<ChannelModel>
+}
+
+/** The queue named `name` (a handler queue or its dead-letter queue). @throws MessagingAdminError 404 */
+function queueOf(context: AdminContext, name: string): AdminQueue {
+  const found = context.queues.find((q) => q.queue === name || q.deadLetterQueue === name)
+  if (found) return found
+  const known = context.queues.map((q) => q.deadLetterQueue).join(', ') || 'none'
+  throw new MessagingAdminError(
+    404,
+    `${context.service} consumes no queue '${name}' (its dead-letter queues: ${known})`,
+    [{ path: 'body.queue', issue: 'is not a queue of this service' }],
+  )
+}
+
+/** `MessagingAdmin.summary` (the outbox from the database, the queues from the broker, null when down). */
+async function summaryOf(context: AdminContext): Promise<MessagingSummary> {
+  const { service, queues } = context
+  const outbox = await outboxSummary(context.pool)
+  const counts = await context
+    .exclusive(async () => {
+      const connection = await context.broker(true)
+      return checkQueues(
+        connection,
+        queues.flatMap((q) => [q.queue, q.deadLetterQueue]),
+      )
+    })
+    .catch(() => undefined)
+  return {
+    service,
+    at: new Date().toISOString(),
+    broker: counts ? 'connected' : 'down',
+    outbox,
+    queues: queues.map((q, i) => {
+      const main = counts?.[2 * i]
+      return {
+        ...q,
+        ready: main?.messages ?? null,
+        consumers: main?.consumers ?? null,
+        deadLettered: counts?.[2 * i + 1]?.messages ?? null,
+      }
+    }),
+  }
+}
+
+/** `MessagingAdmin.deadLetters`. */
+function deadLettersOf(
+  context: AdminContext,
+  filter: { queue?: string; aggregateId?: string; limit: number },
+): Promise<DeadLetterQueueView[]> {
+  const chosen = filter.queue === undefined ? context.queues : [queueOf(context, filter.queue)]
+  return context.exclusive(async () => {
+    const connection = await context.broker()
+    const views: DeadLetterQueueView[] = []
+    for (const q of chosen) {
+      const messages: DeadLetter[] = []
+      const count = await browseQueue(connection, q.deadLetterQueue, filter.limit, (message) => {
+        const letter = describeDeadLetter(message)
+        if (filter.aggregateId === undefined || concernsAggregate(letter, filter.aggregateId))
+          messages.push(letter)
+        return false
+      }).catch(missingQueue(0))
+      views.push({ queue: q.deadLetterQueue, handler: q.handler, count, messages })
+    }
+    return views
+  })
+}
+
+/**
+ * Requeues or discards the dead letters `messageIds` of queue `q` (all copies of each); returns the
+ * ids found. A requeue publishes each copy on a confirm channel and acks the dead letter only after
+ * the broker confirmed it.
+ */
+async function moveDeadLetters(
+  context: AdminContext,
+  kind: 'requeue' | 'discard',
+  q: AdminQueue,
+  messageIds: readonly string[],
+  dryRun: boolean,
+): Promise<Set<string>> {
+  const wanted = new Set(messageIds)
+  const found = new Set<string>()
+  await context.exclusive(async () => {
+    const connection = await context.broker()
+    const confirm = kind === 'requeue' && !dryRun ? await connection.createConfirmChannel() : undefined
+    confirm?.on('error', () => undefined)
+    try {
+      // Passive: a handler queue that is gone would swallow the copies (and the acked originals).
+      await confirm?.checkQueue(q.queue).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code !== 404) throw error
+        throw new MessagingAdminError(409, `the queue '${q.queue}' does not exist: start its consumer first`)
+      })
+      await browseQueue(connection, q.deadLetterQueue, Number.MAX_SAFE_INTEGER, async (message, channel) => {
+        const id = message.properties.messageId as string | undefined
+        if (id === undefined || !wanted.has(id)) return false
+        found.add(id)
+        if (dryRun) return false
+        if (confirm) await republish(confirm, q.queue, message)
+        channel.ack(message)
+        return true
+      }).catch(missingQueue(0))
+    } finally {
+      await confirm?.close().catch(() => undefined)
+    }
+  })
+  return found
+}
+
+/** `MessagingAdmin.requeue` and `discard`: moves the dead letters, then records what was done. */
+async function deadLetterWrite(
+  context: AdminContext,
+  kind: 'requeue' | 'discard',
+  queue: string,
+  messageIds: readonly string[],
+  write: AdminWrite,
+): Promise<AdminWriteResult<{ messageId: string; outcome: DeadLetterOutcome }>> {
+  const q = queueOf(context, queue)
+  const found = await moveDeadLetters(context, kind, q, messageIds, write.dryRun)
+  const done: DeadLetterOutcome = kind === 'requeue' ? 'requeued' : 'discarded'
+  const would: DeadLetterOutcome = kind === 'requeue' ? 'would-requeue' : 'would-discard'
+  const results = messageIds.map((messageId) => ({
+    messageId,
+    outcome: found.has(messageId) ? (write.dryRun ? would : done) : ('not-found' as const),
+  }))
+  const actionId =
+    write.dryRun || found.size === 0
+      ? null
+      : await recordAdminAction(context.pool, {
+          actor: write.actor,
+          action: `dead-letters.${kind}`,
+          target: q.deadLetterQueue,
+          ids: [...found],
+          detail: { handlerQueue: q.queue, asked: messageIds.length, [done]: found.size },
+        })
+  return { dryRun: write.dryRun, actionId, results }
+}
+
+/** `MessagingAdmin.retryParked`: the rows and the record in one transaction, then the relay woken. */
+async function retryParkedOf(
+  context: AdminContext,
+  ids: readonly string[],
+  write: AdminWrite,
+): Promise<AdminWriteResult<{ id: string; outcome: 'retried' | 'would-retry' | 'not-parked' }>> {
+  const client = await context.pool.connect()
+  let changed: string[]
+  let actionId: string | null = null
+  try {
+    await client.query('BEGIN')
+    changed = await retryParkedRows(client, ids, !write.dryRun)
+    if (!write.dryRun && changed.length > 0) {
+      actionId = await recordAdminAction(client, {
+        actor: write.actor,
+        action: 'parked.retry',
+        target: 'outbox_message',
+        ids: changed,
+        detail: { asked: ids.length, retried: changed.length },
+      })
+    }
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+  if (actionId) context.wake()
+  const found = new Set(changed)
+  const results = ids.map((id) => ({
+    id,
+    outcome: !found.has(id)
+      ? ('not-parked' as const)
+      : write.dryRun
+        ? ('would-retry' as const)
+        : ('retried' as const),
+  }))
+  return { dryRun: write.dryRun, actionId, results }
+}
+
+/**
+ * Creates the admin of one service's messaging: the reads and repairs behind `messagingAdminPlugin`
+ * (`@saga/messaging/fastify`), on the service's pool and a broker connection of its own (opened on
+ * first use, closed by `close`). Writes that are not dry runs are recorded with `recordAdminAction`.
+ * `createMessaging` makes one as `messaging.admin`.
+ */
+export function createMessagingAdmin(options: MessagingAdminOptions): MessagingAdmin {
+  const { service, pool, queues } = options
+  const waitMs = options.brokerWaitMs ?? 2_000
+  let amqp: AmqpConnection | undefined
+  let closed = false
+  const broker = async (quick = false): Promise<ChannelModel> => {
+    if (closed) throw new MessagingAdminError(503, 'the messaging admin is closed')
+    const tried = amqp !== undefined
+    amqp ??= createAmqpConnection({ url: options.amqpUrl, name: `${service}-admin`, logger: options.logger })
+    amqp.start()
+    try {
+      return amqp.current ?? (await amqp.waitForConnection(quick && tried ? 0 : waitMs))
+    } catch {
+      throw new MessagingAdminError(503, 'the broker is unreachable; retry when it is back')
+    }
+  }
+  const context: AdminContext = {
+    service,
+    pool,
+    queues,
+    wake: options.wake ?? (() => undefined),
+    exclusive: serial(),
+    broker,
+  }
+  return {
+    service,
+    queues,
+    summary: () => summaryOf(context),
+    records: (aggregateId) => recordsOfAggregate(pool, aggregateId, RECORDS_LIMIT),
+    inbox: (messageIds) => inboxRecords(pool, messageIds),
+    deadLetters: (filter) => deadLettersOf(context, filter),
+    requeue: (queue, ids, write) => deadLetterWrite(context, 'requeue', queue, ids, write),
+    discard: (queue, ids, write) => deadLetterWrite(context, 'discard', queue, ids, write),
+    parked: ({ aggregateId, limit }) => parkedRecords(pool, aggregateId, limit),
+    retryParked: (ids, write) => retryParkedOf(context, ids, write),
+    actions: (limit) => recentAdminActions(pool, limit),
+    async close() {
+      closed = true
+      await amqp?.close()
+    },
+  }
+}

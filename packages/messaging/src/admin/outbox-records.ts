@@ -1,0 +1,158 @@
+import type { Queryable } from '../recorder/types.js'
+
+/** Where an outbox row stands: waiting for the relay, on the broker, or given up on (parked). */
+export type OutboxState = 'pending' | 'published' | 'parked'
+
+/** One outbox row as the admin surface shows it; times are ISO 8601 (UTC, ms). */
+export interface OutboxRecord {
+  id: string
+  type: string
+  routingKey: string
+  aggregateId: string | null
+  /** From the row's headers (what the relay publishes as CloudEvents `correlationid`). */
+  correlationId: string | null
+  causationId: string | null
+  state: OutboxState
+  attempts: number
+  lastError: string | null
+  occurredAt: string
+  publishedAt: string | null
+  failedAt: string | null
+  payload: unknown
+}
+
+/** The outbox's counts now: `oldestPendingAgeMs` by the database's clock. */
+export interface OutboxSummary {
+  pending: number
+  parked: number
+  oldestPendingAt: string | null
+  oldestPendingAgeMs: number | null
+}
+
+interface RecordRow {
+  id: string
+  type: string
+  routing_key: string
+  aggregate_id: string | null
+  headers: { correlationId?: string; causationId?: string } | null
+  attempts: number
+  last_error: string | null
+  occurred_at: Date
+  published_at: Date | null
+  failed_at: Date | null
+  payload: unknown
+}
+
+const RECORD_COLUMNS =
+  'id, type, routing_key, aggregate_id, headers, attempts, last_error, occurred_at, published_at, failed_at, payload'
+
+// Parked: the relay gave up (failed_at) and never published; outbox_message_parked_idx covers it.
+const PARKED = 'failed_at IS NOT NULL AND published_at IS NULL'
+
+const iso = (at: Date | null): string | null => (at ? at.toISOString() : null)
+
+function toRecord(row: RecordRow): OutboxRecord {
+  return {
+    id: row.id,
+    type: row.type,
+    routingKey: row.routing_key,
+    aggregateId: row.aggregate_id,
+    correlationId: row.headers?.correlationId ?? null,
+    causationId: row.headers?.causationId ?? null,
+    state: row.published_at ? 'published' : row.failed_at ? 'parked' : 'pending',
+    attempts: row.attempts,
+    lastError: row.last_error,
+    occurredAt: row.occurred_at.toISOString(),
+    publishedAt: iso(row.published_at),
+    failedAt: iso(row.failed_at),
+    payload: row.payload,
+  }
+}
+
+/**
+ * The outbox's pending and parked counts and its oldest pending row, in one statement on the two
+ * partial indexes (pending: `outbox_message_pending_idx`, parked: `outbox_message_parked_idx`).
+ */
+export async function outboxSummary(db: Queryable): Promise<OutboxSummary> {
+  const { rows } = await db.query(
+    `SELECT p.pending, p.oldest, (SELECT count(*) FROM outbox_message WHERE ${PARKED})::int AS parked,
+            (extract(epoch from clock_timestamp() - p.oldest) * 1000)::float8 AS age_ms
+       FROM (SELECT count(*)::int AS pending, min(occurred_at) AS oldest FROM outbox_message
+              WHERE published_at IS NULL AND failed_at IS NULL) p`,
+  )
+  const row = rows[0] as { pending: number; parked: number; oldest: Date | null; age_ms: number | null }
+  return {
+    pending: row.pending,
+    parked: row.parked,
+    oldestPendingAt: iso(row.oldest),
+    oldestPendingAgeMs: row.age_ms === null ? null : Math.max(0, Math.round(row.age_ms)),
+  }
+}
+
+/** Rows with `aggregate_id` = `aggregateId` (index `outbox_message_aggregate_id_idx`), by occurred_at, at most `limit`. */
+export async function recordsOfAggregate(
+  db: Queryable,
+  aggregateId: string,
+  limit: number,
+): Promise<OutboxRecord[]> {
+  const { rows } = await db.query(
+    `SELECT ${RECORD_COLUMNS} FROM outbox_message WHERE aggregate_id = $1 ORDER BY occurred_at, id LIMIT $2`,
+    [aggregateId, limit],
+  )
+  return (rows as RecordRow[]).map(toRecord)
+}
+
+/** Parked rows, oldest parked first, at most `limit`; only those of `aggregateId` when given. */
+export async function parkedRecords(
+  db: Queryable,
+  aggregateId: string | undefined,
+  limit: number,
+): Promise<OutboxRecord[]> {
+  const { rows } = await db.query(
+    `SELECT ${RECORD_COLUMNS} FROM outbox_message
+      WHERE ${PARKED} AND ($1::text IS NULL OR aggregate_id = $1) ORDER BY failed_at, id LIMIT $2`,
+    [aggregateId ?? null, limit],
+  )
+  return (rows as RecordRow[]).map(toRecord)
+}
+
+/**
+ * Of `ids` (outbox row UUIDs), the parked ones; with `retry`, makes them pending again first
+ * (failed_at and last_error cleared, attempts 0, available now) and returns those it changed.
+ * Run it in the transaction that records the action, so both or neither happen.
+ */
+export async function retryParkedRows(
+  db: Queryable,
+  ids: readonly string[],
+  retry: boolean,
+): Promise<string[]> {
+  const { rows } = retry
+    ? await db.query(
+        `UPDATE outbox_message SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
+          WHERE id = ANY($1::uuid[]) AND ${PARKED} RETURNING id`,
+        [ids],
+      )
+    : await db.query(`SELECT id FROM outbox_message WHERE id = ANY($1::uuid[]) AND ${PARKED}`, [ids])
+  return (rows as { id: string }[]).map((row) => row.id)
+}
+
+/** Which handler consumed which message, when (times ISO 8601). */
+export interface InboxRecord {
+  messageId: string
+  handler: string
+  receivedAt: string
+}
+
+/** The inbox rows of `messageIds` (UUIDs), by received_at: which of this service's handlers consumed them. */
+export async function inboxRecords(db: Queryable, messageIds: readonly string[]): Promise<InboxRecord[]> {
+  const { rows } = await db.query(
+    `SELECT message_id, handler, received_at FROM inbox_message
+      WHERE message_id = ANY($1::uuid[]) ORDER BY received_at, handler`,
+    [messageIds],
+  )
+  return (rows as { message_id: string; handler: string; received_at: Date }[]).map((row) => ({
+    messageId: row.message_id,
+    handler: row.handler,
+    receivedAt: row.received_at.toISOString(),
+  }))
+}
