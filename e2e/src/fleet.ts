@@ -13,7 +13,10 @@ export interface FleetOptions {
   instances?: Partial<Record<ServiceName, number>>
   /** Extra env per service (e.g. `{ shipment: { CARRIER_ACCOUNT: '' } }`). */
   env?: Partial<Record<ServiceName, Record<string, string>>>
-  /** ADMIN_TOKEN of every service (admin writes need it as a bearer); unset, they are refused. */
+  /**
+   * The run's admin token: ADMIN_TOKEN of every service, of the console and of the order CLI (admin
+   * writes need it as a bearer). Default: a random one per run.
+   */
   adminToken?: string
 }
 
@@ -22,11 +25,7 @@ export interface FleetOptions {
  * there when the invariant checker compares the outbox with what the tap saw; the poll interval is
  * the safety net only (the relay is woken on commit).
  */
-/** The run's admin token: each service's ADMIN_TOKEN and the order CLI's (its dlq and parked writes). */
-const ADMIN_TOKEN = `e2e-${randomUUID()}`
-
 const COMMON_ENV = {
-  ADMIN_TOKEN,
   HOST: '127.0.0.1',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   MIGRATE_ON_START: 'true',
@@ -44,7 +43,8 @@ export class Fleet {
   readonly instances: ServiceProcess[] = []
   /** The saga console, once `startConsole` ran. */
   console: ServiceProcess<'console'> | undefined
-  private adminToken: string | undefined
+  /** See `FleetOptions.adminToken`. */
+  adminToken = `e2e-${randomUUID()}`
   readonly logDir: string
   dbs: RunDatabases | undefined
   tap: TapQueue | undefined
@@ -62,7 +62,7 @@ export class Fleet {
     const names = runNames()
     const broker = new URL(infra.amqpUrl)
     const fleet = new Fleet(names)
-    fleet.adminToken = options.adminToken
+    if (options.adminToken) fleet.adminToken = options.adminToken
     try {
       fs.mkdirSync(fleet.logDir, { recursive: true })
       fleet.proxy = await TcpProxy.start(broker.hostname, Number(broker.port || 5672))
@@ -104,7 +104,7 @@ export class Fleet {
         AMQP_URL: this.proxiedAmqpUrl(),
         AMQP_EXCHANGE: this.names.exchange,
         AMQP_QUEUE_PREFIX: this.names.queuePrefix[service],
-        ...(this.adminToken ? { ADMIN_TOKEN: this.adminToken } : {}),
+        ADMIN_TOKEN: this.adminToken,
         ...env,
       },
       path.join(this.logDir, `${service}-${n}.log`),
@@ -133,7 +133,7 @@ export class Fleet {
         CONSOLE_PORT: String(port),
         CONSOLE_POLL_MS: '500',
         ...urls,
-        ...(this.adminToken ? { ADMIN_TOKEN: this.adminToken } : {}),
+        ADMIN_TOKEN: this.adminToken,
         ...env,
       },
       path.join(this.logDir, 'console.log'),
@@ -168,7 +168,7 @@ export class Fleet {
       ORDER_SERVICE_URL: this.one('order').url,
       AMQP_URL: infra.amqpUrl,
       AMQP_EXCHANGE: this.names.exchange,
-      ADMIN_TOKEN,
+      ADMIN_TOKEN: this.adminToken,
     }
     for (const s of SERVICES) {
       // `where` probes the /health/live of the service an order waits for.

@@ -144,7 +144,7 @@ describe('the saga console in a browser', () => {
       .poll(() => page.getByTestId('order-status').innerText(), { timeout: 20_000 })
       .toContain('CONFIRMED')
     await page
-      .locator('[data-testid="recorded-action-row"][data-action="requeue"]')
+      .locator('[data-testid="recorded-action-row"][data-action="dead-letters.requeue"]')
       .waitFor({ timeout: 20_000 })
     const recorded = (await (await fetch(`${shipment.url}/admin/messaging/actions`)).json()) as {
       actions: unknown[]
