@@ -17,6 +17,18 @@ export interface ServiceEnvDefaults {
 }
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
+
+/**
+ * The admin token setting (ADMIN_TOKEN) of a service or the console: optional, at least 16
+ * characters. Empty is unset here, unlike other settings (`Environment`): Compose passes a token the
+ * operator did not set as `${ADMIN_TOKEN:-}`, i.e. empty, and that must mean read-only, not a refusal
+ * to start.
+ */
+export const adminTokenSetting = () =>
+  z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.string().min(MIN_ADMIN_TOKEN_LENGTH, 'must be at least 16 characters').optional(),
+  )
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback)
 
 /**
@@ -74,7 +86,7 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     SHUTDOWN_TIMEOUT_MS: positiveInt(20_000),
     // Bearer token of the admin writes (/admin/messaging POST routes, the order service's admin
     // cancel). Unset: those writes are refused with 403 and the admin surface is read-only.
-    ADMIN_TOKEN: z.string().min(MIN_ADMIN_TOKEN_LENGTH, 'must be at least 16 characters').optional(),
+    ADMIN_TOKEN: adminTokenSetting(),
   })
 }
 

@@ -19,6 +19,14 @@ describe('parseEnv', () => {
     expect(config.SEED_CATALOGUE).toBe(false)
   })
 
+  it('when ADMIN_TOKEN is empty (Compose passes an unset one so), then it is unset; shorter than 16, then it is refused unquoted', () => {
+    expect(parseEnv(schema, { ADMIN_TOKEN: '' }).ADMIN_TOKEN).toBeUndefined()
+    expect(parseEnv(schema, {}).ADMIN_TOKEN).toBeUndefined()
+    expect(parseEnv(schema, { ADMIN_TOKEN: 'sixteen-chars-ok' }).ADMIN_TOKEN).toBe('sixteen-chars-ok')
+    expect(() => parseEnv(schema, { ADMIN_TOKEN: 'too-short' })).toThrow(EnvError)
+    expect(() => parseEnv(schema, { ADMIN_TOKEN: 'too-short' })).not.toThrow(/too-short/)
+  })
+
   it('when a boolean is "false", then it parses as false (not as a truthy string)', () => {
     const config = parseEnv(schema, { MIGRATE_ON_START: 'false', SEED_CATALOGUE: 'true' })
     expect(config.MIGRATE_ON_START).toBe(false)

@@ -24,6 +24,7 @@ export {
 
 // Configuration: the environment every service parses, and messaging's options from it.
 export {
+  adminTokenSetting,
   EnvError,
   parseEnv,
   serviceEnvSchema,

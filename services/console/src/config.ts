@@ -1,5 +1,5 @@
 import { SERVICES, type ServiceName } from '@saga/contracts'
-import { parseEnv, type Environment } from '@saga/service-kit'
+import { adminTokenSetting, parseEnv, type Environment } from '@saga/service-kit'
 import { z } from 'zod'
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
@@ -19,15 +19,19 @@ export const Env = z
     INVENTORY_URL: serviceUrl(3003),
     SHIPMENT_URL: serviceUrl(3004),
     // The same token the services check (Authorization: Bearer); at least 16 characters.
-    ADMIN_TOKEN: z.string().min(16).optional(),
+    ADMIN_TOKEN: adminTokenSetting(),
     CONSOLE_POLL_MS: positiveInt(2_000).pipe(z.number().min(100)),
     // Per request to a service, ms: a slow service shows as down after it and never holds the others.
     CONSOLE_UPSTREAM_TIMEOUT_MS: positiveInt(1_500),
     // e.g. http://127.0.0.1:16686/trace/{traceId}; the UI links a message's trace through it.
-    TRACE_URL_TEMPLATE: z
-      .string()
-      .regex(/^https?:\/\/\S*\{traceId\}\S*$/, { error: 'must be an http(s) URL holding {traceId}' })
-      .optional(),
+    // Empty is unset, as Compose passes `${TRACE_URL_TEMPLATE:-}` when it is not set.
+    TRACE_URL_TEMPLATE: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .regex(/^https?:\/\/\S*\{traceId\}\S*$/, { error: 'must be an http(s) URL holding {traceId}' })
+        .optional(),
+    ),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
     SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),

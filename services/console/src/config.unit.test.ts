@@ -26,6 +26,12 @@ describe('loadConfig', () => {
     expect(attempt).not.toThrow(/short-secret/)
   })
 
+  it('when ADMIN_TOKEN and TRACE_URL_TEMPLATE are empty (as Compose passes unset ones), then they are unset', () => {
+    const config = loadConfig({ ADMIN_TOKEN: '', TRACE_URL_TEMPLATE: '' })
+    expect(config.ADMIN_TOKEN).toBeUndefined()
+    expect(config.TRACE_URL_TEMPLATE).toBeUndefined()
+  })
+
   it('when TRACE_URL_TEMPLATE has no {traceId}, then it is refused', () => {
     expect(() => loadConfig({ TRACE_URL_TEMPLATE: 'http://127.0.0.1:16686/trace/' })).toThrow(
       /TRACE_URL_TEMPLATE/,
