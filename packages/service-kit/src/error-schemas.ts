@@ -36,6 +36,8 @@ export const ServerErrorResponse = z
 /** Status codes the error handler answers, with what each means for the OpenAPI document. */
 const MEANINGS = {
   400: 'The request is invalid: details name each field and what is wrong with it',
+  401: 'An admin write without Authorization: Bearer <ADMIN_TOKEN>, or with another token',
+  403: 'Admin writes are disabled: the service has no ADMIN_TOKEN',
   404: 'Not found',
   409: 'Conflict with an earlier request',
   413: 'The request body is too large',

@@ -6,13 +6,15 @@ import { lockOrder } from '../store/orders.js'
 
 /**
  * What the customer's cancel did: cancelled the order (its OrderCancelled, and the order's age then
- * in seconds, database clock), found it cancelled already, found it CONFIRMED, or found no order.
+ * in seconds, database clock), found it cancelled already, found it CONFIRMED, or found no order; in
+ * a dry run, `would-cancel` for a PENDING order.
  */
 export type CustomerCancelResult =
   | ({ kind: 'cancelled' } & Announced)
   | { kind: 'already-cancelled' }
   | { kind: 'confirmed' }
   | { kind: 'unknown' }
+  | { kind: 'would-cancel' }
 
 /**
  * `POST /orders/:id/cancel`: under the order's row lock, a PENDING order becomes CANCELLED at `now`
@@ -26,6 +28,7 @@ export async function cancelByCustomer(
   database: Database<Tx>,
   orderId: string,
   now: Date,
+  options: CancelOptions = {},
 ): Promise<CustomerCancelResult> {
   return database.transaction(async (tx): Promise<CustomerCancelResult> => {
     const order = await lockOrder(tx, orderId)
@@ -34,7 +37,17 @@ export async function cancelByCustomer(
     if (transition.kind === 'unchanged') {
       return transition.why === 'already-cancelled' ? { kind: 'already-cancelled' } : { kind: 'confirmed' }
     }
+    if (options.dryRun) return { kind: 'would-cancel' }
     const announced = await cancelAndAnnounce(tx, order, { reason: transition.reason, at: now })
+    await options.alsoInTransaction?.(tx)
     return { kind: 'cancelled', ...announced }
   })
+}
+
+/** How `cancelByCustomer` runs for an operator (`POST /admin/orders/:id/cancel`). */
+export interface CancelOptions {
+  /** Decide under the lock, change nothing: a PENDING order answers `would-cancel`. */
+  dryRun?: boolean | undefined
+  /** Runs in the cancel's transaction after the order changed (the admin action's record). */
+  alsoInTransaction?: ((tx: Tx) => Promise<unknown>) | undefined
 }
