@@ -100,7 +100,6 @@ describe('the saga console in a browser', () => {
     await page.getByTestId('sign-in-submit').click()
     await page.getByTestId('error-banner').waitFor()
     expect(await page.getByTestId('session-actor').count()).toBe(0)
-    await screenshot(page, 'orders')
   })
 
   it('when a dead-lettered shipment request is requeued from the page, then the order ends CONFIRMED and the action is recorded', async () => {
@@ -151,9 +150,13 @@ describe('the saga console in a browser', () => {
     }
     expect(recorded.actions[0]).toMatchObject({
       actor: 'e2e-operator',
-      action: 'requeue',
+      action: 'dead-letters.requeue',
       ids: [deadLetter.messageId],
     })
+
+    await page.goto(`${consoleUrl}/orders`)
+    await page.locator(`[data-testid="orders-list"] [data-order-id="${order.id}"]`).waitFor()
+    await screenshot(page, 'orders')
   })
 
   it('when the console was used, then every invariant of the fleet holds', async () => {

@@ -1,21 +1,25 @@
 import { producerOf, producers, sagaFacts, sagaMap, SERVICES } from '@saga/contracts'
 import type { RunDatabases } from '../databases.js'
 
-// Ids are derived in SQL from the order's number and the fact's routing key (md5 as a uuid), so the
-// four databases agree on every message id without passing them around.
-const orderId = (g: string) => `md5('order:' || ${g})::uuid`
-const messageId = (g: string, routingKey: string) => `md5(${g} || ':${routingKey}')::uuid`
+// Ids are derived in SQL from the order's number and the fact's routing key (an md5 made a version 4
+// uuid, as the services' routes accept), so the four databases agree on every message id without
+// passing them around.
+const uuidOf = (text: string) =>
+  `overlay(overlay(md5(${text}) placing '4' from 13) placing '8' from 17)::uuid`
+const orderId = (g: string) => uuidOf(`'order:' || ${g}`)
+const messageId = (g: string, routingKey: string) => uuidOf(`${g} || ':${routingKey}'`)
 
 /**
  * Seeds `count` CONFIRMED sagas into a run's four databases the way the fleet would have left them,
- * each about a second long and placed over the last `count / 20` seconds: the order with one line and
+ * each about a second long and placed over the last 50 minutes: the order with one line and
  * its timeline (order service), every fact of the confirmed chain in its producer's outbox (published,
  * correlation id the order's, causation id the fact before), and each consuming handler's inbox row.
  * Set-based SQL (generate_series), a few seconds per 100,000 orders; the tables are ANALYZEd after.
  */
 export async function seedConfirmedSagas(dbs: RunDatabases, count: number): Promise<void> {
   const facts = sagaFacts()
-  const spanSeconds = Math.max(60, Math.ceil(count / 20))
+  // Within the e2e fleet's OUTBOX_RETENTION_MS (an hour), so housekeeping deletes none of it meanwhile.
+  const spanSeconds = 3_000
   const placed = (g: string) => `now() - make_interval(secs => ${spanSeconds} * ${g}::float8 / ${count} + 5)`
   const at = (g: string, i: number) => `${placed(g)} + make_interval(secs => ${0.2 * i})`
   const series = `generate_series(1, ${count}) AS g`

@@ -184,6 +184,9 @@ function collectNodes(input: ChoreographyInput): Map<string, FactNode> {
   return nodes
 }
 
+/** The order service's batch recorder of the timeline (the saga map's `record-timeline`). */
+const TIMELINE_RECORDER = 'record-timeline'
+
 /** Each node's consumers: the saga map's handlers for it, with the inbox's receipt when there is one. */
 function attachConsumers(nodes: Map<string, FactNode>, input: ChoreographyInput): void {
   for (const node of nodes.values()) {
@@ -208,11 +211,16 @@ function attachConsumers(nodes: Map<string, FactNode>, input: ChoreographyInput)
       else node.consumers.push({ service, handler: row.handler, receivedAt: row.receivedAt, expected: false })
     }
   }
-  // The order service records timeline facts in batches, without an inbox row per message.
+  // The order service records the other services' facts in its timeline in batches, without an inbox
+  // row per message; its own facts enter the timeline in the transaction that produced them, so its
+  // recorder has nothing to do for them and is not shown as a consumer still to come.
   for (const event of input.order.events) {
     const node = nodes.get(event.messageId ?? event.id ?? '')
     const recorder = node?.consumers.find((c) => c.service === 'order' && c.receivedAt === null)
-    if (recorder && event.source !== 'order') recorder.receivedAt = event.recordedAt
+    if (!node || !recorder) continue
+    if (event.source !== 'order') recorder.receivedAt = event.recordedAt
+    else if (recorder.handler === TIMELINE_RECORDER)
+      node.consumers.splice(node.consumers.indexOf(recorder), 1)
   }
 }
 

@@ -72,4 +72,26 @@ describe('buildChoreography', () => {
       ['payment.refunded', false],
     ])
   })
+
+  it("when a fact is in the order's timeline, then the timeline recorder consumed another service's at its recording time and is no consumer of the order's own", () => {
+    const cancelled = order({ status: 'CANCELLED', cancelledAt: '2026-12-01T12:00:02.000Z' })
+    const refunded = { id: randomUUID(), type: 'payment.refunded.v1', source: 'payment', note: null }
+    const own = { id: randomUUID(), type: 'order.cancelled.v1', source: 'order', note: null }
+    cancelled.events = [
+      { ...own, occurredAt: '2026-12-01T12:00:02.000Z', recordedAt: '2026-12-01T12:00:02.000Z' },
+      { ...refunded, occurredAt: '2026-12-01T12:00:03.000Z', recordedAt: '2026-12-01T12:00:03.050Z' },
+    ]
+    const { nodes } = buildChoreography({ ...empty, order: cancelled }, new Date())
+    const consumers = (id: string) =>
+      nodes.find((n) => n.id === id)!.consumers.filter((c) => c.handler === 'record-timeline')
+    expect(consumers(refunded.id)).toEqual([
+      {
+        service: 'order',
+        handler: 'record-timeline',
+        receivedAt: '2026-12-01T12:00:03.050Z',
+        expected: true,
+      },
+    ])
+    expect(consumers(own.id)).toEqual([])
+  })
 })
