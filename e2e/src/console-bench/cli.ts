@@ -22,7 +22,7 @@ const say = (line: string) => console.log(`[bench:console] ${line}`)
 
 const fleet = await Fleet.start({ adminToken: 'bench-console-admin-token-0123' })
 try {
-  let started = Date.now()
+  const started = Date.now()
   await seedConfirmedSagas(fleet.dbs!, orders)
   say(
     `seeded ${orders.toLocaleString('en')} confirmed sagas in ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -80,11 +80,9 @@ async function tabs(consoleUrl: string, count: number): Promise<void> {
   let events = 0
   const readers = Array.from({ length: count }, async () => {
     const res = await fetch(`${consoleUrl}/api/live`, { signal: stop.signal })
-    const reader = res.body!.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return
-      events += new TextDecoder().decode(value).split('\n\n').length - 1
+    const decoder = new TextDecoder()
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      events += decoder.decode(chunk, { stream: true }).split('\n\n').length - 1
     }
   })
   await new Promise((resolve) => setTimeout(resolve, 2_000))

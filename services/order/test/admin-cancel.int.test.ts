@@ -34,8 +34,11 @@ const statusOf = async (id: string) =>
     )
   ).rows[0]
 const recorded = async () =>
-  (await db.pool.query('SELECT actor, action, target, ids, detail FROM messaging_admin_action ORDER BY id'))
-    .rows
+  (
+    await db.pool.query<Record<string, unknown>>(
+      'SELECT actor, action, target, ids, detail FROM messaging_admin_action ORDER BY id',
+    )
+  ).rows
 
 describe('POST /admin/orders/:id/cancel', () => {
   it('when an operator cancels a PENDING order, then it is CANCELLED for the customer, announced once, and the action recorded with it', async () => {
@@ -44,7 +47,7 @@ describe('POST /admin/orders/:id/cancel', () => {
     const response = await cancel(id)
     expect(response.statusCode).toBe(200)
     expect(response.json()).toMatchObject({ dryRun: false, outcome: 'cancelled' })
-    expect(response.json().actionId).toMatch(/^\d+$/)
+    expect(response.json<{ actionId: string }>().actionId).toMatch(/^\d+$/)
     expect(await statusOf(id)).toEqual({ status: 'CANCELLED', cancellation_reason: 'customer_requested' })
     expect(await emitted(db, id, OrderCancelled)).toHaveLength(1)
     expect((await recorded()).slice(before)).toEqual([
@@ -59,7 +62,7 @@ describe('POST /admin/orders/:id/cancel', () => {
 
     const again = await cancel(id)
     expect(again.statusCode).toBe(409)
-    expect(again.json().message).toBe(`Order ${id} is CANCELLED, not PENDING`)
+    expect(again.json<{ message: string }>().message).toBe(`Order ${id} is CANCELLED, not PENDING`)
     expect(await emitted(db, id, OrderCancelled)).toHaveLength(1)
     expect((await recorded()).length).toBe(before + 1)
   })
