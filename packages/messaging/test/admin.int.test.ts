@@ -145,7 +145,7 @@ describe('messaging admin summary', () => {
 })
 
 describe('messaging admin records', () => {
-  it('when rows of an aggregate exist, then records lists them by occurred_at with their ids from the headers', async () => {
+  it('when rows of an aggregate exist, then records lists them by occurred_at with their ids and trace id from the headers', async () => {
     const aggregateId = randomUUID()
     const database = pgDatabase(fx.db.pool)
     const first = await database.transaction((tx) =>
@@ -165,16 +165,19 @@ describe('messaging admin records', () => {
         aggregateId,
         correlationId: aggregateId,
         causationId: first,
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       }),
     )
     const { outbox } = await read<{ outbox: Array<Record<string, unknown>> }>(
       `/records?aggregateId=${aggregateId}`,
     )
     expect(outbox.map((r) => r.type)).toEqual(['a.v1', 'b.v1'])
+    expect(outbox[0]).toMatchObject({ traceId: null })
     expect(outbox[1]).toMatchObject({
       state: 'pending',
       correlationId: aggregateId,
       causationId: first,
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
       payload: { x: 2 },
     })
   })

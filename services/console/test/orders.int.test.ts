@@ -109,7 +109,11 @@ describe('GET /api/orders/:id, the join', () => {
       producer: 'order',
       state: 'published',
     })
-    expect(byId.get(f.ids.processed)).toMatchObject({ branch: 'forward', producer: 'payment' })
+    expect(byId.get(f.ids.processed)).toMatchObject({
+      branch: 'forward',
+      producer: 'payment',
+      traceId: f.orderId.replaceAll('-', ''),
+    })
     expect(byId.get(f.ids.failed)).toMatchObject({
       branch: 'compensation',
       kind: 'failure',

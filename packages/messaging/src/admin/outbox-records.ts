@@ -12,6 +12,8 @@ export interface OutboxRecord {
   /** From the row's headers (what the relay publishes as CloudEvents `correlationid`). */
   correlationId: string | null
   causationId: string | null
+  /** The W3C trace id of the row's `traceparent` header (tracing on), else null: links the hop to its trace. */
+  traceId: string | null
   state: OutboxState
   attempts: number
   lastError: string | null
@@ -34,7 +36,7 @@ interface RecordRow {
   type: string
   routing_key: string
   aggregate_id: string | null
-  headers: { correlationId?: string; causationId?: string } | null
+  headers: { correlationId?: string; causationId?: string; traceparent?: string } | null
   attempts: number
   last_error: string | null
   occurred_at: Date
@@ -51,6 +53,15 @@ const PARKED = 'failed_at IS NOT NULL AND published_at IS NULL'
 
 const iso = (at: Date | null): string | null => (at ? at.toISOString() : null)
 
+// W3C Trace Context: `version-traceid-parentid-flags`, the trace id 32 lowercase hex digits, not all zero.
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/
+
+/** The trace id of a `traceparent` header (https://www.w3.org/TR/trace-context/#traceparent-header), or null. */
+function traceIdOf(traceparent: string | undefined): string | null {
+  const id = traceparent === undefined ? undefined : TRACEPARENT.exec(traceparent)?.[1]
+  return id === undefined || /^0+$/.test(id) ? null : id
+}
+
 function toRecord(row: RecordRow): OutboxRecord {
   return {
     id: row.id,
@@ -59,6 +70,7 @@ function toRecord(row: RecordRow): OutboxRecord {
     aggregateId: row.aggregate_id,
     correlationId: row.headers?.correlationId ?? null,
     causationId: row.headers?.causationId ?? null,
+    traceId: traceIdOf(row.headers?.traceparent),
     state: row.published_at ? 'published' : row.failed_at ? 'parked' : 'pending',
     attempts: row.attempts,
     lastError: row.last_error,

@@ -31,6 +31,7 @@ const outboxRecord = object({
   aggregateId: nullableStr,
   correlationId: nullableStr,
   causationId: nullableStr,
+  traceId: nullableStr,
   state: { type: 'string', enum: ['pending', 'published', 'parked'] },
   attempts: int,
   lastError: nullableStr,

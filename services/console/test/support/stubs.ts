@@ -81,6 +81,8 @@ function record(
     aggregateId: f.orderId,
     correlationId: f.orderId,
     causationId: cause,
+    // The admin surface's trace id of the row's traceparent: one trace per order here.
+    traceId: f.orderId.replaceAll('-', ''),
     state,
     attempts: state === 'parked' ? 10 : 1,
     lastError: state === 'parked' ? 'NO_ROUTE' : null,
