@@ -1,3 +1,5 @@
+import type { Logger } from './types.js'
+
 // What "the database cannot serve this now" looks like, from each layer a statement goes through.
 // Sources: PostgreSQL's SQLSTATE appendix (https://www.postgresql.org/docs/current/errcodes-appendix.html),
 // Prisma's error reference (https://www.prisma.io/docs/orm/reference/error-reference), and what
@@ -100,6 +102,39 @@ export function isTransientDatabaseError(error: unknown): boolean {
     error,
     (e) => matches(e) || codesOf(e).some((code) => typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)),
   )
+}
+
+/** SQLSTATEs that end the session itself: 57P01 admin_shutdown (pg_terminate_backend, a restart), 57P02
+ * crash_shutdown, 57P05 idle_session_timeout, 25P03 idle_in_transaction_session_timeout. */
+const SESSION_ENDED_SQLSTATES = new Set(['57P01', '57P02', '57P05', '25P03'])
+
+/**
+ * Whether `error` says the session the statement ran on has ended (terminated by an administrator
+ * or a restart, timed out, or its socket closed under it), as opposed to a statement that failed on
+ * a live session. Each such error stands for one lost connection, so a background reader reports it
+ * where an operator looks (`reportBackgroundFailure`). Looks through the chain as
+ * `isDatabaseUnavailable` does.
+ */
+export function isSessionEnded(error: unknown): boolean {
+  return someInChain(error, (e) => {
+    if (codesOf(e).some((code) => typeof code === 'string' && SESSION_ENDED_SQLSTATES.has(code))) return true
+    const text = typeof e.message === 'string' ? e.message.toLowerCase() : ''
+    return text.startsWith('connection terminated')
+  })
+}
+
+/**
+ * Logs the failure of a background statement (a stats read, retention, a NOTIFY) that the next
+ * round repeats: at warn with the error's message and code when it ended the session, which is the
+ * one line for that lost connection (`pool.on('error')` reports only the idle ones), else at debug,
+ * since a database that is down is already reported by the health checks and the relay.
+ */
+export function reportBackgroundFailure(log: Logger | undefined, error: unknown, what: string): void {
+  if (!log) return
+  if (isSessionEnded(error)) {
+    const { message, code } = error as { message?: unknown; code?: unknown }
+    log.warn({ reason: message, code }, `database connection lost during ${what}`)
+  } else log.debug({ err: error }, `${what} failed`)
 }
 
 /** Whether `test` holds for `error`, its `cause` chain or Prisma's `meta.driverAdapterError`, at most 12 deep. */

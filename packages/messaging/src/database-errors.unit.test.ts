@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isDatabaseUnavailable, isTransientDatabaseError } from './database-errors.js'
+import { isDatabaseUnavailable, isSessionEnded, isTransientDatabaseError } from './database-errors.js'
 
 // The shapes @prisma/adapter-pg 7 throws, as captured from a real server (P2039/P2010 wrap the pg
 // error in meta.driverAdapterError.cause).
@@ -84,5 +84,31 @@ describe('isTransientDatabaseError', () => {
     ['a bug in the handler', new TypeError('cannot read properties of undefined')],
   ])('when the error is %s, then it is the handler’s own', (_name, error) => {
     expect(isTransientDatabaseError(error)).toBe(false)
+  })
+})
+
+describe('isSessionEnded', () => {
+  it.each([
+    ['terminated by an administrator', Object.assign(new Error('terminating connection'), { code: '57P01' })],
+    ['ended by a crash', Object.assign(new Error('terminating connection'), { code: '57P02' })],
+    ['idle in a transaction too long', Object.assign(new Error('terminating connection'), { code: '25P03' })],
+    ['a socket closed under it (no code)', new Error('Connection terminated unexpectedly')],
+    [
+      'wrapped by Prisma',
+      prisma('P2010', pgCause('57P01', 'terminating connection due to administrator command')),
+    ],
+  ])('when the session was %s, then it has ended', (_name, error) => {
+    expect(isSessionEnded(error)).toBe(true)
+  })
+
+  it.each([
+    [
+      'a lock timeout',
+      Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }),
+    ],
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })],
+    ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
+  ])('when the statement failed with %s, then the session lives on', (_name, error) => {
+    expect(isSessionEnded(error)).toBe(false)
   })
 })

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { reportBackgroundFailure } from '../database-errors.js'
 import type { Logger } from '../types.js'
 import { deleteExpired, vacuumOutbox, type RetentionOptions, type RetentionResult } from './retention.js'
 import { readParked, readPending, type RelayStats } from './stats.js'
@@ -75,18 +76,20 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
     start() {
       statsTimer = setInterval(() => {
         track(refreshStats()).catch((error: unknown) =>
-          log?.debug({ err: error }, 'outbox stats read failed'),
+          reportBackgroundFailure(log, error, 'outbox stats read'),
         )
       }, options.statsIntervalMs)
       if (options.retentionIntervalMs > 0) {
         retentionTimer = setInterval(() => {
           if (background.size > 2) return
           track(runRetention()).catch((error: unknown) =>
-            log?.debug({ err: error }, 'outbox retention failed'),
+            reportBackgroundFailure(log, error, 'outbox retention'),
           )
         }, options.retentionIntervalMs)
       }
-      track(refreshStats()).catch(() => undefined)
+      track(refreshStats()).catch((error: unknown) =>
+        reportBackgroundFailure(log, error, 'outbox stats read'),
+      )
     },
     async stop() {
       clearInterval(statsTimer)
@@ -105,7 +108,7 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
       const sinceRead = performance.now() - (current.refreshedAtMono ?? -Infinity)
       if (refreshing || current.pending === 0 || sinceRead < SOON_MIN_GAP_MS) return
       refreshing = track(refreshStats())
-        .catch((error: unknown) => log?.debug({ err: error }, 'outbox stats read failed'))
+        .catch((error: unknown) => reportBackgroundFailure(log, error, 'outbox stats read'))
         .finally(() => (refreshing = undefined))
     },
   }

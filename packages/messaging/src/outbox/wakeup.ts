@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { backoffDelay } from '../amqp/backoff.js'
+import { reportBackgroundFailure } from '../database-errors.js'
 import type { Logger } from '../types.js'
 
 /**
@@ -120,9 +121,8 @@ class NotifyWakeup implements CrossInstanceWakeup {
     this.#inFlight = this.#pool
       .query('SELECT pg_notify($1, $2)', [this.#channel, this.instanceId])
       .then(() => undefined)
-      .catch((error: unknown) =>
-        this.#log?.debug({ err: error }, 'outbox wake-up NOTIFY failed (polling covers it)'),
-      )
+      // Polling covers a lost NOTIFY.
+      .catch((error: unknown) => reportBackgroundFailure(this.#log, error, 'outbox wake-up NOTIFY'))
   }
 
   /** The window after a NOTIFY: commits within it are announced by one NOTIFY at its end. */
