@@ -1,4 +1,5 @@
 import pg from 'pg'
+import type { OutboxHeaders } from './outbox/enqueue.js'
 import type {
   Database,
   InboxEntry,
@@ -46,29 +47,111 @@ export function prismaDatabase<Tx extends PrismaTransactionLike>(
 }
 
 /**
- * Statements a `pgDatabase` transaction sends in the COMMIT's round trip, per checked-out client;
- * only clients inside a `pgDatabase` transaction are keys (see `deferToCommit`).
+ * Where a `pgDatabase` transaction hands the outbox rows it committed, so the committing process
+ * publishes them at once instead of waiting for the relay to claim them (the relay's
+ * `committed`). While `holdMs()` gives a number, `enqueue` inserts each row with `available_at` that
+ * far ahead, so no relay's sweep claims a row its committer is publishing; a row the committer does
+ * not publish (a crash, an outage) is swept once the hold has passed. While it gives undefined (the
+ * broker link is down), rows are inserted due at once and `wake()` runs after the commit.
  */
-const commitTails = new WeakMap<object, string[]>()
+export interface CommittedRowSink {
+  /** How far ahead `available_at` of a row handed over is set, ms; undefined: do not hand rows over now. */
+  holdMs(): number | undefined
+  /** Takes the rows of a committed transaction, in the order they were enqueued. Never throws. */
+  publish(rows: CommittedRow[]): void
+  /** The transaction committed rows that were not handed over: the relay looks now. */
+  wake(): void
+}
+
+/** An outbox row handed to a `CommittedRowSink` after its transaction committed. */
+export interface CommittedRow {
+  id: string
+  type: string
+  routing_key: string
+  /** The payload as enqueued (serialised once, by `enqueue`). */
+  payload_json: string
+  headers: OutboxHeaders
+  aggregate_id: string | null
+  /** The database's `now()` of the INSERT, as stored. */
+  occurred_at: Date
+  attempts: number
+  /** When the transaction committed (`performance.now()`, ms). */
+  committedAt: number
+}
 
 /**
- * Defers a statement to the COMMIT of the `pgDatabase` transaction `tx` belongs to: it is sent in
- * the same simple-query message as COMMIT (one round trip instead of two), still inside the
- * transaction, so it commits with everything else or not at all (a failing statement aborts the rest
- * of the message, COMMIT included, and the transaction rolls back). `build` gets pg's
- * `escapeLiteral` and returns the SQL with its values inlined as literals (a simple query has no
- * parameters). Returns false, deferring nothing, when `tx` is not in a `pgDatabase` transaction (a
- * Prisma transaction, a pg client the caller began itself): the caller then runs the statement now.
- * Only for writes nobody reads back inside the transaction (the outbox INSERT).
+ * What a `pgDatabase` transaction sends in the COMMIT's round trip (`tail`, see `deferOutboxRow`) and
+ * the outbox rows it hands to its sink after the COMMIT, per checked-out client; only clients inside
+ * a `pgDatabase` transaction are keys.
  */
-export function deferToCommit(
+interface PendingCommit {
+  tail: string[]
+  sink: CommittedRowSink | undefined
+  /** Rows handed over after COMMIT, each with the index of its INSERT in `tail` (which returns occurred_at). */
+  held: { row: Omit<CommittedRow, 'occurred_at' | 'committedAt'>; at: number }[]
+  /** Outbox rows inserted due at once. */
+  due: number
+}
+
+const pendingCommits = new WeakMap<object, PendingCommit>()
+
+/**
+ * `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction, deferred to its COMMIT: it is
+ * sent in the same simple-query message as COMMIT (one round trip instead of two), still inside the
+ * transaction, so it commits with everything else or not at all (a failing INSERT aborts the rest of
+ * the message, COMMIT included, and the transaction rolls back); nothing in the transaction can read
+ * the row back. When the transaction's sink takes rows now, the row is inserted `holdMs` ahead
+ * (of `clock_timestamp()`, the time of the COMMIT's message, not of the transaction's start, so a
+ * long transaction does not eat into the hold) and handed to the sink after the COMMIT. Values are inlined as literals (a simple query has no
+ * parameters). Returns false when `tx` is not in a `pgDatabase` transaction (a Prisma transaction, a
+ * pg client the caller began itself): the caller then inserts the row at once.
+ */
+export function deferOutboxRow(
   tx: TransactionClient,
-  build: (literal: (value: string) => string) => string,
+  row: Omit<CommittedRow, 'occurred_at' | 'committedAt'>,
 ): boolean {
-  const tail = commitTails.get(tx)
-  if (!tail) return false
-  tail.push(build(pg.escapeLiteral))
+  const pending = pendingCommits.get(tx)
+  if (!pending) return false
+  const literal = pg.escapeLiteral
+  const values = [
+    `${literal(row.id)}::uuid`,
+    literal(row.type),
+    literal(row.routing_key),
+    literal(row.payload_json),
+    literal(JSON.stringify(row.headers)),
+    row.aggregate_id === null ? 'NULL' : literal(row.aggregate_id),
+  ]
+  const holdMs = pending.sink?.holdMs()
+  if (holdMs === undefined) {
+    pending.due += 1
+    pending.tail.push(
+      `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id) VALUES (${values.join(', ')})`,
+    )
+    return true
+  }
+  pending.held.push({ row, at: pending.tail.length })
+  pending.tail.push(
+    `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id, available_at) VALUES (${values.join(', ')}, clock_timestamp() + ${Math.ceil(holdMs)} * interval '1 millisecond') RETURNING occurred_at`,
+  )
   return true
+}
+
+/** Hands a committed transaction's rows to its sink (`results`: the COMMIT message's, one per statement). */
+function handOver(pending: PendingCommit, results: pg.QueryResult | pg.QueryResult[]): void {
+  const sink = pending.sink
+  if (!sink) return
+  if (pending.held.length > 0) {
+    const committedAt = performance.now()
+    const all = Array.isArray(results) ? results : [results]
+    sink.publish(
+      pending.held.map(({ row, at }) => ({
+        ...row,
+        occurred_at: (all[at]?.rows[0] as { occurred_at?: Date } | undefined)?.occurred_at ?? new Date(),
+        committedAt,
+      })),
+    )
+  }
+  if (pending.due > 0) sink.wake()
 }
 
 const recordInboxSql = (entry: InboxEntry): string =>
@@ -84,12 +167,14 @@ const recordInboxBatchSql = (entries: readonly InboxEntry[]): string =>
 /**
  * One transaction on a pooled client: sends `begin` (BEGIN, or BEGIN and the inbox INSERT in one
  * simple query), runs `fn` with the client and the begin's results, then COMMIT preceded by every
- * statement `deferToCommit` collected, in one simple query. ROLLBACK when anything throws (the
- * original error is rethrown); a client whose ROLLBACK failed, or whose connection died during the
- * transaction, is destroyed, not reused.
+ * statement `deferOutboxRow` collected, in one simple query, and hands the outbox rows held for the
+ * sink to it once the client is back in the pool. ROLLBACK when anything throws (the original error
+ * is rethrown); a client whose ROLLBACK failed, or whose connection died during the transaction, is
+ * destroyed, not reused.
  */
 async function onPooledClient<T>(
   pool: pg.Pool,
+  sink: CommittedRowSink | undefined,
   begin: string,
   fn: (client: pg.PoolClient, begun: pg.QueryResult | pg.QueryResult[]) => Promise<T>,
 ): Promise<T> {
@@ -102,25 +187,34 @@ async function onPooledClient<T>(
     broken = error
   }
   client.on('error', onError)
-  const tail: string[] = []
+  const pending: PendingCommit = { tail: [], sink, held: [], due: 0 }
+  let committed: pg.QueryResult | pg.QueryResult[] | undefined
+  let result: T
   try {
     const begun = (await client.query(begin)) as pg.QueryResult | pg.QueryResult[]
-    commitTails.set(client, tail)
-    const result = await fn(client, begun)
-    commitTails.delete(client)
-    tail.push('COMMIT')
-    await client.query(tail.join(';\n'))
-    return result
+    pendingCommits.set(client, pending)
+    result = await fn(client, begun)
+    pendingCommits.delete(client)
+    pending.tail.push('COMMIT')
+    committed = (await client.query(pending.tail.join(';\n'))) as pg.QueryResult | pg.QueryResult[]
   } catch (error) {
     await client.query('ROLLBACK').catch((rollbackError: Error) => {
       broken = rollbackError
     })
     throw error
   } finally {
-    commitTails.delete(client)
+    pendingCommits.delete(client)
     client.off('error', onError)
     client.release(broken)
   }
+  handOver(pending, committed)
+  return result
+}
+
+/** Options of `pgDatabase`. */
+export interface PgDatabaseOptions {
+  /** Where committed outbox rows go to be published at once; without it the relay claims them. */
+  committed?: CommittedRowSink | undefined
 }
 
 /**
@@ -129,28 +223,37 @@ async function onPooledClient<T>(
  * during the transaction, is destroyed, not reused.
  *
  * Round trips: `enqueue`'s outbox INSERTs are sent with COMMIT, in one simple-query message
- * (`deferToCommit`), and `inboxTransaction` sends BEGIN and the inbox INSERT as one, so a handler
+ * (`deferOutboxRow`), and `inboxTransaction` sends BEGIN and the inbox INSERT as one, so a handler
  * transaction costs two round trips besides the handler's own statements, where one statement per
  * message would cost four (BEGIN, inbox INSERT, outbox INSERT, COMMIT). Each round trip is a socket
  * write and a wake-up on both sides, the largest per-message cost in a service's profile.
  * `inboxBatchTransaction` does the same for several deliveries of one queue: BEGIN and one
  * multi-row inbox INSERT, the handlers, then every deferred outbox INSERT with the one COMMIT.
+ *
+ * With `options.committed` (what `createMessaging` passes: its relay's), the rows a transaction
+ * enqueued are published by this process right after the COMMIT (see `CommittedRowSink`).
  */
-export function pgDatabase(pool: pg.Pool): Database<pg.PoolClient> {
+export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Database<pg.PoolClient> {
+  const sink = options.committed
   return {
-    transaction: (fn) => onPooledClient(pool, 'BEGIN', (client) => fn(client)),
+    transaction: (fn) => onPooledClient(pool, sink, 'BEGIN', (client) => fn(client)),
     inboxTransaction: <T>(entry: InboxEntry, fn: (tx: pg.PoolClient) => Promise<T>) =>
-      onPooledClient<InboxOutcome<T>>(pool, `BEGIN;\n${recordInboxSql(entry)}`, async (client, begun) => {
-        // A two-statement simple query answers with one result per statement.
-        const inserted = Array.isArray(begun) ? begun[1] : undefined
-        if (inserted?.rowCount !== 1) return { fresh: false }
-        return { fresh: true, value: await fn(client) }
-      }),
+      onPooledClient<InboxOutcome<T>>(
+        pool,
+        sink,
+        `BEGIN;\n${recordInboxSql(entry)}`,
+        async (client, begun) => {
+          // A two-statement simple query answers with one result per statement.
+          const inserted = Array.isArray(begun) ? begun[1] : undefined
+          if (inserted?.rowCount !== 1) return { fresh: false }
+          return { fresh: true, value: await fn(client) }
+        },
+      ),
     inboxBatchTransaction: <T>(
       entries: readonly InboxEntry[],
       fn: (tx: pg.PoolClient, fresh: ReadonlySet<string>) => Promise<T>,
     ) =>
-      onPooledClient<T>(pool, `BEGIN;\n${recordInboxBatchSql(entries)}`, (client, begun) => {
+      onPooledClient<T>(pool, sink, `BEGIN;\n${recordInboxBatchSql(entries)}`, (client, begun) => {
         const inserted = Array.isArray(begun) ? begun[1] : undefined
         const rows = (inserted?.rows ?? []) as Array<{ id: string }>
         return fn(client, new Set(rows.map((row) => row.id)))

@@ -33,6 +33,7 @@ export {
   NotInTransactionError,
   type PrismaClientLike,
   type PrismaDatabaseOptions,
+  type PgDatabaseOptions,
 } from './database.js'
 export { TopologyError } from './topology.js'
 export {

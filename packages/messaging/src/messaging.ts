@@ -206,12 +206,16 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
     handlers: options.handlers ?? [],
     recorders: options.recorders,
   })
-  const database = options.database ?? (pgDatabase(options.pool) as unknown as Database<Tx>)
   const signals = createSignals()
   const settings: HealthSettings = { outboxMaxAgeMs: 60_000, consumerStuckAfterMs: 60_000, ...options.health }
   const relay = relayOf({ ...options, logger }, exchange, signals)
   const wake = (): void => relay?.wake()
-  const side = consumersOf({ ...options, logger, database }, exchange, signals, wake)
+  // The default database hands its committed rows to the relay (publish on commit), which wakes
+  // itself for any it does not take; a database of the caller's leaves them to the relay's claim.
+  const database =
+    options.database ?? (pgDatabase(options.pool, { committed: relay?.committed }) as unknown as Database<Tx>)
+  const afterCommit = options.database ? wake : (): void => undefined
+  const side = consumersOf({ ...options, logger, database }, exchange, signals, afterCommit)
   const parts: MessagingParts = {
     relay,
     consumer: side.consumer,
@@ -244,7 +248,7 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
     start: () => startAll(parts, health, logger, options.startWaitMs ?? 3_000),
     async transaction(fn) {
       const result = await database.transaction(fn)
-      wake()
+      afterCommit()
       return result
     },
     health,

@@ -63,6 +63,8 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     OUTBOX_BATCH_SIZE: positiveInt(100),
     OUTBOX_PUBLISH_TIMEOUT_MS: positiveInt(5_000),
     OUTBOX_MAX_ATTEMPTS: positiveInt(10),
+    // The committing process publishes its rows at once; false leaves every row to the relay's claim.
+    OUTBOX_PUBLISH_ON_COMMIT: z.stringbool().default(true),
     // Published rows are deleted after this age: dead index entries slow the claim query down.
     OUTBOX_RETENTION_MS: positiveInt(3_600_000),
     // At least twice CONSUMER_BATCH_MAX (default 20), so the next batch fills while one runs.

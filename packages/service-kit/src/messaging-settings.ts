@@ -17,6 +17,8 @@ export interface MessagingSettings {
     /** ms */
     publishTimeoutMs: number
     maxAttempts: number
+    /** The committing process publishes its rows at once (see `RelayOptions.publishOnCommit`). */
+    publishOnCommit: boolean
     /** ms */
     retentionMs: number
   }
@@ -42,6 +44,7 @@ export const messagingSettings = (config: BaseServiceConfig): MessagingSettings 
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
     publishTimeoutMs: config.OUTBOX_PUBLISH_TIMEOUT_MS,
     maxAttempts: config.OUTBOX_MAX_ATTEMPTS,
+    publishOnCommit: config.OUTBOX_PUBLISH_ON_COMMIT,
     retentionMs: config.OUTBOX_RETENTION_MS,
   },
   consumer: {

@@ -11,6 +11,7 @@ describe('messagingSettings', () => {
       OUTBOX_POLL_INTERVAL_MS: '250',
       OUTBOX_PUBLISH_TIMEOUT_MS: '3000',
       OUTBOX_MAX_ATTEMPTS: '4',
+      OUTBOX_PUBLISH_ON_COMMIT: 'false',
       OUTBOX_RETENTION_MS: '120000',
       CONSUMER_PREFETCH: '3',
       CONSUMER_MAX_ATTEMPTS: '6',
@@ -25,6 +26,7 @@ describe('messagingSettings', () => {
         pollIntervalMs: Number(env.OUTBOX_POLL_INTERVAL_MS),
         publishTimeoutMs: Number(env.OUTBOX_PUBLISH_TIMEOUT_MS),
         maxAttempts: Number(env.OUTBOX_MAX_ATTEMPTS),
+        publishOnCommit: false,
         retentionMs: Number(env.OUTBOX_RETENTION_MS),
       },
       consumer: {

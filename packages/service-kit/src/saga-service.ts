@@ -1,5 +1,4 @@
 import {
-  pgDatabase,
   type HandlerDefinition,
   type Messaging,
   type ReactionDeps,
@@ -125,7 +124,7 @@ export async function sagaService<Extra extends object = Record<never, never>>(
     messagingPlugin,
     messagingOptions(config, {
       service,
-      database: pgDatabase(app.pool),
+      // No database: messaging's own pgDatabase over the pool, whose rows it publishes on commit.
       pool: app.pool,
       handlers: options.reactions(deps),
       recorders: options.recorders?.(deps),

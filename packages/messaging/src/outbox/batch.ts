@@ -59,7 +59,7 @@ function traced(row: OutboxRow, settings: BatchSettings, spans: Map<string, Prod
 }
 
 /** Ends every producer span of the batch: ERROR for the rows in `failures`, OK for the others. */
-function endSpans(spans: Map<string, ProducerTrace>, failures: PublishFailure[]): void {
+export function endSpans(spans: Map<string, ProducerTrace>, failures: PublishFailure[]): void {
   const failed = new Map(failures.map((failure) => [failure.id, failure]))
   for (const [id, { span }] of spans) endProducerSpan(span, failed.get(id))
 }
@@ -115,7 +115,11 @@ const NOTHING_DUE: BatchResult = {
  * The wire form of each claimed row, each in its producer span (`spans`); a row that cannot be
  * serialised is a poison failure instead.
  */
-function toBatch(rows: readonly OutboxRow[], settings: BatchSettings, spans: Map<string, ProducerTrace>) {
+export function toBatch(
+  rows: readonly OutboxRow[],
+  settings: BatchSettings,
+  spans: Map<string, ProducerTrace>,
+) {
   const batch: { id: string; message: Publishable }[] = []
   const failures: PublishFailure[] = []
   for (const row of rows) {

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid'
-import { assertInTransaction, deferToCommit, execute } from '../database.js'
+import { assertInTransaction, deferOutboxRow, execute } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
 import type { OutgoingMessage, TransactionClient } from '../types.js'
 
@@ -61,9 +61,10 @@ function validTime(at: Date, type: string): string {
  * id, a UUIDv7 (RFC 9562: time-ordered, so rows claim roughly in commit order) made here and
  * nowhere else: it travels as AMQP `messageId` and CloudEvents `id`, and consumers dedupe on it.
  * The row is published by the relay after the transaction commits; a rollback leaves nothing.
- * In a `pgDatabase` transaction the INSERT is sent with its COMMIT (`deferToCommit`), so the row is
- * not visible inside the transaction and a failing INSERT fails the COMMIT (everything rolls back);
- * in any other transaction it runs at once.
+ * In a `pgDatabase` transaction the INSERT is sent with its COMMIT (`deferOutboxRow`), so the row is
+ * not visible inside the transaction and a failing INSERT fails the COMMIT (everything rolls back),
+ * and, in `createMessaging`'s, this process publishes the row right after the COMMIT; in any other
+ * transaction it runs at once and the relay publishes it.
  * The row's `occurred_at` is the database's `now()`; `message.occurredAt` (the caller's clock)
  * is kept in `headers` and published as CloudEvents `time`, but never used to judge an age.
  * The trace context stored with the row is the active OpenTelemetry context when there is one
@@ -93,15 +94,18 @@ export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage
   const payload = serialise(message.payload, type)
   await assertInTransaction(tx, 'enqueue')
   const id = uuidv7()
-  const values = [id, type, routingKey, payload, JSON.stringify(headers), message.aggregateId ?? null]
+  const aggregateId = message.aggregateId ?? null
   // In a pgDatabase transaction the INSERT goes with COMMIT, one round trip fewer (database.ts).
-  const deferred = deferToCommit(
-    tx,
-    (literal) =>
-      `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id) VALUES (${values
-        .map((value) => (value === null ? 'NULL' : literal(value)))
-        .join(', ')})`,
-  )
-  if (!deferred) await execute(tx, INSERT, values)
+  const deferred = deferOutboxRow(tx, {
+    id,
+    type,
+    routing_key: routingKey,
+    payload_json: payload,
+    headers,
+    aggregate_id: aggregateId,
+    attempts: 0,
+  })
+  if (!deferred)
+    await execute(tx, INSERT, [id, type, routingKey, payload, JSON.stringify(headers), aggregateId])
   return id
 }

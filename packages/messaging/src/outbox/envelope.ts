@@ -8,6 +8,8 @@ export interface OutboxRow {
   type: string
   routing_key: string
   payload: unknown
+  /** The payload already serialised (a row handed over at commit); sent as `data` instead of `payload`. */
+  payload_json?: string
   headers: Partial<OutboxHeaders> | null
   aggregate_id: string | null
   occurred_at: Date
@@ -53,7 +55,7 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
     correlationid: correlationId,
     causationid: headers.causationId,
     traceparent: headers.traceparent,
-    data: row.payload,
+    data: row.payload_json === undefined ? row.payload : undefined,
   }
   const amqpHeaders: Record<string, string> = {}
   if (headers.causationId) amqpHeaders['causation-id'] = headers.causationId
@@ -61,7 +63,12 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
   if (headers.tracestate) amqpHeaders.tracestate = headers.tracestate
   return {
     routingKey: row.routing_key,
-    content: Buffer.from(JSON.stringify(envelope)),
+    content: Buffer.from(
+      row.payload_json === undefined
+        ? JSON.stringify(envelope)
+        : // `data` is the envelope's last member: the stored JSON goes in as it is, not parsed and re-serialised.
+          `${JSON.stringify(envelope).slice(0, -1)},"data":${row.payload_json}}`,
+    ),
     options: {
       messageId: row.id,
       type: row.type,

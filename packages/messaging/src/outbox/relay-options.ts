@@ -52,6 +52,12 @@ export interface RelayOptions {
   statsIntervalMs?: number
   /** Declare the exchange (topic, durable) on each new channel, so a missing one is remade. Default true. */
   declareExchange?: boolean
+  /**
+   * Publish on commit (`CommitPublisher`): rows committed by this process's `pgDatabase` transactions
+   * (those of `createMessaging`) are published by it at once, and the relay sweeps only what that
+   * leaves (a crash, an outage) once the hold (publish timeout + 5 s) has passed. Default true.
+   */
+  publishOnCommit?: boolean
   /** Cross-instance wake-up (see `createCrossInstanceWakeup`). Default on. */
   wakeup?: { listen?: boolean; notify?: boolean; channel?: string; windowMs?: number }
   /** AMQP heartbeat in s (default 10) and connect timeout in ms (default 5,000). */

@@ -8,6 +8,8 @@ import type { RelayOptions } from './relay-options.js'
 import type { RetentionResult } from './retention.js'
 import type { RelayStats } from './stats.js'
 import { createCrossInstanceWakeup, Waker, type CrossInstanceWakeup } from './wakeup.js'
+import type { CommittedRow, CommittedRowSink } from '../database.js'
+import { CommitPublisher } from './commit-publisher.js'
 
 /** The outbox relay; see `createRelay`. */
 export interface Relay {
@@ -32,6 +34,11 @@ export interface Relay {
   /** The broker's reason while it blocks the relay's connection (`connection.blocked`), else undefined. */
   readonly blocked: string | undefined
   readonly running: boolean
+  /**
+   * Publish on commit (`RelayOptions.publishOnCommit`): the sink a `pgDatabase` hands its committed
+   * rows to (see `CommitPublisher`); it takes rows only while the relay runs and its link is up.
+   */
+  readonly committed: CommittedRowSink
 }
 
 export type { RelayOptions } from './relay-options.js'
@@ -48,6 +55,13 @@ export type { RelayOptions } from './relay-options.js'
 export function createRelay(options: RelayOptions): Relay {
   return new OutboxRelay(options)
 }
+
+/**
+ * How much longer than the publish timeout a row handed over at commit is held from the sweep, ms:
+ * the margin covers the mark's round trip on a starved machine, so a sweep rarely publishes a row
+ * its committer published a moment before.
+ */
+const COMMIT_HOLD_MARGIN_MS = 5_000
 
 /** Fills in `RelayOptions`' defaults for one batch round. */
 const batchSettings = (options: RelayOptions): BatchSettings => ({
@@ -83,6 +97,7 @@ class OutboxRelay implements Relay {
   readonly #waker = new Waker()
   #connection: AmqpConnection | undefined
   #wakeup: CrossInstanceWakeup | undefined
+  #publisher: CommitPublisher | undefined
   #running = false
   #loopDone: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | undefined
@@ -146,6 +161,16 @@ class OutboxRelay implements Relay {
       connectTimeoutMs: options.amqp?.connectTimeoutMs,
     })
     this.#connection = link
+    if (options.publishOnCommit ?? true)
+      this.#publisher = new CommitPublisher({
+        pool: options.pool,
+        connection: link,
+        settings: this.#settings,
+        holdMs: Math.ceil(this.#settings.publishTimeoutMs) + COMMIT_HOLD_MARGIN_MS,
+        logger: options.logger,
+        report: (result) => this.#report(result),
+        wakeRelay: () => this.wake(),
+      })
     const wakeup = createCrossInstanceWakeup({
       pool: options.pool,
       channel: options.wakeup?.channel,
@@ -223,12 +248,25 @@ class OutboxRelay implements Relay {
 
   async #stop(): Promise<void> {
     this.#running = false
+    // Rows that commit meanwhile still reach the stopping publisher, which gives them back.
+    await this.#publisher?.stop()
+    this.#publisher = undefined
     this.#waker.wake()
     await this.#loopDone
     await this.#housekeeping.stop()
     await this.#wakeup?.close()
     await this.#connection?.close()
     this.#options.pool.off('error', this.#poolError)
+  }
+
+  /** A stable sink over this run's `CommitPublisher`, which each start makes anew with its connection. */
+  readonly committed: CommittedRowSink = {
+    holdMs: () => this.#publisher?.holdMs(),
+    publish: (rows: CommittedRow[]) => {
+      if (this.#publisher) this.#publisher.publish(rows)
+      else this.wake()
+    },
+    wake: () => this.wake(),
   }
 
   wake(): void {

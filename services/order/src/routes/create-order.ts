@@ -102,7 +102,7 @@ async function placeOrder(
     occurredAt: now,
   })
   // Enqueued first, for its message id: in a pgDatabase transaction the outbox INSERT itself is
-  // sent with the COMMIT (deferToCommit), so this costs no round trip.
+  // sent with the COMMIT (deferOutboxRow), so this costs no round trip.
   const messageId = await enqueue(tx, event)
   const deadlineAt = await insertOrder(tx, { order: event.payload, messageId, createdAt: now, deadlineMs })
   return newOrderView(event.payload, messageId, deadlineAt)
