@@ -52,9 +52,12 @@ await handled
 console.log(`order ${orderId} placed; its invoice written by the handler`)
 
 // 6. At least once: publish the same event again, as the relay does after a crash between the
-//    broker's confirm and marking the row. The inbox recognises it; the invoice is not written twice.
+//    broker's confirm and marking the row (due now: the relay would first wait out the row's hold).
+//    The inbox recognises it; the invoice is not written twice.
 const duplicate = messaging.signals.waitFor('duplicate', (s) => s.id === eventId, 10_000)
-await pool.query('UPDATE outbox_message SET published_at = NULL WHERE id = $1', [eventId])
+await pool.query('UPDATE outbox_message SET published_at = NULL, available_at = now() WHERE id = $1', [
+  eventId,
+])
 await duplicate
 const { rows } = await pool.query('SELECT count(*)::int AS n FROM invoices WHERE order_id = $1', [orderId])
 console.log(`delivered twice, handled once: ${rows[0].n} invoice`)
