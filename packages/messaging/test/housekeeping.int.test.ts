@@ -1,7 +1,7 @@
 import { createTestDatabase, useFixture } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { createHousekeeping } from '../src/outbox/housekeeping.js'
-import type { RelayStats } from '../src/outbox/stats.js'
+import { idleRelayStats } from '../src/outbox/stats.js'
 import { MESSAGING_SQL, recordingLogger } from './relay-fixture.js'
 
 // A session that ends under a background statement is a lost connection like an idle one, and is
@@ -11,16 +11,6 @@ import { MESSAGING_SQL, recordingLogger } from './relay-fixture.js'
 describe('relay housekeeping: a statement whose session ends', () => {
   const db = useFixture(() => createTestDatabase({ prefix: 'housekeeping', sqlFiles: [MESSAGING_SQL] }))
 
-  const stats = (): RelayStats => ({
-    pending: 0,
-    oldestPendingAgeMs: 0,
-    parked: 0,
-    publishedTotal: 0,
-    failedTotal: 0,
-    parkedTotal: 0,
-    refreshedAt: 0,
-  })
-
   /** Starts housekeeping (its first stats read runs at once) while the outbox is locked; returns its waiting backend. */
   const startBehindLock = async () => {
     const holder = await db.pool.connect()
@@ -29,7 +19,7 @@ describe('relay housekeeping: a statement whose session ends', () => {
     const housekeeping = createHousekeeping({
       pool: db.pool,
       logger,
-      stats: stats(),
+      stats: idleRelayStats(),
       statsIntervalMs: 60_000,
       retentionIntervalMs: 0,
       retention: { retentionMs: 60_000, inboxRetentionMs: 60_000 },

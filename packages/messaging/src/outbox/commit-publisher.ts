@@ -8,8 +8,7 @@ import type { Logger } from '../types.js'
 import { endSpans, toBatch, type BatchResult, type BatchSettings } from './batch.js'
 import type { OutboxRow } from './envelope.js'
 import { publishBatch } from './publisher.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { uuidArrayLiteral } from './rows.js'
 
 /** What the commit publisher needs; see `RelayOptions` for the settings' meaning and units. */
 export interface CommitPublisherOptions {
@@ -189,11 +188,8 @@ function asOutboxRow(row: CommittedRow, now: number): OutboxRow {
   }
 }
 
-/** `ids` as a uuid[] literal; each is checked to be a UUID (they are `enqueue`'s own). */
-function idArray(ids: readonly string[]): string {
-  if (!ids.every((id) => UUID.test(id))) throw new Error('publish on commit: every id must be a UUID')
-  return `'{${ids.join(',')}}'::uuid[]`
-}
+/** `ids` as a uuid[] literal (`uuidArrayLiteral`); they are `enqueue`'s own. */
+const idArray = (ids: readonly string[]): string => uuidArrayLiteral(ids, 'publish on commit')
 
 const giveBackSql = (ids: readonly string[]): string =>
   `UPDATE outbox_message SET available_at = now() WHERE id = ANY(${idArray(ids)}) AND published_at IS NULL`

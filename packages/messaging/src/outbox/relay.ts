@@ -6,7 +6,7 @@ import { createHousekeeping, type Housekeeping } from './housekeeping.js'
 import { runPublishLoop } from './publish-loop.js'
 import type { RelayOptions } from './relay-options.js'
 import type { RetentionResult } from './retention.js'
-import type { RelayStats } from './stats.js'
+import { idleRelayStats, type RelayStats } from './stats.js'
 import { createCrossInstanceWakeup, Waker, type CrossInstanceWakeup } from './wakeup.js'
 import type { CommittedRow, CommittedRowSink } from '../database.js'
 import { CommitPublisher } from './commit-publisher.js'
@@ -84,15 +84,7 @@ class OutboxRelay implements Relay {
   readonly signals: Signals
   readonly #options: RelayOptions
   readonly #settings: BatchSettings
-  readonly #current: RelayStats = {
-    pending: 0,
-    oldestPendingAgeMs: 0,
-    parked: 0,
-    publishedTotal: 0,
-    failedTotal: 0,
-    parkedTotal: 0,
-    refreshedAt: 0,
-  }
+  readonly #current: RelayStats = idleRelayStats()
   readonly #housekeeping: Housekeeping
   readonly #waker = new Waker()
   #connection: AmqpConnection | undefined

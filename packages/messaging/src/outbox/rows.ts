@@ -51,16 +51,25 @@ export async function beginAndClaim(
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
+ * `ids` as a `uuid[]` literal to inline in a simple query (which takes no parameters); inlining is
+ * safe only because each id is checked to be a UUID (they are the outbox's own).
+ * @throws Error naming `what` when an id is not a UUID
+ */
+export function uuidArrayLiteral(ids: readonly string[], what: string): string {
+  if (!ids.every((id) => UUID.test(id))) throw new Error(`${what}: every id must be a UUID`)
+  return `'{${ids.join(',')}}'::uuid[]`
+}
+
+/**
  * Marks rows published (confirmed by the broker) and, with `commit`, commits in the same round
- * trip. The ids are inlined only because each is checked to be a UUID (they come from the claim).
+ * trip. The ids are inlined (`uuidArrayLiteral`; they come from the claim).
  */
 export async function markPublished(client: pg.ClientBase, ids: string[], commit = false): Promise<void> {
   if (ids.length === 0) {
     if (commit) await client.query('COMMIT')
     return
   }
-  if (!ids.every((id) => UUID.test(id))) throw new Error('markPublished: every id must be a UUID')
-  const update = `UPDATE outbox_message SET published_at = now() WHERE id = ANY('{${ids.join(',')}}'::uuid[])`
+  const update = `UPDATE outbox_message SET published_at = now() WHERE id = ANY(${uuidArrayLiteral(ids, 'markPublished')})`
   await client.query(commit ? `${update}; COMMIT` : update)
 }
 

@@ -21,6 +21,19 @@ export interface RelayStats {
   refreshedAtMono?: number
 }
 
+/** A relay's figures before its first read: every count 0, never refreshed. */
+export function idleRelayStats(): RelayStats {
+  return {
+    pending: 0,
+    oldestPendingAgeMs: 0,
+    parked: 0,
+    publishedTotal: 0,
+    failedTotal: 0,
+    parkedTotal: 0,
+    refreshedAt: 0,
+  }
+}
+
 /**
  * Pending count and oldest age, through the pending partial index (cheap while the backlog is
  * small), within `HOUSEKEEPING_BOUNDS`. The age is the database's `now()` against a time the
