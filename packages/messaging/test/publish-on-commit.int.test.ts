@@ -190,8 +190,10 @@ describe('publish on commit', () => {
       })
       expect(tap.countsById().get(id)).toBeUndefined()
 
-      await sweeper()
-      await tap.waitFor((m) => m.properties.messageId === id, 15_000, 'the swept row')
+      const relay = await sweeper()
+      // 'published' is signalled once the sweep's mark committed, after the broker has the copy.
+      await relay.signals.waitFor('published', (s) => s.id === id, 15_000)
+      await tap.waitFor((m) => m.properties.messageId === id, 5_000, 'the swept row')
       await new Promise((resolve) => setTimeout(resolve, 500))
       expect(tap.countsById().get(id)).toBe(1)
       expect((await row(db.pool, id)).published_at).not.toBeNull()
@@ -227,8 +229,10 @@ describe('publish on commit', () => {
     await db.pool.query('DROP TRIGGER hold_mark ON outbox_message; DROP FUNCTION hold_mark()')
     expect((await row(db.pool, id)).published_at).toBeNull()
 
-    await sweeper()
-    await tap.waitFor(() => tap.countsById().get(id) === 2, 15_000, 'the row published again')
+    const relay = await sweeper()
+    // 'published' is signalled once the sweep's mark committed, after the broker has the copy.
+    await relay.signals.waitFor('published', (s) => s.id === id, 15_000)
+    await tap.waitFor(() => tap.countsById().get(id) === 2, 5_000, 'the row published again')
     const copies = tap.messages.filter((m) => m.properties.messageId === id)
     expect(copies.map((m) => (m.body as { id: string }).id)).toEqual([id, id])
     expect((await row(db.pool, id)).published_at).not.toBeNull()
