@@ -162,6 +162,9 @@ describe('publish on commit', () => {
       expect(got.map((m) => (m.body as { data: unknown }).data)).toEqual(
         [1, 2, 3].map((n) => ({ n, text: 'ünïcode "quoted"' })),
       )
+      // 'published' is signalled once the mark committed, after the broker has delivered the copies.
+      for (let tries = 0; published.size < ids.length && tries < 250; tries += 1)
+        await new Promise((resolve) => setTimeout(resolve, 20))
       for (const id of ids) {
         const stored = await row(db.pool, id)
         // Held for the publish timeout and 5 s: only this process could have published it by now.
