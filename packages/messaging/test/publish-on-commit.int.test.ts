@@ -178,6 +178,63 @@ describe('publish on commit', () => {
     }
   })
 
+  it('when a row is made due again between its confirm and the mark, then the mark leaves it to the relay, which publishes it again', async () => {
+    const messaging = createMessaging({
+      service: 'committer',
+      pool: db.pool,
+      amqpUrl: AMQP_URL,
+      exchange,
+      relay: { publishTimeoutMs: 2_000, pollIntervalMs: 600_000, retentionIntervalMs: 0 },
+    })
+    await messaging.start()
+    // Past the relay's first sweep after it connected: from here it sweeps only when woken, so
+    // whoever publishes the row again below is told by the tap, not by a sweep that happened to run.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    try {
+      // The confirmed rows are marked up to 100 ms after the confirm. An operator's republish inside
+      // that window must win: the test takes the table lock first, so the mark waits behind the reset.
+      let id: string | undefined
+      for (let attempt = 0; id === undefined && attempt < 5; attempt += 1) {
+        const candidate = await messaging.transaction((tx) =>
+          enqueue(tx, {
+            type: 'commit.republished.v1',
+            routingKey: 'commit.republished',
+            payload: { attempt },
+            aggregateId: 'agg-republished',
+            correlationId: 'corr-republished',
+          }),
+        )
+        const marked = messaging.signals.waitFor('published', (s) => s.id === candidate, 5_000)
+        await tap.waitFor((m) => m.properties.messageId === candidate, 5_000, 'the published row')
+        const client = await db.pool.connect()
+        try {
+          await client.query('BEGIN; LOCK TABLE outbox_message IN EXCLUSIVE MODE')
+          const { rowCount } = await client.query(
+            `UPDATE outbox_message SET published_at = NULL, available_at = now()
+             WHERE id = $1 AND published_at IS NULL`,
+            [candidate],
+          )
+          await client.query('COMMIT')
+          if (rowCount === 1) id = candidate
+        } finally {
+          client.release()
+        }
+        // 'published' is signalled once the mark's statement returned.
+        await marked
+      }
+      if (id === undefined) throw new Error('the mark came first in five attempts')
+      expect((await row(db.pool, id)).published_at).toBeNull()
+
+      const republished = id
+      const relay = await sweeper()
+      await relay.signals.waitFor('published', (s) => s.id === republished, 5_000)
+      await tap.waitFor(() => tap.countsById().get(republished) === 2, 5_000, 'the row published again')
+      expect((await row(db.pool, republished)).published_at).not.toBeNull()
+    } finally {
+      await messaging.stop()
+    }
+  })
+
   it('when the committing process dies after the COMMIT, before its publish reached the broker, then the sweep publishes the row once the hold has passed', async () => {
     const proxy: TcpProxy = await brokerProxy()
     try {

@@ -10,6 +10,11 @@ import type { OutboxRow } from './envelope.js'
 import { publishBatch } from './publisher.js'
 import { uuidArrayLiteral } from './rows.js'
 
+/** Confirmed rows are marked at most this long after their confirm, ms, */
+const MARK_EVERY_MS = 100
+/** or at once when this many wait. */
+const MARK_AT_MOST = 1_000
+
 /** What the commit publisher needs; see `RelayOptions` for the settings' meaning and units. */
 export interface CommitPublisherOptions {
   pool: pg.Pool
@@ -27,9 +32,10 @@ export interface CommitPublisherOptions {
 
 /**
  * Publish on commit: the rows a transaction of this process committed are published by this
- * process at once, on a confirm channel of its own, and marked published in one round trip; the
- * relay's claim, and the NOTIFY that would wake it, are not needed for them. Rows that arrive while a
- * round is in flight form the next round, so batches form under load without a timer.
+ * process at once, on a confirm channel of its own; the relay's claim, and the NOTIFY that would wake
+ * it, are not needed for them. Rows that arrive while a round is in flight form the next round, so
+ * batches form under load without a timer. The confirmed rows of the rounds of the last 100 ms are
+ * marked published together, in one round trip (`#flushMarks`).
  *
  * At least once holds at every point: the rows were inserted `holdMs` ahead, so no sweep takes them
  * meanwhile, and the relay sweeps whatever this process does not mark. A crash after the COMMIT and
@@ -45,6 +51,11 @@ export class CommitPublisher implements CommittedRowSink {
   #round: Promise<void> | undefined
   #channel: ConfirmChannel | undefined
   #stopped = false
+  /** Confirmed rounds whose rows are not marked yet, and how many rows they hold. */
+  #marks: BatchResult[] = []
+  #marking = 0
+  #markTimer: NodeJS.Timeout | undefined
+  #flushing: Promise<void> = Promise.resolve()
 
   constructor(options: CommitPublisherOptions) {
     this.#options = options
@@ -59,7 +70,19 @@ export class CommitPublisher implements CommittedRowSink {
 
   publish(rows: CommittedRow[]): void {
     for (const row of rows) this.#queue.push(row)
-    this.#round ??= this.#drain().finally(() => (this.#round = undefined))
+    this.#kick()
+  }
+
+  /**
+   * Starts draining unless a drain runs. Rows queued after a drain saw its queue empty, but before
+   * it ended, start the next one, so no row waits for a later commit.
+   */
+  #kick(): void {
+    if (this.#round) return
+    this.#round = this.#drain().finally(() => {
+      this.#round = undefined
+      if (this.#queue.length > 0) this.#kick()
+    })
   }
 
   wake(): void {
@@ -70,6 +93,7 @@ export class CommitPublisher implements CommittedRowSink {
   async stop(): Promise<void> {
     this.#stopped = true
     await this.#round
+    await this.#flushMarks()
     const channel = this.#channel
     this.#channel = undefined
     await channel?.close().catch(() => undefined)
@@ -85,7 +109,7 @@ export class CommitPublisher implements CommittedRowSink {
     }
   }
 
-  /** Publishes `rows`, awaits their confirms, marks the confirmed ones and gives back the others. */
+  /** Publishes `rows`, awaits their confirms, gives back the others and queues the confirmed ones' mark. */
   async #publishRound(committed: CommittedRow[]): Promise<void> {
     const { settings } = this.#options
     let channel: ConfirmChannel
@@ -105,20 +129,10 @@ export class CommitPublisher implements CommittedRowSink {
     endSpans(spans, failures)
     if (outcome.channelBroken && this.#channel === channel) this.#discardChannel()
     const confirmed = new Set(outcome.published)
-    try {
-      await this.#mark(
-        outcome.published,
-        failures.map((failure) => failure.id),
-      )
-    } catch (error) {
-      this.#options.logger?.warn(
-        { err: error, rows: outcome.published.length },
-        'published rows not marked; the relay publishes them again once their hold has passed',
-      )
-      return
-    }
-    if (failures.length > 0) this.#options.wakeRelay()
-    this.#options.report({
+    const failed = failures.map((failure) => failure.id)
+    if (failed.length > 0) await this.#giveBack(failed)
+    if (confirmed.size === 0) return
+    this.#marks.push({
       claimed: rows.length,
       published: rows.filter((row) => confirmed.has(row.id)),
       failed: [],
@@ -126,22 +140,42 @@ export class CommitPublisher implements CommittedRowSink {
       sinceClaimMs: confirmedAt - startedAt,
       confirmMs: confirmedAt - startedAt,
     })
+    this.#marking += confirmed.size
+    if (this.#marking >= MARK_AT_MOST) void this.#flushMarks()
+    else this.#markTimer ??= setTimeout(() => void this.#flushMarks(), MARK_EVERY_MS)
   }
 
   /**
-   * One round trip: the confirmed rows marked published, the others made due now for the relay,
-   * in one transaction that needs no WAL flush of its own (a mark lost in a database crash only
-   * means the row is published again).
+   * Marks every confirmed row of the rounds since the last flush in one round trip, in a
+   * transaction that needs no WAL flush of its own, then reports those rounds (signals, counters).
+   * The rows' hold (ten seconds and more) is what makes waiting safe: no sweep takes a confirmed
+   * row before its mark; a crash or a failed mark only has it published again (consumers dedupe).
+   * Only rows still held are marked (`available_at` more than a second ahead; a held row is
+   * inserted at least five seconds past its publish timeout): a row made due meanwhile (an operator's
+   * republish sets `published_at = NULL, available_at = now()`) belongs to the relay again and must
+   * not be marked by a confirm that came before it. One flush at a time; the next waits for it.
    */
-  async #mark(published: readonly string[], failed: readonly string[]): Promise<void> {
-    const statements = ['BEGIN', 'SET LOCAL synchronous_commit = off']
-    if (published.length > 0)
-      statements.push(
-        `UPDATE outbox_message SET published_at = now() WHERE id = ANY(${idArray(published)}) AND published_at IS NULL`,
-      )
-    if (failed.length > 0) statements.push(giveBackSql(failed))
-    statements.push('COMMIT')
-    await this.#options.pool.query(statements.join(';\n'))
+  #flushMarks(): Promise<void> {
+    clearTimeout(this.#markTimer)
+    this.#markTimer = undefined
+    const rounds = this.#marks
+    this.#marks = []
+    this.#marking = 0
+    if (rounds.length === 0) return this.#flushing
+    this.#flushing = this.#flushing.then(async () => {
+      const ids = rounds.flatMap((round) => round.published.map((row) => row.id))
+      try {
+        await this.#options.pool.query(markSql(ids))
+      } catch (error) {
+        this.#options.logger?.warn(
+          { err: error, rows: ids.length },
+          'published rows not marked; the relay publishes them again once their hold has passed',
+        )
+        return
+      }
+      for (const round of rounds) this.#options.report(round)
+    })
+    return this.#flushing
   }
 
   /** Makes `ids` due now, so the relay's sweep publishes them without waiting out the hold. */
@@ -190,6 +224,13 @@ function asOutboxRow(row: CommittedRow, now: number): OutboxRow {
 
 /** `ids` as a uuid[] literal (`uuidArrayLiteral`); they are `enqueue`'s own. */
 const idArray = (ids: readonly string[]): string => uuidArrayLiteral(ids, 'publish on commit')
+
+/** Marks `ids` published where they are still pending and held (see `#flushMarks`). */
+const markSql = (ids: readonly string[]): string =>
+  `BEGIN; SET LOCAL synchronous_commit = off;
+   UPDATE outbox_message SET published_at = now()
+    WHERE id = ANY(${idArray(ids)}) AND published_at IS NULL AND available_at > now() + interval '1 second';
+   COMMIT`
 
 const giveBackSql = (ids: readonly string[]): string =>
   `UPDATE outbox_message SET available_at = now() WHERE id = ANY(${idArray(ids)}) AND published_at IS NULL`
