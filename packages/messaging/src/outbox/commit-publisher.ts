@@ -1,5 +1,6 @@
 import type { ConfirmChannel } from 'amqplib'
 import type pg from 'pg'
+import { ConfirmChannelSlot } from '../amqp/confirm-channel.js'
 import type { AmqpConnection } from '../amqp/connection.js'
 import type { CommittedRow, CommittedRowSink } from '../database.js'
 import { reportBackgroundFailure } from '../database-errors.js'
@@ -49,7 +50,7 @@ export class CommitPublisher implements CommittedRowSink {
   readonly #options: CommitPublisherOptions
   #queue: CommittedRow[] = []
   #round: Promise<void> | undefined
-  #channel: ConfirmChannel | undefined
+  readonly #channel: ConfirmChannelSlot
   #stopped = false
   /** Confirmed rounds whose rows are not marked yet, and how many rows they hold. */
   #marks: BatchResult[] = []
@@ -59,6 +60,7 @@ export class CommitPublisher implements CommittedRowSink {
 
   constructor(options: CommitPublisherOptions) {
     this.#options = options
+    this.#channel = new ConfirmChannelSlot(options.connection, options.settings.publishTimeoutMs)
   }
 
   holdMs(): number | undefined {
@@ -94,9 +96,7 @@ export class CommitPublisher implements CommittedRowSink {
     this.#stopped = true
     await this.#round
     await this.#flushMarks()
-    const channel = this.#channel
-    this.#channel = undefined
-    await channel?.close().catch(() => undefined)
+    await this.#channel.close()
   }
 
   async #drain(): Promise<void> {
@@ -114,7 +114,7 @@ export class CommitPublisher implements CommittedRowSink {
     const { settings } = this.#options
     let channel: ConfirmChannel
     try {
-      channel = await this.#openChannel()
+      channel = await this.#channel.get()
     } catch {
       await this.#giveBack(committed.map((row) => row.id))
       return
@@ -127,7 +127,7 @@ export class CommitPublisher implements CommittedRowSink {
     const confirmedAt = performance.now()
     failures.push(...outcome.failed)
     endSpans(spans, failures)
-    if (outcome.channelBroken && this.#channel === channel) this.#discardChannel()
+    if (outcome.channelBroken) this.#channel.discard(channel)
     const confirmed = new Set(outcome.published)
     const failed = failures.map((failure) => failure.id)
     if (failed.length > 0) await this.#giveBack(failed)
@@ -186,23 +186,6 @@ export class CommitPublisher implements CommittedRowSink {
     } catch (error) {
       reportBackgroundFailure(this.#options.logger, error, 'outbox give-back after publish on commit')
     }
-  }
-
-  async #openChannel(): Promise<ConfirmChannel> {
-    if (this.#channel) return this.#channel
-    const opened = await this.#options.connection.openChannel(true, this.#options.settings.publishTimeoutMs)
-    opened.on('close', () => {
-      if (this.#channel === opened) this.#channel = undefined
-    })
-    this.#channel = opened
-    return opened
-  }
-
-  #discardChannel(): void {
-    const old = this.#channel
-    this.#channel = undefined
-    // Not awaited: on a silent broker close() would wait for a close-ok that never comes.
-    old?.close().catch(() => undefined)
   }
 }
 

@@ -1,6 +1,7 @@
 import type { ConfirmChannel } from 'amqplib'
 import type pg from 'pg'
 import { backoffDelay } from '../amqp/backoff.js'
+import { ConfirmChannelSlot } from '../amqp/confirm-channel.js'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { withTimeout } from '../amqp/timeout.js'
 import type { Logger } from '../types.js'
@@ -63,7 +64,7 @@ export async function runPublishLoop(options: PublishLoopOptions): Promise<void>
 class PublishLoop {
   readonly #options: PublishLoopOptions
   #declareExchange: boolean
-  #channel: ConfirmChannel | undefined
+  readonly #channel: ConfirmChannelSlot
   #transportFailures = 0
   #databaseFailures = 0
   // Batches in a row with rows the broker nacked: their rows wait 250 ms doubling to 5 s, so a
@@ -76,6 +77,9 @@ class PublishLoop {
   constructor(options: PublishLoopOptions) {
     this.#options = options
     this.#declareExchange = options.declareExchange
+    this.#channel = new ConfirmChannelSlot(options.connection, options.settings.publishTimeoutMs, (channel) =>
+      this.#assertExchange(channel),
+    )
   }
 
   async run(): Promise<void> {
@@ -83,7 +87,7 @@ class PublishLoop {
       while (this.#options.running()) await this.#step()
     } finally {
       await this.#drainPipeline()
-      this.#discardChannel()
+      this.#channel.discard()
     }
   }
 
@@ -126,7 +130,7 @@ class PublishLoop {
     const { waker, pool, settings, logger: log } = this.#options
     let open: ConfirmChannel
     try {
-      open = await this.#openChannel()
+      open = await this.#channel.get()
     } catch (error) {
       await this.#drainPipeline()
       log?.warn({ reason: (error as Error).message }, 'outbox relay cannot open a channel; retrying')
@@ -144,36 +148,21 @@ class PublishLoop {
     }
   }
 
-  #discardChannel(): void {
-    const old = this.#channel
-    this.#channel = undefined
-    // Not awaited: on a silent broker close() would wait for a close-ok that never comes.
-    old?.close().catch(() => undefined)
-  }
-
-  async #openChannel(): Promise<ConfirmChannel> {
-    if (this.#channel) return this.#channel
-    const { connection, settings } = this.#options
-    const opened = await connection.openChannel(true, settings.publishTimeoutMs)
-    opened.on('close', () => {
-      if (this.#channel === opened) this.#channel = undefined
-    })
-    if (this.#declareExchange) {
-      try {
-        await withTimeout(
-          opened.assertExchange(settings.exchange, 'topic', { durable: true }),
-          settings.publishTimeoutMs,
-          'assert exchange',
-        )
-      } catch (error) {
-        opened.close().catch(() => undefined)
-        // 406: the exchange exists with other arguments; it is someone else's to declare then.
-        if ((error as { code?: number }).code === 406) this.#declareExchange = false
-        throw error
-      }
+  /** Declares the exchange on a new channel, unless a 406 said it is someone else's to declare. */
+  async #assertExchange(channel: ConfirmChannel): Promise<void> {
+    if (!this.#declareExchange) return
+    const { exchange, publishTimeoutMs } = this.#options.settings
+    try {
+      await withTimeout(
+        channel.assertExchange(exchange, 'topic', { durable: true }),
+        publishTimeoutMs,
+        'assert exchange',
+      )
+    } catch (error) {
+      // 406: the exchange exists with other arguments; it is someone else's to declare then.
+      if ((error as { code?: number }).code === 406) this.#declareExchange = false
+      throw error
     }
-    this.#channel = opened
-    return opened
   }
 
   #logDatabaseFailure(error: unknown): void {
@@ -194,7 +183,7 @@ class PublishLoop {
     }
     if (result.published.length + result.failed.length > 0) this.#changedSinceIdle = true
     // Only the batch's own channel: the loop may already publish on a fresh one.
-    if (result.channelBroken && this.#channel === on) this.#discardChannel()
+    if (result.channelBroken) this.#channel.discard(on)
     if (result.failed.some((failure) => failure.kind === 'rejected')) this.#rejectedStreak += 1
     else if (result.published.length > 0) this.#rejectedStreak = 0
     this.#options.onBatch(result)
