@@ -1,5 +1,6 @@
 import pg from 'pg'
 import type { OutboxHeaders } from './outbox/enqueue.js'
+import { OUTBOX_INSERT_INTO } from './outbox/envelope.js'
 import type {
   Database,
   InboxEntry,
@@ -124,14 +125,12 @@ export function deferOutboxRow(
   const holdMs = pending.sink?.holdMs()
   if (holdMs === undefined) {
     pending.due += 1
-    pending.tail.push(
-      `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id) VALUES (${values.join(', ')})`,
-    )
+    pending.tail.push(`${OUTBOX_INSERT_INTO}) VALUES (${values.join(', ')})`)
     return true
   }
   pending.held.push({ row, at: pending.tail.length })
   pending.tail.push(
-    `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id, available_at) VALUES (${values.join(', ')}, clock_timestamp() + ${Math.ceil(holdMs)} * interval '1 millisecond') RETURNING occurred_at`,
+    `${OUTBOX_INSERT_INTO}, available_at) VALUES (${values.join(', ')}, clock_timestamp() + ${Math.ceil(holdMs)} * interval '1 millisecond') RETURNING occurred_at`,
   )
   return true
 }

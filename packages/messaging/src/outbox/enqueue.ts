@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid'
 import { assertInTransaction, deferOutboxRow, execute } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
+import { OUTBOX_INSERT_INTO } from './envelope.js'
 import type { OutgoingMessage, TransactionClient } from '../types.js'
 
 /** Thrown by `enqueue` for a message that cannot be stored (missing fields, payload not JSON). */
@@ -27,8 +28,7 @@ export interface OutboxHeaders {
 // occurred_at is always the database's now(): every age, backoff and retention judgement on the
 // row compares it with the database's clock, so a service whose clock is off cannot make a row
 // look old at birth or hide a stuck one. The caller's own time travels in headers.
-const INSERT = `INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id)
-VALUES ($1::uuid, $2, $3, $4::jsonb, $5::jsonb, $6)`
+const INSERT = `${OUTBOX_INSERT_INTO}) VALUES ($1::uuid, $2, $3, $4::jsonb, $5::jsonb, $6)`
 
 function required(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.trim() === '') {

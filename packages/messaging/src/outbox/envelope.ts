@@ -18,6 +18,14 @@ export interface OutboxRow {
   age_ms?: number
 }
 
+/**
+ * The start of every outbox INSERT, up to the column list's open end: `enqueue`'s values follow in
+ * this order, a held row (publish on commit, database.ts) adds `available_at`. `occurred_at` is left
+ * to the database's `now()`, so every age is judged on one clock.
+ */
+export const OUTBOX_INSERT_INTO =
+  'INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id'
+
 /** The columns `toPublish` needs, for the claim query. */
 export const OUTBOX_COLUMNS =
   'id, type, routing_key, payload, headers, aggregate_id, occurred_at, attempts, ' +
