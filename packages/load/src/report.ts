@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import os from 'node:os'
-import type { RunResult } from './run.js'
+import { SCRAPE_EVERY_S, type RunResult } from './run.js'
 import { fmt } from './stats.js'
 
 const ms = (n: number): string => `${fmt(n, n < 100 ? 1 : 0)} ms`
@@ -33,7 +33,7 @@ export function describeRun(r: RunResult): string {
     `  accept (POST -> 201)       p50 ${ms(r.acceptMs.p50)}  p99 ${ms(r.acceptMs.p99)}`,
     `  POST -> terminal           p50 ${ms(r.terminalMs.p50)}  p90 ${ms(r.terminalMs.p90)}  p99 ${ms(r.terminalMs.p99)}  max ${ms(r.terminalMs.max)}`,
     `  completed sagas            ${fmt(r.completed)} (${fmt(r.completedPerSecond, 1)}/s), still pending ${fmt(r.stillPending)}, drain after the last POST ${ms(r.drainMs)}`,
-    `  largest backlog            ${fmt(r.largestBacklog)} sagas in flight; outbox rows pending at most ${fmt(r.largestOutboxPending)} (1 s samples)`,
+    `  largest backlog            ${fmt(r.largestBacklog)} sagas in flight; outbox rows pending at most ${fmt(r.largestOutboxPending)} (${SCRAPE_EVERY_S} s samples)`,
     `  answers by status          ${counts(r.statuses)}${r.unavailableWithoutRetryAfter ? `  (${r.unavailableWithoutRetryAfter} 503 without Retry-After!)` : ''}`,
     `  orders by end state        ${counts(r.byStatus)}`,
     `  CPU ms per saga            ${cpuText(r.cpuMsPerSaga)}`,
