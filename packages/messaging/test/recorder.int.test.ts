@@ -26,7 +26,7 @@ beforeAll(async () => {
     'CREATE TABLE recorded (message_id uuid PRIMARY KEY, n integer NOT NULL CHECK (n >= 0))',
   )
 })
-const RECORDERS = ['burst', 'twice', 'isolated', 'requeued', 'outage', 'planned']
+const RECORDERS = ['burst', 'twice', 'isolated', 'requeued', 'outage', 'planned', 'windowed', 'full']
 afterAll(async () => {
   if (!fixture) return
   const queues = RECORDERS.map((name) => fixture.queue(name))
@@ -37,11 +37,12 @@ afterAll(async () => {
 const silent = { debug() {}, info() {}, warn() {}, error() {} }
 
 /** Records `test.happened.v1` into `recorded` in one statement per batch; counts the calls' sizes. */
-function recordedDefinition(name: string): RecorderDefinition & { sizes: number[] } {
+function recordedDefinition(name: string, windowMs?: number): RecorderDefinition & { sizes: number[] } {
   const sizes: number[] = []
   return {
     name,
     sizes,
+    windowMs,
     messages: [happened],
     async record(messages, db) {
       sizes.push(messages.length)
@@ -55,6 +56,7 @@ async function startRecorder(
   definition: RecorderDefinition,
   signals = createSignals(),
   db: pg.Pool = fixture.db.pool,
+  maxBatch?: number,
 ): Promise<{
   recorder: BatchRecorder
   connection: AmqpConnection
@@ -70,6 +72,7 @@ async function startRecorder(
     signals,
     logger: silent,
     policy: { baseMs: 40, maxMs: 200 },
+    ...(maxBatch === undefined ? {} : { maxBatch }),
   })
   recorder.start()
   connection.start()
@@ -133,6 +136,53 @@ describe('batch recorder', () => {
     expect(Math.max(...definition.sizes)).toBeGreaterThan(1)
     // Stopped with nothing unacked: whatever was not acked would be back in the queue now.
     expect(await fixture.ready(fixture.queue('burst'))).toBe(0)
+  })
+
+  it('when its definition has a wait window, then messages arriving one at a time within it are recorded in one batch', async () => {
+    const definition = recordedDefinition('windowed', 1_500)
+    const signals = createSignals()
+    const handled = collect(signals, 'handled')
+    const { recorder, connection } = await startRecorder(definition, signals)
+    const bodies = Array.from({ length: 5 }, (_, n) => envelope({ data: { n } }))
+    const started = performance.now()
+    for (const body of bodies) {
+      await fixture.publish(body)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    await eventually('all 5 recorded', () => handled.length === 5)
+    const waited = performance.now() - started
+    await recorder.stop()
+    await connection.close()
+
+    expect(definition.sizes).toEqual([5])
+    // The first delivery started the window; nothing was written before it closed.
+    expect(waited).toBeGreaterThanOrEqual(1_400)
+    const ids = bodies.map((b) => b.id as string)
+    expect(await recordedIds(ids)).toEqual([...ids].sort())
+  })
+
+  it('when a batch fills inside its wait window, then it is written at once, and the rest waits for its own window', async () => {
+    const definition = recordedDefinition('full', 30_000)
+    await declareQueue(definition)
+    const bodies = Array.from({ length: 6 }, (_, n) => envelope({ data: { n } }))
+    for (const body of bodies) await fixture.publish(body)
+
+    const signals = createSignals()
+    const handled = collect(signals, 'handled')
+    const { recorder, connection } = await startRecorder(definition, signals, fixture.db.pool, 3)
+    // Far sooner than the 30 s window: two full batches.
+    await eventually('two full batches recorded', () => handled.length === 6)
+    expect(definition.sizes).toEqual([3, 3])
+    await fixture.publish(envelope({ data: { n: 6 } }))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(handled).toHaveLength(6)
+    // Stopping leaves the waiting delivery unacked: the broker keeps it for the next consumer.
+    await recorder.stop()
+    await connection.close()
+    await eventually(
+      'the waiting delivery back in the queue',
+      async () => (await fixture.ready(fixture.queue('full'))) === 1,
+    )
   })
 
   it('when the same message is delivered twice, then it is recorded once', async () => {

@@ -50,13 +50,20 @@ interface Buffered {
   control: FlushControl
   runtime: FlushRuntime
   deliveries: ConsumeMessage[]
+  /** A wait window is open: its timer starts the flush, unless the batch fills first. */
+  waiting: boolean
 }
 
 /**
  * The flushes of one recorder: deliveries buffered per channel, one flush at a time, the next one
  * started when the last is done. `onDelivery` and `drain` are its queue channel's.
  */
-function createFlusher(base: Omit<FlushRuntime, 'stopping'>, maxBatch: number, queue: string) {
+function createFlusher(
+  base: Omit<FlushRuntime, 'stopping'>,
+  maxBatch: number,
+  windowMs: number,
+  queue: string,
+) {
   let buffered: Buffered | undefined
   let flushing: Promise<void> | undefined
 
@@ -69,13 +76,20 @@ function createFlusher(base: Omit<FlushRuntime, 'stopping'>, maxBatch: number, q
       requeue: (delivery) => session.requeue(delivery),
       deadLetter: (delivery, reason) => session.deadLetter(delivery, { reason, attempts: 0, handler }),
     }
-    buffered = { session, control, runtime: { ...base, stopping: session.gone }, deliveries: [] }
+    buffered = {
+      session,
+      control,
+      runtime: { ...base, stopping: session.gone },
+      deliveries: [],
+      waiting: false,
+    }
     return buffered
   }
 
-  /** Starts the next flush of `buffer` unless one runs; the next follows when it is done. */
+  /** Starts the next flush of `buffer` unless one runs or its window is open; the next follows when it is done. */
   const flushNext = (buffer: Buffered): void => {
     if (flushing || buffer.deliveries.length === 0 || buffer.session.gone.aborted) return
+    if (buffer.waiting && buffer.deliveries.length < maxBatch) return
     const batch = buffer.deliveries.splice(0, maxBatch)
     flushing = flushBatch(batch, buffer.control, buffer.runtime)
       .then(() => undefined)
@@ -91,8 +105,16 @@ function createFlusher(base: Omit<FlushRuntime, 'stopping'>, maxBatch: number, q
   return {
     onDelivery: (delivery: ConsumeMessage, session: ChannelSession): void => {
       const buffer = bufferOf(session)
-      buffer.deliveries.push(delivery)
-      if (buffer.deliveries.length === 1) setImmediate(() => flushNext(buffer))
+      const count = buffer.deliveries.push(delivery)
+      if (count === 1 && windowMs > 0 && maxBatch > 1) {
+        buffer.waiting = true
+        // Unref'd: a window never keeps the process up; a stopped recorder's flushNext does nothing.
+        setTimeout(() => {
+          buffer.waiting = false
+          flushNext(buffer)
+        }, windowMs).unref()
+      } else if (count === 1) setImmediate(() => flushNext(buffer))
+      else if (count === maxBatch && buffer.waiting) setImmediate(() => flushNext(buffer))
     },
     drain: (): Promise<void> => flushing ?? Promise.resolve(),
   }
@@ -103,10 +125,11 @@ function createFlusher(base: Omit<FlushRuntime, 'stopping'>, maxBatch: number, q
  * (declare, consume, reopen after a deleted queue, a broker-side cancel, a closed channel or
  * connection; stop with drain) is the `QueueChannel` every handler queue has too. A delivery starts a
  * flush on the next turn of the event loop, so every delivery that arrived in the same socket read
- * joins it; deliveries that arrive while a flush runs form the next one (up to `maxBatch`). No wait
- * window: at low load a batch is one message and adds no latency; under load batches grow by
- * themselves. Prefetch is twice `maxBatch` so the next batch fills while one is written. One flush
- * runs at a time, which is what makes the flush's `multiple` ack safe.
+ * joins it, or after the definition's `windowMs` when it has one; a full batch (`maxBatch`) starts
+ * at once, and deliveries that arrive while a flush runs form the next one. Without a window, a
+ * batch at low load is one message and adds no latency; under load batches grow by themselves.
+ * Prefetch is twice `maxBatch` so the next batch fills while one is written. One flush runs at a
+ * time, which is what makes the flush's `multiple` ack safe.
  */
 export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorder {
   const { definition, logger } = options
@@ -133,6 +156,7 @@ export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorde
       policy: { baseMs: 500, maxMs: 30_000, ...options.policy },
     },
     maxBatch,
+    definition.windowMs ?? 0,
     queue,
   )
   const spec = {
