@@ -59,15 +59,16 @@ export async function recordTimeline(tx: Tx, entry: TimelineEntry): Promise<bool
 /**
  * Adds many events to their orders' timelines in one statement (one round trip, autocommit, so the
  * whole batch or nothing), each once: a message already recorded is left alone. The entries travel
- * as one JSON document (`jsonb_to_recordset`), so the statement is the same for any batch size.
- * Returns the entries whose order is unknown here (recorded nowhere); finding them costs a second
- * query only when some entry was not inserted (a redelivery, or an unknown order).
+ * as one JSON document (`jsonb_to_recordset`), so the statement is the same for any batch size and
+ * is prepared once per connection. The same statement answers which of the entries' orders are
+ * unknown here (a redelivery or an own event already recorded is not that: its order exists), and
+ * returns those entries, recorded nowhere.
  */
 export async function recordTimelineBatch(
   db: Queryable,
   entries: ReadonlyArray<Omit<TimelineEntry, 'recordedAt'>>,
 ): Promise<Array<Omit<TimelineEntry, 'recordedAt'>>> {
-  const rows = entries.map((e) => ({
+  const batch = entries.map((e) => ({
     message_id: e.messageId,
     order_id: e.orderId,
     type: e.type,
@@ -75,21 +76,26 @@ export async function recordTimelineBatch(
     occurred_at: e.occurredAt.toISOString(),
     data: e.data,
   }))
-  const inserted = await db.query(
-    `INSERT INTO order_events (message_id, order_id, type, source, occurred_at, data)
-     SELECT m.message_id, o.id, m.type, m.source, m.occurred_at, m.data
-     FROM jsonb_to_recordset($1::jsonb)
-       AS m(message_id uuid, order_id uuid, type text, source text, occurred_at timestamptz, data jsonb)
-     JOIN orders o ON o.id = m.order_id
-     ON CONFLICT (message_id) DO NOTHING`,
-    [JSON.stringify(rows)],
-  )
-  if (inserted.rowCount === entries.length) return []
-  const known = await db.query('SELECT id FROM orders WHERE id = ANY($1::uuid[])', [
-    [...new Set(entries.map((e) => e.orderId))],
-  ])
-  const ids = new Set((known.rows as Array<{ id: string }>).map((row) => row.id))
-  return entries.filter((e) => !ids.has(e.orderId))
+  // A data-modifying CTE runs to completion whether or not the outer query reads it; the outer
+  // query sees the orders table as it was before the INSERT, which the INSERT does not change.
+  const { rows } = await db.query({
+    name: 'order.record-timeline-batch',
+    text: `WITH m AS (
+        SELECT * FROM jsonb_to_recordset($1::jsonb)
+          AS m(message_id uuid, order_id uuid, type text, source text, occurred_at timestamptz, data jsonb)
+      ), recorded AS (
+        INSERT INTO order_events (message_id, order_id, type, source, occurred_at, data)
+        SELECT m.message_id, o.id, m.type, m.source, m.occurred_at, m.data
+        FROM m JOIN orders o ON o.id = m.order_id
+        ON CONFLICT (message_id) DO NOTHING
+      )
+      SELECT DISTINCT m.order_id::text AS order_id FROM m
+      WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = m.order_id)`,
+    values: [JSON.stringify(batch)],
+  })
+  if (rows.length === 0) return []
+  const ids = new Set((rows as Array<{ order_id: string }>).map((row) => row.order_id))
+  return entries.filter((e) => ids.has(e.orderId))
 }
 
 /** Timeline rows as the API shows them, oldest first. */
