@@ -11,6 +11,17 @@ import type { OutboxRow } from './envelope.js'
 import { publishBatch } from './publisher.js'
 import { uuidArrayLiteral } from './rows.js'
 
+/**
+ * How much longer than the publish timeout a row handed over at commit is held from the sweep, ms:
+ * the margin covers the mark's wait (`MARK_EVERY_MS`) and round trip on a starved machine, so a
+ * sweep rarely publishes a row its committer published a moment before.
+ */
+export const COMMIT_HOLD_MARGIN_MS = 5_000
+/**
+ * A row whose `available_at` is more than this ahead is still held by its committer, ms: far less
+ * than the margin, far more than a reset to `now()` (an operator's republish) can be.
+ */
+const STILL_HELD_MS = COMMIT_HOLD_MARGIN_MS / 5
 /** Confirmed rows are marked at most this long after their confirm, ms, */
 const MARK_EVERY_MS = 100
 /** or at once when this many wait. */
@@ -150,8 +161,8 @@ export class CommitPublisher implements CommittedRowSink {
    * transaction that needs no WAL flush of its own, then reports those rounds (signals, counters).
    * The rows' hold (ten seconds and more) is what makes waiting safe: no sweep takes a confirmed
    * row before its mark; a crash or a failed mark only has it published again (consumers dedupe).
-   * Only rows still held are marked (`available_at` more than a second ahead; a held row is
-   * inserted at least five seconds past its publish timeout): a row made due meanwhile (an operator's
+   * Only rows still held are marked (`available_at` more than `STILL_HELD_MS` ahead; a held row is
+   * inserted `COMMIT_HOLD_MARGIN_MS` past its publish timeout): a row made due meanwhile (an operator's
    * republish sets `published_at = NULL, available_at = now()`) belongs to the relay again and must
    * not be marked by a confirm that came before it. One flush at a time; the next waits for it.
    */
@@ -212,7 +223,8 @@ const idArray = (ids: readonly string[]): string => uuidArrayLiteral(ids, 'publi
 const markSql = (ids: readonly string[]): string =>
   `BEGIN; SET LOCAL synchronous_commit = off;
    UPDATE outbox_message SET published_at = now()
-    WHERE id = ANY(${idArray(ids)}) AND published_at IS NULL AND available_at > now() + interval '1 second';
+    WHERE id = ANY(${idArray(ids)}) AND published_at IS NULL
+      AND available_at > now() + interval '${STILL_HELD_MS} milliseconds';
    COMMIT`
 
 const giveBackSql = (ids: readonly string[]): string =>

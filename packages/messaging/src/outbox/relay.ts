@@ -9,7 +9,7 @@ import type { RetentionResult } from './retention.js'
 import { idleRelayStats, type RelayStats } from './stats.js'
 import { createCrossInstanceWakeup, Waker, type CrossInstanceWakeup } from './wakeup.js'
 import type { CommittedRow, CommittedRowSink } from '../database.js'
-import { CommitPublisher } from './commit-publisher.js'
+import { COMMIT_HOLD_MARGIN_MS, CommitPublisher } from './commit-publisher.js'
 
 /** The outbox relay; see `createRelay`. */
 export interface Relay {
@@ -55,13 +55,6 @@ export type { RelayOptions } from './relay-options.js'
 export function createRelay(options: RelayOptions): Relay {
   return new OutboxRelay(options)
 }
-
-/**
- * How much longer than the publish timeout a row handed over at commit is held from the sweep, ms:
- * the margin covers the mark's round trip on a starved machine, so a sweep rarely publishes a row
- * its committer published a moment before.
- */
-const COMMIT_HOLD_MARGIN_MS = 5_000
 
 /** Fills in `RelayOptions`' defaults for one batch round. */
 const batchSettings = (options: RelayOptions): BatchSettings => ({
