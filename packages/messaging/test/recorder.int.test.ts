@@ -5,6 +5,7 @@ import { AMQP_URL, deleteBrokerObjects, TcpProxy } from '@saga/testkit'
 import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
 import { createBatchRecorder, type BatchRecorder } from '../src/recorder/recorder.js'
 import type { RecorderDefinition } from '../src/recorder/types.js'
+import type { Logger } from '../src/types.js'
 import { createSignals } from '../src/signals.js'
 import { deadLetterQueueName, declareTopology } from '../src/topology.js'
 import {
@@ -26,7 +27,17 @@ beforeAll(async () => {
     'CREATE TABLE recorded (message_id uuid PRIMARY KEY, n integer NOT NULL CHECK (n >= 0))',
   )
 })
-const RECORDERS = ['burst', 'twice', 'isolated', 'requeued', 'outage', 'planned', 'windowed', 'full']
+const RECORDERS = [
+  'burst',
+  'twice',
+  'isolated',
+  'requeued',
+  'outage',
+  'planned',
+  'windowed',
+  'full',
+  'reopened',
+]
 afterAll(async () => {
   if (!fixture) return
   const queues = RECORDERS.map((name) => fixture.queue(name))
@@ -54,14 +65,18 @@ function recordedDefinition(name: string, windowMs?: number): RecorderDefinition
 /** Starts a recorder; pass `signals` to collect from them before the first delivery can arrive. */
 async function startRecorder(
   definition: RecorderDefinition,
-  signals = createSignals(),
-  db: pg.Pool = fixture.db.pool,
-  maxBatch?: number,
+  options: {
+    signals?: ReturnType<typeof createSignals>
+    db?: pg.Pool
+    maxBatch?: number
+    logger?: Logger
+  } = {},
 ): Promise<{
   recorder: BatchRecorder
   connection: AmqpConnection
   signals: ReturnType<typeof createSignals>
 }> {
+  const { signals = createSignals(), db = fixture.db.pool, maxBatch, logger = silent } = options
   const connection = createAmqpConnection({ url: AMQP_URL, name: `${fixture.prefix}-recorder` })
   const recorder = createBatchRecorder({
     definition,
@@ -70,7 +85,7 @@ async function startRecorder(
     exchange: fixture.exchange,
     queuePrefix: fixture.prefix,
     signals,
-    logger: silent,
+    logger,
     policy: { baseMs: 40, maxMs: 200 },
     ...(maxBatch === undefined ? {} : { maxBatch }),
   })
@@ -124,7 +139,7 @@ describe('batch recorder', () => {
 
     const signals = createSignals()
     const handled = collect(signals, 'handled')
-    const { recorder, connection } = await startRecorder(definition, signals)
+    const { recorder, connection } = await startRecorder(definition, { signals })
     await eventually('all 60 recorded', () => handled.length === 60)
     await recorder.stop()
     await connection.close()
@@ -142,7 +157,7 @@ describe('batch recorder', () => {
     const definition = recordedDefinition('windowed', 1_500)
     const signals = createSignals()
     const handled = collect(signals, 'handled')
-    const { recorder, connection } = await startRecorder(definition, signals)
+    const { recorder, connection } = await startRecorder(definition, { signals })
     const bodies = Array.from({ length: 5 }, (_, n) => envelope({ data: { n } }))
     const started = performance.now()
     for (const body of bodies) {
@@ -169,7 +184,7 @@ describe('batch recorder', () => {
 
     const signals = createSignals()
     const handled = collect(signals, 'handled')
-    const { recorder, connection } = await startRecorder(definition, signals, fixture.db.pool, 3)
+    const { recorder, connection } = await startRecorder(definition, { signals, maxBatch: 3 })
     // Far sooner than the 30 s window: two full batches.
     await eventually('two full batches recorded', () => handled.length === 6)
     expect(definition.sizes).toEqual([3, 3])
@@ -183,6 +198,49 @@ describe('batch recorder', () => {
       'the waiting delivery back in the queue',
       async () => (await fixture.ready(fixture.queue('full'))) === 1,
     )
+  })
+
+  it("when its channel is replaced while a flush is still writing, then the new channel's deliveries are recorded once that flush ends", async () => {
+    let release = (): void => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const sizes: number[] = []
+    const definition: RecorderDefinition = {
+      name: 'reopened',
+      messages: [happened],
+      async record(messages, db) {
+        sizes.push(messages.length)
+        if (sizes.length === 1) await gate
+        await insertRecorded(db, 'recorded', messages)
+      },
+    }
+    const said: string[] = []
+    const logger = { ...silent, warn: (_: object, msg?: string) => void said.push(msg ?? '') }
+    const { recorder, connection } = await startRecorder(definition, { logger })
+    try {
+      await fixture.publish(envelope({ data: { n: 1 } }))
+      await eventually('the first flush is writing', () => sizes.length === 1)
+      // Deleting the queue cancels the consumer; the recorder declares it again on a new channel.
+      await fixture.deleteQueue(recorder.queue)
+      await eventually('the broker cancelled the consumer', () =>
+        said.includes('consumer cancelled by the broker'),
+      )
+      await eventually('consuming the redeclared queue', () => recorder.consuming)
+      const second = envelope({ data: { n: 2 } })
+      await fixture.publish(second)
+      await eventually('the second delivered to the recorder, unacked', async () => {
+        return (await fixture.ready(recorder.queue)) === 0
+      })
+      // Its flush waits for the first one, still writing for the channel that is gone.
+      expect(sizes).toEqual([1])
+      release()
+      await eventually('the second recorded', async () => {
+        return (await recordedIds([second.id as string])).length === 1
+      })
+    } finally {
+      release()
+      await recorder.stop()
+      await connection.close()
+    }
   })
 
   it('when the same message is delivered twice, then it is recorded once', async () => {
@@ -202,7 +260,7 @@ describe('batch recorder', () => {
   it('when a message is sent straight to its queue (as `order dlq requeue` does), then it is recorded by its type', async () => {
     const signals = createSignals()
     const handled = collect(signals, 'handled')
-    const { recorder, connection } = await startRecorder(recordedDefinition('requeued'), signals)
+    const { recorder, connection } = await startRecorder(recordedDefinition('requeued'), { signals })
     const body = envelope({ data: { n: 3 } })
     // The default exchange routes by queue name, so the routing key is the queue's, not the event's.
     const sender = await amqp.connect(AMQP_URL)
@@ -229,7 +287,7 @@ describe('batch recorder', () => {
     const signals = createSignals()
     const handled = collect(signals, 'handled')
     const dead = collect(signals, 'deadLettered')
-    const { recorder, connection } = await startRecorder(recordedDefinition('outage'), signals, pool)
+    const { recorder, connection } = await startRecorder(recordedDefinition('outage'), { signals, db: pool })
     try {
       proxy.cut()
       const bodies = Array.from({ length: 5 }, (_, n) => envelope({ data: { n } }))
@@ -265,7 +323,7 @@ describe('batch recorder', () => {
     const signals = createSignals()
     const dead = collect(signals, 'deadLettered')
     const handled = collect(signals, 'handled')
-    const { recorder, connection } = await startRecorder(definition, signals)
+    const { recorder, connection } = await startRecorder(definition, { signals })
     await eventually('5 recorded and 2 dead-lettered', () => handled.length === 5 && dead.length === 2)
     await recorder.stop()
     await connection.close()

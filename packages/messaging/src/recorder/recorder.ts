@@ -50,8 +50,8 @@ interface Buffered {
   control: FlushControl
   runtime: FlushRuntime
   deliveries: ConsumeMessage[]
-  /** A wait window is open: its timer starts the flush, unless the batch fills first. */
-  waiting: boolean
+  /** The open wait window's timer: it starts the flush, unless the batch fills first. */
+  window: NodeJS.Timeout | undefined
 }
 
 /**
@@ -81,16 +81,32 @@ function createFlusher(
       control,
       runtime: { ...base, stopping: session.gone },
       deliveries: [],
-      waiting: false,
+      window: undefined,
     }
     return buffered
   }
 
-  /** Starts the next flush of `buffer` unless one runs or its window is open; the next follows when it is done. */
+  /** Opens `buffer`'s wait window: in `windowMs` its deliveries are flushed, full or not. */
+  const openWindow = (buffer: Buffered): void => {
+    // Unref'd: a window never keeps the process up; a stopped recorder's flushNext does nothing.
+    buffer.window = setTimeout(() => {
+      buffer.window = undefined
+      flushNext(buffer)
+    }, windowMs).unref()
+  }
+
+  /**
+   * Starts the next flush of `buffer` unless one runs, or its window is open and the batch not full.
+   * When a flush ends, the next one is for the current channel's buffer: another one when the
+   * channel changed meanwhile, whose deliveries may have waited for this flush to end.
+   */
   const flushNext = (buffer: Buffered): void => {
     if (flushing || buffer.deliveries.length === 0 || buffer.session.gone.aborted) return
-    if (buffer.waiting && buffer.deliveries.length < maxBatch) return
+    if (buffer.window && buffer.deliveries.length < maxBatch) return
+    clearTimeout(buffer.window)
+    buffer.window = undefined
     const batch = buffer.deliveries.splice(0, maxBatch)
+    if (buffer.deliveries.length > 0 && windowMs > 0) openWindow(buffer)
     flushing = flushBatch(batch, buffer.control, buffer.runtime)
       .then(() => undefined)
       .catch((error: unknown) =>
@@ -98,7 +114,7 @@ function createFlusher(
       )
       .finally(() => {
         flushing = undefined
-        if (buffered === buffer) flushNext(buffer)
+        if (buffered) flushNext(buffered)
       })
   }
 
@@ -106,15 +122,9 @@ function createFlusher(
     onDelivery: (delivery: ConsumeMessage, session: ChannelSession): void => {
       const buffer = bufferOf(session)
       const count = buffer.deliveries.push(delivery)
-      if (count === 1 && windowMs > 0 && maxBatch > 1) {
-        buffer.waiting = true
-        // Unref'd: a window never keeps the process up; a stopped recorder's flushNext does nothing.
-        setTimeout(() => {
-          buffer.waiting = false
-          flushNext(buffer)
-        }, windowMs).unref()
-      } else if (count === 1) setImmediate(() => flushNext(buffer))
-      else if (count === maxBatch && buffer.waiting) setImmediate(() => flushNext(buffer))
+      if (count === 1 && windowMs > 0 && maxBatch > 1) openWindow(buffer)
+      else if (count === 1) setImmediate(() => flushNext(buffer))
+      else if (count === maxBatch && buffer.window) setImmediate(() => flushNext(buffer))
     },
     drain: (): Promise<void> => flushing ?? Promise.resolve(),
   }
