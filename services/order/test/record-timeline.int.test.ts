@@ -107,7 +107,8 @@ describe('record-timeline (batch recorder)', () => {
   })
 
   it('when an event names an unknown order, then nothing is recorded and a warning is logged', async () => {
-    const orderId = randomUUID()
+    // In upper case, as a producer may write a uuid; PostgreSQL answers in lower case.
+    const orderId = randomUUID().toUpperCase()
     const message = consumed(
       StockReleased,
       { orderId, lines, reason: 'unsupported_country', releasedAt: new Date().toISOString() },
@@ -124,14 +125,22 @@ describe('record-timeline (batch recorder)', () => {
       },
       { correlationId: orderId },
     )
-    await timelineRecorder({ logger, clock: () => new Date() }).record([message, known], db.pool)
+    const upperId = (await pendingOrder(db)).toUpperCase()
+    const upper = consumed(
+      StockReleased,
+      { orderId: upperId, lines, reason: 'unsupported_country', releasedAt: new Date().toISOString() },
+      { correlationId: upperId },
+    )
+    await timelineRecorder({ logger, clock: () => new Date() }).record([message, known, upper], db.pool)
 
     expect(await db.prisma.orderEvent.count({ where: { orderId } })).toBe(0)
     expect(await db.prisma.orderEvent.count({ where: { messageId: known.id } })).toBe(1)
+    expect(await db.prisma.orderEvent.count({ where: { messageId: upper.id } })).toBe(1)
     const warned = logger.lines
       .filter((line) => line.level === 'warn')
-      .map((line) => JSON.stringify(line.obj))
-    expect(warned.filter((line) => line.includes(orderId))).toHaveLength(1)
+      .map((line) => JSON.stringify(line.obj).toLowerCase())
+    expect(warned.filter((line) => line.includes(orderId.toLowerCase()))).toHaveLength(1)
     expect(warned.filter((line) => line.includes(known.payload.orderId))).toEqual([])
+    expect(warned.filter((line) => line.includes(upperId.toLowerCase()))).toEqual([])
   })
 })

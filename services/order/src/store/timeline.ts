@@ -95,7 +95,8 @@ export async function recordTimelineBatch(
   })
   if (rows.length === 0) return []
   const ids = new Set((rows as Array<{ order_id: string }>).map((row) => row.order_id))
-  return entries.filter((e) => ids.has(e.orderId))
+  // PostgreSQL prints a uuid in lower case; a message may carry it in upper case.
+  return entries.filter((e) => ids.has(e.orderId.toLowerCase()))
 }
 
 /** Timeline rows as the API shows them, oldest first. */
