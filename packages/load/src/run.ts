@@ -31,7 +31,7 @@ export interface RunResult {
   /** Accepted orders not terminal when the harness stopped waiting (still PENDING, or not found at all). */
   stillPending: number
   largestBacklog: number
-  /** Most outbox rows pending over all services in the samples while placing (every `SCRAPE_EVERY_S` s). */
+  /** Most outbox rows pending over all services in the samples while placing (every `SCRAPE_EVERY_S` s, and at its end). */
   largestOutboxPending: number
   /** From the last POST's answer to no PENDING order of the run (or the drain timeout), ms. */
   drainMs: number
@@ -72,6 +72,10 @@ const cpuDelta = (
   return out
 }
 
+/** Outbox rows pending over all services in one scrape. */
+const pendingOf = (metrics: Record<string, ServiceMetrics>): number =>
+  Object.values(metrics).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
+
 const sumHandled = (metrics: Record<string, ServiceMetrics>): number =>
   Object.values(metrics).reduce((a, m) => a + (m.handled ?? 0) + (m.recorderBatches ?? 0), 0)
 
@@ -107,7 +111,7 @@ export async function runOnce(
         void serverCpu.sample()
         if ((elapsed - 1) % SCRAPE_EVERY_S === 0) {
           void scrapeServices(http, settings.services).then((all) => {
-            outboxPending = Object.values(all).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
+            outboxPending = pendingOf(all)
             largestOutboxPending = Math.max(largestOutboxPending, outboxPending)
           })
         }
@@ -115,6 +119,11 @@ export async function runOnce(
       },
     })
     const client = process.cpuUsage(clientBefore)
+    // The backlog peaks as placing ends, between two of the samples above.
+    largestOutboxPending = Math.max(
+      largestOutboxPending,
+      pendingOf(await scrapeServices(http, settings.services)),
+    )
     const placingSeconds = (placement.endedAt - placement.startedAt) / 1_000
     const since = placement.startedAt - 1_000
     await drain(http, settings.services.order, since, settings.drainTimeoutMs)
