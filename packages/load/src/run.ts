@@ -72,9 +72,26 @@ const cpuDelta = (
   return out
 }
 
-/** Outbox rows pending over all services in one scrape. */
-const pendingOf = (metrics: Record<string, ServiceMetrics>): number =>
-  Object.values(metrics).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
+/**
+ * The fleet's outbox backlog (rows pending over all services) as the progress lines show it: `read`
+ * scrapes every service's /metrics; `last` is the latest read, `largest` the most any read saw.
+ */
+function outboxBacklog(http: HttpClient, services: LoadSettings['services']) {
+  const seen = { last: 0, largest: 0 }
+  return {
+    get last(): number {
+      return seen.last
+    },
+    get largest(): number {
+      return seen.largest
+    },
+    async read(): Promise<void> {
+      const all = await scrapeServices(http, services)
+      seen.last = Object.values(all).reduce((a, m) => a + (m.outboxPending ?? 0), 0)
+      seen.largest = Math.max(seen.largest, seen.last)
+    },
+  }
+}
 
 const sumHandled = (metrics: Record<string, ServiceMetrics>): number =>
   Object.values(metrics).reduce((a, m) => a + (m.handled ?? 0) + (m.recorderBatches ?? 0), 0)
@@ -98,8 +115,7 @@ export async function runOnce(
     const serversBefore = await serverCpu.sample()
     const machineBefore = await machineCpuSeconds()
     const clientBefore = process.cpuUsage()
-    let outboxPending = 0
-    let largestOutboxPending = 0
+    const backlog = outboxBacklog(http, settings.services)
     const placement = await placeOrders({
       http,
       orderUrl: settings.services.order,
@@ -109,21 +125,13 @@ export async function runOnce(
       onTick(p, elapsed, inFlight) {
         // Sampled in the background so a slow /metrics or /proc never delays the next sends.
         void serverCpu.sample()
-        if ((elapsed - 1) % SCRAPE_EVERY_S === 0) {
-          void scrapeServices(http, settings.services).then((all) => {
-            outboxPending = pendingOf(all)
-            largestOutboxPending = Math.max(largestOutboxPending, outboxPending)
-          })
-        }
-        process.stderr.write(progressLine(p, rate, seconds, elapsed, inFlight, outboxPending))
+        if ((elapsed - 1) % SCRAPE_EVERY_S === 0) void backlog.read()
+        process.stderr.write(progressLine(p, rate, seconds, elapsed, inFlight, backlog.last))
       },
     })
     const client = process.cpuUsage(clientBefore)
     // The backlog peaks as placing ends, between two of the samples above.
-    largestOutboxPending = Math.max(
-      largestOutboxPending,
-      pendingOf(await scrapeServices(http, settings.services)),
-    )
+    await backlog.read()
     const placingSeconds = (placement.endedAt - placement.startedAt) / 1_000
     const since = placement.startedAt - 1_000
     await drain(http, settings.services.order, since, settings.drainTimeoutMs)
@@ -155,7 +163,7 @@ export async function runOnce(
       completedPerSecond: completedPerSecond(sagas),
       stillPending: placement.ids.size - done.length,
       largestBacklog: largestBacklog(sagas).size,
-      largestOutboxPending,
+      largestOutboxPending: backlog.largest,
       drainMs,
       statuses: placement.statuses,
       unavailableWithoutRetryAfter: placement.unavailableWithoutRetryAfter,
