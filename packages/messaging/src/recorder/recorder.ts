@@ -66,6 +66,8 @@ function createFlusher(
 ) {
   let buffered: Buffered | undefined
   let flushing: Promise<void> | undefined
+  // A batch of one has nothing to wait for.
+  const windowed = windowMs > 0 && maxBatch > 1
 
   /** The buffer of `session`'s channel; a new channel drops the old one's (the broker redelivers them). */
   const bufferOf = (session: ChannelSession): Buffered => {
@@ -106,7 +108,7 @@ function createFlusher(
     clearTimeout(buffer.window)
     buffer.window = undefined
     const batch = buffer.deliveries.splice(0, maxBatch)
-    if (buffer.deliveries.length > 0 && windowMs > 0) openWindow(buffer)
+    if (buffer.deliveries.length > 0 && windowed) openWindow(buffer)
     flushing = flushBatch(batch, buffer.control, buffer.runtime)
       .then(() => undefined)
       .catch((error: unknown) =>
@@ -122,7 +124,7 @@ function createFlusher(
     onDelivery: (delivery: ConsumeMessage, session: ChannelSession): void => {
       const buffer = bufferOf(session)
       const count = buffer.deliveries.push(delivery)
-      if (count === 1 && windowMs > 0 && maxBatch > 1) openWindow(buffer)
+      if (count === 1 && windowed) openWindow(buffer)
       else if (count === 1) setImmediate(() => flushNext(buffer))
       else if (count === maxBatch && buffer.window) setImmediate(() => flushNext(buffer))
     },

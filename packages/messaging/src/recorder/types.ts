@@ -7,12 +7,14 @@ import type { ConsumedMessage, MessageContract } from '../types.js'
  * than the custom ones) only bound and executed, which pays for a statement run per batch.
  */
 export interface Queryable {
-  query(sql: string, params?: unknown[]): Promise<{ rowCount: number | null; rows: unknown[] }>
-  query(config: {
-    name?: string
-    text: string
-    values?: unknown[]
-  }): Promise<{ rowCount: number | null; rows: unknown[] }>
+  query(sql: string, params?: unknown[]): Promise<QueryableResult>
+  query(config: { name?: string; text: string; values?: unknown[] }): Promise<QueryableResult>
+}
+
+/** What a `Queryable` query answers: pg's result, as far as recorders read it. */
+export interface QueryableResult {
+  rowCount: number | null
+  rows: unknown[]
 }
 
 /**
