@@ -107,8 +107,16 @@ describe('outbox: retention and stats', () => {
   it('when the sessions have a statement_timeout shorter than a VACUUM, then vacuumOutbox still completes and the bound is back afterwards', async () => {
     await rows('published', 2_000, 2 * HOUR_MS)
     await deleteExpired(f.db.pool, { retentionMs: HOUR_MS, chunkSize: 1_000, maxChunks: 2 })
-    // Sessions bounded to 1 ms, as the services' pools bound theirs (to 5 s) with a startup option.
-    const bounded = new pg.Pool({ connectionString: f.db.url, max: 1, options: '-c statement_timeout=1' })
+    // Sessions bounded by a startup option, as the services' pools bound theirs (to 5 s). The bound
+    // must hold the SET and RESET vacuumOutbox sends even on a loaded machine, and a VACUUM must
+    // outlast it every time: the cost-based delay makes this one sleep 20-80 ms per page it
+    // touches (about 2 s here, against 1 ms without), so a 500 ms bound is passed by wall-clock
+    // sleeps alone, however fast the machine.
+    const bounded = new pg.Pool({
+      connectionString: f.db.url,
+      max: 1,
+      options: '-c statement_timeout=500 -c vacuum_cost_delay=20 -c vacuum_cost_limit=1',
+    })
     try {
       const plainVacuum = () =>
         bounded.query('VACUUM (SKIP_LOCKED) outbox_message').then(
