@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { runCli } from '@saga/cli-kit'
+import { describeFloor, runFloor } from './floor.js'
 import { createHttpClient } from './http.js'
 import { describeOverload, describeRun, machineLine, overloadFailures, runsTable } from './report.js'
 import { runOnce, type RunResult } from './run.js'
@@ -67,7 +68,11 @@ async function run(settings: LoadSettings): Promise<void> {
   const http = createHttpClient(settings.maxInFlight)
   try {
     console.log(`machine: ${machineLine()}`)
-    if (settings.mode === 'docs') await documentedSet(http, settings)
+    if (settings.mode === 'floor') {
+      if (!settings.postgresUrl) throw new Error('--floor needs POSTGRES_URL (it creates its own database)')
+      const { rate, seconds, postgresUrl, amqpUrl, drainTimeoutMs } = settings
+      console.log(describeFloor(await runFloor({ rate, seconds, postgresUrl, amqpUrl, drainTimeoutMs })))
+    } else if (settings.mode === 'docs') await documentedSet(http, settings)
     else if (settings.mode === 'step') {
       const step = await findHighestRate(http, settings)
       console.log(`highest rate that held for ${settings.step.seconds} s: ${step.highest ?? 'none'} orders/s`)

@@ -5,7 +5,7 @@ const SERVICES = { order: 3001, payment: 3002, inventory: 3003, shipment: 3004 }
 
 /** What a load run needs to know; see `loadSettings` for where each value comes from. */
 export interface LoadSettings {
-  mode: 'steady' | 'step' | 'docs' | 'overload'
+  mode: 'steady' | 'step' | 'docs' | 'overload' | 'floor'
   /** Orders per second (steady mode); in overload mode twice the `--rate` given (the sustainable one). */
   rate: number
   /** Seconds of placing (steady mode). */
@@ -18,6 +18,8 @@ export interface LoadSettings {
   services: Record<keyof typeof SERVICES, string>
   /** Admin PostgreSQL URL for pg_stat_activity (the fleet's backends' pids); undefined = not measured. */
   postgresUrl: string | undefined
+  /** The broker, for the floor mode only (the fleet's services have their own). */
+  amqpUrl: string
   /** The fleet's database names, `<prefix><service>_service`. */
   databases: string[]
   /** Longest wait after the last POST for the run's orders to leave PENDING, ms. */
@@ -33,6 +35,7 @@ Environment:
   POSTGRES_URL    admin connection, for the CPU of the fleet's PostgreSQL backends
                   (default: postgresql://postgres@127.0.0.1:5432/postgres; "none" skips it)
   DATABASE_PREFIX the --prefix the fleet's databases were bootstrapped with (default: none)
+  AMQP_URL        --floor only: the broker (default: amqp://guest:guest@127.0.0.1:5672)
 
 Exit codes: 0 done; 1 failed (an overload verdict that does not hold, a fleet that
 does not answer); 2 usage error.`
@@ -91,6 +94,14 @@ export function loadProgram() {
           'section of docs/performance.md',
       ).conflicts(['step', 'overload']),
     )
+    .addOption(
+      new Option(
+        '--floor',
+        "run the saga's minimal broker and database work with plain pg and amqplib (no fleet needed: " +
+          'its own database, exchange and quorum queues, removed after) at --rate for --seconds, ' +
+          "and report its CPU per saga: the lower bound of the fleet's",
+      ).conflicts(['step', 'overload', 'docs']),
+    )
     .option(
       '--drain-timeout <s>',
       "seconds to wait for the run's orders to finish after the last POST",
@@ -115,7 +126,15 @@ export function loadSettings(options: LoadOptions, env: NodeJS.ProcessEnv): Load
   ) as LoadSettings['services']
   const overload = options.overload === true
   return {
-    mode: options.docs ? 'docs' : options.step ? 'step' : overload ? 'overload' : 'steady',
+    mode: options.docs
+      ? 'docs'
+      : options.step
+        ? 'step'
+        : overload
+          ? 'overload'
+          : options.floor
+            ? 'floor'
+            : 'steady',
     rate: options.rate * (overload ? 2 : 1),
     seconds: options.seconds ?? (overload ? 60 : 20),
     acceptP99Ms: options.acceptP99,
@@ -127,6 +146,7 @@ export function loadSettings(options: LoadOptions, env: NodeJS.ProcessEnv): Load
     },
     services,
     postgresUrl: adminUrl === 'none' ? undefined : adminUrl,
+    amqpUrl: env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     databases: Object.keys(SERVICES).map((s) => `${prefix}${s}_service`),
     drainTimeoutMs: options.drainTimeout * 1_000,
     maxInFlight: 256,
