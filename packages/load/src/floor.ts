@@ -134,6 +134,7 @@ class Floor {
   readonly #confirmed: string[] = []
   #marking: Promise<void> = Promise.resolve()
   #marksTimer: NodeJS.Timeout | undefined
+  #closing = false
   readonly counts = { commits: 0, publishes: 0, deliveries: 0, recorded: 0, batches: 0, failures: 0 }
   #firstFailure: Error | undefined
 
@@ -157,6 +158,12 @@ class Floor {
     url.pathname = `/${this.#names.database}`
     this.#pool = new pg.Pool({ connectionString: url.href, max: POOL_SIZE })
     this.#marks = new pg.Pool({ connectionString: url.href, max: 1, options: '-c synchronous_commit=off' })
+    // An idle client whose session ends (the DROP DATABASE at close can reach one that is still
+    // closing) is an 'error' on its pool; unheard, it would end the process.
+    for (const pool of [this.#pool, this.#marks])
+      pool.on('error', (error) => {
+        if (!this.#closing) this.#fail(error)
+      })
     await this.#pool.query(SCHEMA)
     // As the fleet's connections: without TCP_NODELAY every small frame waits for the peer's delayed ACK.
     this.#amqp = await amqp.connect(this.settings.amqpUrl, { noDelay: true })
@@ -293,6 +300,7 @@ class Floor {
 
   /** Closes everything and deletes the queues, the exchange and the database. */
   async close(): Promise<void> {
+    this.#closing = true
     clearInterval(this.#marksTimer)
     await this.#marking
     if (this.#amqp) {
