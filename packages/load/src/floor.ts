@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { sagaFacts, sagaMap, terminalFacts } from '@saga/contracts'
+import { firstFact, sagaFacts, sagaMap, terminalFacts } from '@saga/contracts'
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib'
 import pg from 'pg'
 import { createServerCpu, machineCpuSeconds } from './cpu.js'
@@ -124,6 +124,8 @@ interface Fact {
 class Floor {
   readonly #names: { database: string; exchange: string }
   readonly #queues: FloorQueue[]
+  /** Facts a saga leaves for the recorders: its recorders' routing keys. */
+  readonly #recordsPerSaga: number
   readonly #terminal = new Set(terminalFacts.map((fact) => fact.routingKey))
   #pool!: pg.Pool
   #marks!: pg.Pool
@@ -142,6 +144,9 @@ class Floor {
     const id = `floor_${process.pid}_${Date.now().toString(36)}`
     this.#names = { database: id, exchange: id }
     this.#queues = floorQueues(id)
+    this.#recordsPerSaga = this.#queues
+      .filter((queue) => queue.emits === undefined)
+      .reduce((n, queue) => n + queue.routingKeys.length, 0)
   }
 
   /** The database's name, which is also the exchange's and the queues' prefix. */
@@ -181,10 +186,9 @@ class Floor {
     const orderId = randomUUID()
     const fact: Fact = { id: randomUUID(), orderId, data: { orderId, ...orderBody(n) } }
     this.#placedAt.set(orderId, performance.now())
-    const routingKey = sagaFacts()[0]!
-    await this.#pool.query({ ...PLACE, values: [orderId, fact.data, fact.id, routingKey] })
+    await this.#pool.query({ ...PLACE, values: [orderId, fact.data, fact.id, firstFact.routingKey] })
     this.counts.commits++
-    this.#publish(routingKey, fact)
+    this.#publish(firstFact.routingKey, fact)
   }
 
   #publish(routingKey: string, fact: Fact): void {
@@ -287,9 +291,7 @@ class Floor {
 
   /** Whether every placed saga reached its terminal step and every fact was recorded and marked. */
   async settled(sagas: number): Promise<boolean> {
-    const recorders = this.#queues.filter((q) => q.emits === undefined)
-    const recordsPerSaga = recorders.reduce((n, q) => n + q.routingKeys.length, 0)
-    if (this.#terminalMs.length < sagas || this.counts.recorded < recordsPerSaga * sagas) return false
+    if (this.#terminalMs.length < sagas || this.counts.recorded < this.#recordsPerSaga * sagas) return false
     this.#flushMarks()
     await this.#marking
     const { rows } = await this.#pool.query<{ pending: number }>(

@@ -111,6 +111,9 @@ export function loadProgram() {
     .addHelpText('after', ENVIRONMENT)
 }
 
+/** The mode options, each a flag of its own (`--docs`, ...); none means a steady run. */
+const MODES = ['docs', 'step', 'overload', 'floor'] as const
+
 /** The options `loadProgram` parses. */
 export type LoadOptions = ReturnType<ReturnType<typeof loadProgram>['opts']>
 
@@ -126,15 +129,8 @@ export function loadSettings(options: LoadOptions, env: NodeJS.ProcessEnv): Load
   ) as LoadSettings['services']
   const overload = options.overload === true
   return {
-    mode: options.docs
-      ? 'docs'
-      : options.step
-        ? 'step'
-        : overload
-          ? 'overload'
-          : options.floor
-            ? 'floor'
-            : 'steady',
+    // The mode options conflict with each other, so at most one is set.
+    mode: MODES.find((mode) => options[mode] === true) ?? 'steady',
     rate: options.rate * (overload ? 2 : 1),
     seconds: options.seconds ?? (overload ? 60 : 20),
     acceptP99Ms: options.acceptP99,
