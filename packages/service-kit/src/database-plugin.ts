@@ -49,6 +49,7 @@ export type DatabaseConfig = Pick<
   BaseServiceConfig,
   | 'DATABASE_URL'
   | 'DATABASE_POOL_MAX'
+  | 'DATABASE_POOL_IDLE_TIMEOUT_MS'
   | 'DATABASE_STATEMENT_TIMEOUT_MS'
   | 'DATABASE_LOCK_TIMEOUT_MS'
   | 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS'
@@ -56,7 +57,8 @@ export type DatabaseConfig = Pick<
 >
 
 /**
- * Builds a service's `db` fastify plugin: a pg Pool on DATABASE_URL (max DATABASE_POOL_MAX) whose
+ * Builds a service's `db` fastify plugin: a pg Pool on DATABASE_URL (max DATABASE_POOL_MAX, idle
+ * connections closed after DATABASE_POOL_IDLE_TIMEOUT_MS, see `DEFAULT_POOL_IDLE_TIMEOUT_MS`) whose
  * connections run in UTC under the DATABASE_*_TIMEOUT_MS session limits (`sessionConnection`), migrations
  * applied when MIGRATE_ON_START (a failed migration ends the pool and fails the start), then the client
  * `createClient` makes over the pool. Decorates `app.pool` and `app.prisma` (the service declares the
@@ -75,6 +77,8 @@ export function databasePlugin<Client extends DisconnectableClient>(
           idleInTransactionTimeoutMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
         }),
         max: config.DATABASE_POOL_MAX,
+        // pg-pool reads 0 as "never" (no idle timer is set).
+        idleTimeoutMillis: config.DATABASE_POOL_IDLE_TIMEOUT_MS,
         // A database that is down must fail a request (and the readiness check) quickly, not hang it.
         connectionTimeoutMillis: 5_000,
         application_name: `${opts.service}-service`,

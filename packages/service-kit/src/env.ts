@@ -1,7 +1,7 @@
 import type { ServiceName } from '@saga/contracts'
 import { MIN_ADMIN_TOKEN_LENGTH } from '@saga/messaging/fastify'
 import { z } from 'zod'
-import { DEFAULT_SESSION_LIMITS } from './database-session.js'
+import { DEFAULT_POOL_IDLE_TIMEOUT_MS, DEFAULT_SESSION_LIMITS } from './database-session.js'
 import { localDatabaseUrl } from './local-database-url.js'
 import { OVERLOAD_DEFAULTS } from './overload.js'
 import { AMQP_URL_RULE, POSTGRES_URL_RULE, urlSetting } from './url-setting.js'
@@ -33,7 +33,7 @@ const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).defa
 
 /**
  * The zod schema of the environment every service shares (names and defaults in docs/operations.md, "Environment variables"):
- * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, LOG_FORMAT, MIGRATE_ON_START,
+ * PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_POOL_IDLE_TIMEOUT_MS, DATABASE_*_TIMEOUT_MS (ms), AMQP_URL, AMQP_EXCHANGE, AMQP_QUEUE_PREFIX, LOG_LEVEL, LOG_FORMAT, MIGRATE_ON_START,
  * OUTBOX_* (ms, counts), CONSUMER_*, READY_MAX_OUTBOX_AGE_MS, OVERLOAD_* (ms, counts, s), INSTANCES,
  * SHUTDOWN_TIMEOUT_MS, ADMIN_TOKEN (optional, at least 16 characters).
  * Extend it with `.extend({...})` for service-specific variables.
@@ -46,6 +46,8 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     DATABASE_URL: urlSetting(POSTGRES_URL_RULE).default(localDatabaseUrl(service)),
     // Shared by Prisma (routes, handler transactions) and messaging (relay claims, LISTEN, retention).
     DATABASE_POOL_MAX: positiveInt(10),
+    // A pooled connection idle this long is closed (0 = never); why so long: DEFAULT_POOL_IDLE_TIMEOUT_MS.
+    DATABASE_POOL_IDLE_TIMEOUT_MS: nonNegativeInt(DEFAULT_POOL_IDLE_TIMEOUT_MS),
     // Session limits of every pooled connection, ms (0 = none); why these: DEFAULT_SESSION_LIMITS.
     DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(DEFAULT_SESSION_LIMITS.statementTimeoutMs),
     DATABASE_LOCK_TIMEOUT_MS: nonNegativeInt(DEFAULT_SESSION_LIMITS.lockTimeoutMs),
