@@ -1,7 +1,7 @@
 import { waitingFor } from './chain.js'
 import { callOrderService, probeHealth, type HealthSeen } from './http.js'
 import { outboxRowsOfOrder } from './outbox.js'
-import { fleetDeadLetters, type FleetDeadLetter } from './admin-http.js'
+import { fleetDeadLetters, type FleetDeadLetter, type FleetRead } from './admin-http.js'
 import { SERVICES, type CliSettings } from './settings.js'
 
 /** What `where` reads of GET /orders/:id. */
@@ -190,20 +190,33 @@ async function writeOrderStatus(
 }
 
 /**
- * Writes the order's dead-lettered messages (each service's admin surface, `fleetDeadLetters`) and
- * returns them; writes the services that could not say, and returns undefined when none could.
+ * The lines of an order's dead letters as `where` prints them: one per service that could not say
+ * (`dead letters of payment: unknown (…)`), then, unless no service could, a header and one line
+ * per message. When some services could not say, the header names the ones that did, so that
+ * "none" is not read as true of the whole fleet: `dead letters in order, inventory, shipment: none`.
+ */
+export function deadLetterLines({ found, failed }: FleetRead<FleetDeadLetter>): string[] {
+  const lines = failed.map((f) => `dead letters of ${f.service}: unknown (${f.error})`)
+  if (failed.length === SERVICES.length) return lines
+  const answered = SERVICES.filter((service) => !failed.some((f) => f.service === service))
+  const scope = failed.length === 0 ? '' : ` in ${answered.join(', ')}`
+  lines.push(`dead letters${scope}: ${found.length === 0 ? 'none' : ''}`)
+  for (const d of found) {
+    lines.push(`  ${d.queue}: ${d.messageId ?? '?'} ${d.type ?? '?'} reason="${d.reason ?? '?'}"`)
+  }
+  return lines
+}
+
+/**
+ * Writes the order's dead-lettered messages (each service's admin surface, `fleetDeadLetters`) as
+ * `deadLetterLines` and returns them; undefined when no service could say.
  */
 async function writeDeadLetters(
   settings: CliSettings,
   orderId: string,
   write: (line: string) => void,
 ): Promise<FleetDeadLetter[] | undefined> {
-  const { found, failed } = await fleetDeadLetters(settings, orderId)
-  for (const f of failed) write(`dead letters of ${f.service}: unknown (${f.error})`)
-  if (failed.length === SERVICES.length) return undefined
-  write(`dead letters: ${found.length === 0 ? 'none' : ''}`)
-  for (const d of found) {
-    write(`  ${d.queue}: ${d.messageId ?? '?'} ${d.type ?? '?'} reason="${d.reason ?? '?'}"`)
-  }
-  return found
+  const read = await fleetDeadLetters(settings, orderId)
+  for (const line of deadLetterLines(read)) write(line)
+  return read.failed.length === SERVICES.length ? undefined : read.found
 }

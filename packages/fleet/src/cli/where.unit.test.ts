@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { awaitedLines, fateLines, formatDuration } from './where.js'
+import type { FleetDeadLetter } from './admin-http.js'
+import { awaitedLines, deadLetterLines, fateLines, formatDuration } from './where.js'
 
 const now = new Date('2026-11-30T12:00:00.000Z')
 
@@ -86,6 +87,53 @@ describe('awaitedLines', () => {
     ).toEqual([
       '  inventory is not answering at http://127.0.0.1:3003 (no answer within 2000 ms): is it running? (the fact waits in its queue)',
       '  the last fact was published; the consumer in payment has not committed its reaction yet',
+    ])
+  })
+})
+
+describe('deadLetterLines', () => {
+  const refused = (service: 'payment' | 'order' | 'inventory' | 'shipment') => ({
+    service,
+    error: `the ${service} service did not answer (connect ECONNREFUSED)`,
+  })
+  const poison: FleetDeadLetter = {
+    service: 'payment',
+    queue: 'payment.order-created.dlq',
+    messageId: 'm-1',
+    type: 'order.created.v1',
+    routingKey: 'order.created',
+    correlationId: null,
+    causationId: null,
+    aggregateId: null,
+    reason: 'invalid payload',
+    handler: 'process-payment',
+    deadLetteredAt: null,
+    payload: {},
+  }
+
+  it('when every service answers with none, then one line says none', () => {
+    expect(deadLetterLines({ found: [], failed: [] })).toEqual(['dead letters: none'])
+  })
+
+  it('when a service cannot say, then it is named unknown and "none" names only the services that answered', () => {
+    expect(deadLetterLines({ found: [], failed: [refused('payment')] })).toEqual([
+      'dead letters of payment: unknown (the payment service did not answer (connect ECONNREFUSED))',
+      'dead letters in order, inventory, shipment: none',
+    ])
+  })
+
+  it('when no service can say, then only the unknowns are written', () => {
+    const failed = [refused('order'), refused('payment'), refused('inventory'), refused('shipment')]
+    expect(deadLetterLines({ found: [], failed })).toEqual(
+      failed.map((f) => `dead letters of ${f.service}: unknown (${f.error})`),
+    )
+  })
+
+  it('when dead letters are found, then one line each under the header, with its queue, id, type and reason', () => {
+    expect(deadLetterLines({ found: [poison], failed: [refused('shipment')] })).toEqual([
+      'dead letters of shipment: unknown (the shipment service did not answer (connect ECONNREFUSED))',
+      'dead letters in order, payment, inventory: ',
+      '  payment.order-created.dlq: m-1 order.created.v1 reason="invalid payload"',
     ])
   })
 })
