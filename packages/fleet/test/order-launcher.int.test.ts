@@ -201,6 +201,20 @@ describe('the order CLI against fakes of the fleet and real outbox tables', () =
         '+ 84 ms order.confirmed.v1 order',
       ])
       expect(result.stdout).toContain('final status: CONFIRMED')
+
+      // where lists the same facts in the same (event time) order.
+      const where = await order(['where', orderId], env)
+      const facts = where.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('  published '))
+        .map((line) => line.split(/\s+/)[2])
+      expect(facts).toEqual([
+        'order.created.v1',
+        'payment.processed.v1',
+        'stock.reserved.v1',
+        'shipment.created.v1',
+        'order.confirmed.v1',
+      ])
     })
   })
 })

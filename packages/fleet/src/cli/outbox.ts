@@ -82,7 +82,8 @@ export async function eachDatabase<T>(
 }
 
 /**
- * Every outbox row of one order in the four databases, oldest first. Rows are matched on
+ * Every outbox row of one order in the four databases, in the order the facts happened (`happenedAt`,
+ * the event time `follow` prints too; the database's `occurred_at` breaks ties). Rows are matched on
  * `aggregate_id` and on the payload's `orderId` (every event of the chain carries it). Published rows
  * are deleted after the services' retention (OUTBOX_RETENTION_MS), so old history may be gone.
  */
@@ -94,6 +95,9 @@ export async function outboxRowsOfOrder(settings: CliSettings, orderId: string) 
     )
     return rows.map((r) => toRow(service, r))
   })
-  result.rows.sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime())
+  result.rows.sort(
+    (a, b) =>
+      a.happenedAt.getTime() - b.happenedAt.getTime() || a.occurredAt.getTime() - b.occurredAt.getTime(),
+  )
   return result
 }
