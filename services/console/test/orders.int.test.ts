@@ -206,6 +206,19 @@ describe('GET /api/orders/:id', () => {
     console_ = await startConsole(fleet.env)
     const response = await fetch(`${console_.url}/api/orders/not-an-id`)
     expect(response.status).toBe(400)
+    // In the order service's words (contracts' Id), not zod's "Invalid UUID".
+    expect(((await response.json()) as { details: unknown[] }).details).toEqual([
+      { path: 'params.id', issue: 'must be a UUID: 32 hexadecimal digits as 8-4-4-4-12' },
+    ])
     expect(fleet.stubs.order.received).toHaveLength(0)
+  })
+
+  it('when the id is a UUID the order service takes but RFC 9562 does not (upper-case max), then it is asked', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole(fleet.env)
+    const id = 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'
+    const response = await fetch(`${console_.url}/api/orders/${id}`)
+    expect(response.status).toBe(404)
+    expect(fleet.stubs.order.received.length).toBeGreaterThan(0)
   })
 })

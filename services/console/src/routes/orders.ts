@@ -1,3 +1,4 @@
+import { Id } from '@saga/contracts'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { readOrderDetail } from '../order-join.js'
@@ -24,7 +25,8 @@ export const OrdersQuery = z.strictObject({
   cursor: z.string().min(1).max(200).optional(),
 })
 
-const OrderParams = z.strictObject({ id: z.uuid() })
+/** The order service's own id rule (`Id`), so both refuse and accept the same ids in the same words. */
+const OrderParams = z.strictObject({ id: Id })
 
 /**
  * GET /api/orders: the order service's `GET /orders` with the same filters and paging, passed
