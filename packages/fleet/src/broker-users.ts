@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
+import amqp from 'amqplib'
 import { SERVICES, type ServiceName } from './bootstrap.js'
 
 const run = promisify(execFile)
@@ -101,6 +102,25 @@ export function vhostOf(amqpUrl: string): string {
 }
 
 /**
+ * Runs `rabbitmqctl -q …` (RABBITMQCTL may name another command, e.g.
+ * `docker compose exec -T rabbitmq rabbitmqctl`) and resolves its output.
+ * @throws Error naming the command, with rabbitmqctl's own output, when it fails
+ */
+function rabbitmqctlRunner(rabbitmqctl: string): (...args: string[]) => Promise<{ stdout: string }> {
+  const [command, ...prefix] = rabbitmqctl.split(/\s+/).filter(Boolean)
+  return async (...args) => {
+    try {
+      return await run(command!, [...prefix, '-q', ...args], { timeout: 30_000 })
+    } catch (error) {
+      const e = error as { stderr?: string; message: string }
+      throw new Error(`${rabbitmqctl} ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`, {
+        cause: error,
+      })
+    }
+  }
+}
+
+/**
  * Creates or updates each user through `rabbitmqctl` (the management API is not assumed): password,
  * vhost permissions, topic permission. Idempotent. `rabbitmqctl` must reach the node (as root, or
  * the user that shares its Erlang cookie); RABBITMQCTL names another command, e.g.
@@ -112,17 +132,7 @@ export async function ensureBrokerUsers(
   vhost: string,
   rabbitmqctl = process.env.RABBITMQCTL ?? 'rabbitmqctl',
 ): Promise<void> {
-  const [command, ...prefix] = rabbitmqctl.split(/\s+/).filter(Boolean)
-  const ctl = async (...args: string[]) => {
-    try {
-      return await run(command!, [...prefix, '-q', ...args], { timeout: 30_000 })
-    } catch (error) {
-      const e = error as { stderr?: string; message: string }
-      throw new Error(`${rabbitmqctl} ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`, {
-        cause: error,
-      })
-    }
-  }
+  const ctl = rabbitmqctlRunner(rabbitmqctl)
   const { stdout } = await ctl('list_users', '--formatter', 'json')
   const existing = new Set((JSON.parse(stdout || '[]') as Array<{ user: string }>).map((u) => u.user))
   for (const u of users) {
@@ -134,13 +144,59 @@ export async function ensureBrokerUsers(
   }
 }
 
+/** What `dropBrokerObjects` removed. */
+export interface DroppedBrokerObjects {
+  queues: string[]
+  exchange: string
+  users: string[]
+}
+
+/**
+ * Removes what `npm start` made on the broker for one fleet: every queue in `vhost` whose name starts
+ * with a service's queue prefix and a dot (its handlers' queues and their `.dlq`s, e.g.
+ * `p_order.record-timeline.dlq`), the events exchange, and the four users. Queues and users are
+ * listed and users deleted through `rabbitmqctl`; queues and the exchange are deleted over AMQP as
+ * `amqpUrl`'s user (rabbitmqctl 3.x has no command that deletes an exchange). Missing objects are
+ * not an error.
+ * @param names the fleet's exchange and queue prefixes (`fleetBrokerNames`; unprefixed: `saga.events`, the service names)
+ * @throws Error naming the failed rabbitmqctl command or the broker's refusal
+ */
+export async function dropBrokerObjects(
+  names: { exchange: string; queuePrefixes: Record<ServiceName, string> },
+  users: ReadonlyArray<Pick<BrokerUser, 'user'>>,
+  amqpUrl: string,
+  rabbitmqctl = process.env.RABBITMQCTL ?? 'rabbitmqctl',
+): Promise<DroppedBrokerObjects> {
+  const ctl = rabbitmqctlRunner(rabbitmqctl)
+  const vhost = vhostOf(amqpUrl)
+  const { stdout } = await ctl('list_queues', '-p', vhost, '--no-table-headers', 'name')
+  const prefixes = SERVICES.map((s) => `${names.queuePrefixes[s]}.`)
+  const queues = stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((name) => prefixes.some((p) => name.startsWith(p)))
+  const connection = await amqp.connect(amqpUrl)
+  connection.on('error', () => undefined)
+  try {
+    const channel = await connection.createChannel()
+    for (const queue of queues) await channel.deleteQueue(queue)
+    await channel.deleteExchange(names.exchange)
+  } finally {
+    await connection.close().catch(() => undefined)
+  }
+
+  const { stdout: listed } = await ctl('list_users', '--formatter', 'json')
+  const existing = new Set((JSON.parse(listed || '[]') as Array<{ user: string }>).map((u) => u.user))
+  const deleted = users.map((u) => u.user).filter((user) => existing.has(user))
+  for (const user of deleted) await ctl('delete_user', user)
+  return { queues, exchange: names.exchange, users: deleted }
+}
+
 /** Removes users `ensureBrokerUsers` made (tests). Missing users are ignored. */
 export async function deleteBrokerUsers(
   users: ReadonlyArray<Pick<BrokerUser, 'user'>>,
   rabbitmqctl = 'rabbitmqctl',
 ): Promise<void> {
-  const [command, ...prefix] = rabbitmqctl.split(/\s+/).filter(Boolean)
-  for (const u of users) {
-    await run(command!, [...prefix, '-q', 'delete_user', u.user], { timeout: 30_000 }).catch(() => undefined)
-  }
+  const ctl = rabbitmqctlRunner(rabbitmqctl)
+  for (const u of users) await ctl('delete_user', u.user).catch(() => undefined)
 }

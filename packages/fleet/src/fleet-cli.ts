@@ -62,11 +62,12 @@ export function bootstrapProgram() {
     name: 'npm run bootstrap --',
     description:
       'Create the four service databases and their roles (idempotent: an existing one is kept and ' +
-      'its role password set again), or with --drop remove them.',
+      'its role password set again), or with --drop remove them, and the queues, events exchange ' +
+      'and broker users npm start made for the same prefix.',
     version: packageVersion(import.meta.url),
   })
     .option('--prefix <p>', `name them <p>order_service, <p>payment_service, ...`, parsePrefix)
-    .option('--drop', 'drop the databases and roles instead of creating them')
+    .option('--drop', 'drop the databases, roles, queues, exchange and broker users instead of creating them')
     .addHelpText(
       'after',
       `
@@ -74,6 +75,10 @@ Environment:
   POSTGRES_URL   an admin connection that may create databases and roles
                  (default: ${DEFAULT_POSTGRES_URL})
   ORDER_DB_PASSWORD, PAYMENT_DB_PASSWORD, ...   role passwords (default: the role's name)
+  AMQP_URL       --drop: the broker, as a user that may delete the exchange
+                 (default: amqp://guest:guest@127.0.0.1:5672)
+  AMQP_EXCHANGE  --drop: the events exchange, when npm start was given one
+  RABBITMQCTL    --drop: the rabbitmqctl command (default: rabbitmqctl)
 
 Exit codes: 0 done; 1 failed (the reason on stderr); 2 usage error.`,
     )

@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import amqp from 'amqplib'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bootstrapDatabases, dropDatabases, serviceDatabases } from '../src/bootstrap.js'
+import { brokerUsers, deleteBrokerUsers, ensureBrokerUsers } from '../src/broker-users.js'
+import { fleetBrokerNames } from '../src/start-env.js'
+import { runNode } from './cli-processes.js'
+
+const run = promisify(execFile)
+const postgresUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const bootstrapEntry = fileURLToPath(new URL('../dist/bootstrap-cli.js', import.meta.url))
+const prefix = `t${randomBytes(3).toString('hex')}_`
+const names = fleetBrokerNames(prefix, {})
+const users = brokerUsers({ userPrefix: prefix, ...names })
+// What npm start's services declare: each handler's queue and its dead-letter queue.
+const fleetQueues = [
+  `${prefix}order.record-timeline`,
+  `${prefix}order.record-timeline.dlq`,
+  `${prefix}payment.process-payment-when-order-created`,
+  `${prefix}inventory.reserve-stock-when-payment-processed.dlq`,
+]
+// Not the fleet's: a name that only starts like one of its prefixes, and another prefix's queue.
+const bystanders = [`${prefix}orders.kept`, `x${prefix}order.kept`]
+
+const queuesNow = async () =>
+  (await run('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name'])).stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((name) => name.includes(prefix))
+const usersNow = async () =>
+  (
+    JSON.parse((await run('rabbitmqctl', ['-q', 'list_users', '--formatter', 'json'])).stdout) as {
+      user: string
+    }[]
+  )
+    .map((u) => u.user)
+    .filter((user) => user.startsWith(prefix))
+const databasesNow = async () => {
+  const admin = new pg.Client({ connectionString: postgresUrl })
+  await admin.connect()
+  try {
+    const { rows } = await admin.query<{ datname: string }>(
+      'SELECT datname FROM pg_database WHERE datname = ANY($1)',
+      [serviceDatabases({ prefix }).map((d) => d.database)],
+    )
+    return rows.map((r) => r.datname)
+  } finally {
+    await admin.end()
+  }
+}
+const exchangeExists = async () => {
+  const connection = await amqp.connect(amqpUrl)
+  connection.on('error', () => undefined)
+  try {
+    const channel = await connection.createChannel()
+    channel.on('error', () => undefined)
+    return await channel.checkExchange(names.exchange).then(
+      () => true,
+      () => false,
+    )
+  } finally {
+    await connection.close().catch(() => undefined)
+  }
+}
+
+beforeAll(async () => {
+  await bootstrapDatabases({ postgresUrl, prefix })
+  await ensureBrokerUsers(users, '/')
+  const connection = await amqp.connect(amqpUrl)
+  try {
+    const channel = await connection.createChannel()
+    await channel.assertExchange(names.exchange, 'topic', { durable: true })
+    for (const queue of [...fleetQueues, ...bystanders]) await channel.assertQueue(queue, { durable: true })
+  } finally {
+    await connection.close()
+  }
+})
+
+afterAll(async () => {
+  const connection = await amqp.connect(amqpUrl)
+  try {
+    const channel = await connection.createChannel()
+    for (const queue of [...fleetQueues, ...bystanders]) await channel.deleteQueue(queue)
+    await channel.deleteExchange(names.exchange)
+  } finally {
+    await connection.close()
+  }
+  await deleteBrokerUsers(users)
+  await dropDatabases({ postgresUrl, prefix })
+})
+
+describe('npm run bootstrap -- --prefix <p> --drop', () => {
+  const env = { POSTGRES_URL: postgresUrl, AMQP_URL: amqpUrl }
+
+  it("when a fleet's databases and broker objects exist, then it removes them all and nothing else", async () => {
+    expect(await databasesNow()).toHaveLength(4)
+    expect((await queuesNow()).sort()).toEqual([...fleetQueues, ...bystanders].sort())
+
+    const dropped = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+    expect(dropped.stderr).toBe('')
+    expect(dropped.code).toBe(0)
+    expect(dropped.stdout).toContain(`dropped the ${prefix} service databases and roles`)
+    expect(dropped.stdout).toContain(
+      `deleted the ${prefix} fleet's 4 queues, exchange ${names.exchange} and broker users ` +
+        users.map((u) => u.user).join(', '),
+    )
+    expect(await databasesNow()).toEqual([])
+    expect((await queuesNow()).sort()).toEqual([...bystanders].sort())
+    expect(await exchangeExists()).toBe(false)
+    expect(await usersNow()).toEqual([])
+  })
+
+  it('when run again, then there is nothing left to remove and it still succeeds', async () => {
+    const again = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain(
+      `deleted the ${prefix} fleet's 0 queues, exchange ${names.exchange} and broker users (none left)`,
+    )
+  })
+
+  it('when rabbitmqctl cannot be run, then it exits 1 naming the command and what it could not delete', async () => {
+    const refused = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], {
+      ...env,
+      RABBITMQCTL: '/nonexistent/rabbitmqctl',
+    })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`Cannot delete the ${prefix} fleet's queues, exchange ${names.exchange}`)
+    expect(refused.stderr).toContain('/nonexistent/rabbitmqctl list_queues')
+  })
+})
