@@ -74,10 +74,32 @@ describe('the saga console in a browser', () => {
     await screenshot(page, 'order')
   })
 
+  it('when the console has not yet said whether writes are enabled, then the page shows neither read-only nor the sign-in form', async () => {
+    let answer!: () => void
+    const held = new Promise<void>((resolve) => (answer = resolve))
+    await page.route('**/api/session', async (route) => {
+      await held
+      await route.continue()
+    })
+    try {
+      await page.goto(`${consoleUrl}/orders`)
+      await page.getByTestId('orders-list').waitFor()
+      await page.getByTestId('session-pending').waitFor({ state: 'attached' })
+      expect(await page.getByTestId('read-only').count()).toBe(0)
+      expect(await page.getByTestId('sign-in-form').count()).toBe(0)
+      answer()
+      await page.getByTestId('sign-in-form').waitFor()
+      expect(await page.getByTestId('session-pending').count()).toBe(0)
+    } finally {
+      answer()
+      await page.unroute('**/api/session')
+    }
+  })
+
   it('when nobody signed in, then no action is offered and a write is refused by the console and by the service', async () => {
     await page.goto(`${consoleUrl}/orders`)
     await page.getByTestId('orders-list').waitFor()
-    expect(await page.getByTestId('sign-in-form').isVisible()).toBe(true)
+    await page.getByTestId('sign-in-form').waitFor()
     expect(await page.getByTestId('action-cancel').count()).toBe(0)
     const consoleAnswer = await page.evaluate(async () => {
       const res = await fetch('/api/actions', {

@@ -21,7 +21,7 @@ function Page({ path }: { path: string }) {
 /** The console: navigation, sign-in, the error banner and the current page. */
 export function App() {
   const { path } = useLocation()
-  const [session, setSession] = useState<SessionView>(NO_SESSION)
+  const [session, setSession] = useState<SessionView | null>(null)
   const [error, setError] = useState<string | null>(null)
   const refreshSession = useCallback(() => {
     api
@@ -31,7 +31,12 @@ export function App() {
   }, [])
   useEffect(refreshSession, [refreshSession])
   const context = useMemo(
-    () => ({ session, refreshSession, reportError: setError }),
+    () => ({
+      session: session ?? NO_SESSION,
+      sessionKnown: session !== null,
+      refreshSession,
+      reportError: setError,
+    }),
     [session, refreshSession],
   )
   return (

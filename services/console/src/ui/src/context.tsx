@@ -4,6 +4,8 @@ import type { SessionView } from './api.js'
 /** What every page shares: the session, and the one error banner. */
 export interface ConsoleContext {
   session: SessionView
+  /** False until the first `GET /api/session` has answered; until then `session` is signed out. */
+  sessionKnown: boolean
   refreshSession: () => void
   /** Shows `message` in the error banner (null clears it). */
   reportError: (message: string | null) => void
@@ -12,6 +14,7 @@ export interface ConsoleContext {
 /** The React context holding the `ConsoleContext`; `App` provides it. */
 export const Console = createContext<ConsoleContext>({
   session: { signedIn: false, actor: null, writesEnabled: false },
+  sessionKnown: false,
   refreshSession: () => undefined,
   reportError: () => undefined,
 })

@@ -5,14 +5,16 @@ import { errorMessage, useConsole } from './context.js'
 /**
  * Sign-in for actions: the actor's name and the admin token, sent once to `POST /api/session`; the
  * browser keeps only the HttpOnly session cookie. Signed in: the actor and a sign-out button. Without
- * ADMIN_TOKEN on the server: a read-only note.
+ * ADMIN_TOKEN on the server: a read-only note. Until the server has said which, nothing, so a console
+ * with writes never flashes "read-only" and a test can wait for the form.
  */
 export function SessionBox() {
-  const { session, refreshSession, reportError } = useConsole()
+  const { session, sessionKnown, refreshSession, reportError } = useConsole()
   const [actor, setActor] = useState('')
   const [token, setToken] = useState('')
   const [busy, setBusy] = useState(false)
 
+  if (!sessionKnown) return <span data-testid="session-pending" aria-busy="true" />
   if (!session.writesEnabled)
     return (
       <span data-testid="read-only" title="The console was started without ADMIN_TOKEN">
