@@ -1,7 +1,7 @@
 // `npm run bootstrap [-- --prefix e2e_x_] [-- --drop]`: create the four databases and roles, or drop
 // them together with what `npm start` made on the broker (queues, exchange, users).
 import { parseOptions } from '@saga/cli-kit'
-import { bootstrapDatabases, DEFAULT_POSTGRES_URL, dropDatabases } from './bootstrap.js'
+import { bootstrapDatabases, DEFAULT_AMQP_URL, DEFAULT_POSTGRES_URL, dropDatabases } from './bootstrap.js'
 import { brokerUsers, dropBrokerObjects } from './broker-users.js'
 import { bootstrapProgram } from './fleet-cli.js'
 import { fleetBrokerNames, passwordsFromEnv } from './start-env.js'
@@ -12,7 +12,7 @@ exitOnBadUrlSettings()
 const prefix = options.prefix ?? ''
 const drop = options.drop === true
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
-const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const amqpUrl = process.env.AMQP_URL ?? DEFAULT_AMQP_URL
 const opts = { postgresUrl, prefix, passwords: passwordsFromEnv(process.env) }
 const fleet = prefix || '(unprefixed)'
 try {

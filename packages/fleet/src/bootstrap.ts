@@ -7,6 +7,9 @@ export { SERVICES, type ServiceName }
 /** Default admin connection used to create databases and roles (a superuser, or a role with CREATEDB/CREATEROLE). */
 export const DEFAULT_POSTGRES_URL = 'postgresql://postgres@127.0.0.1:5432/postgres'
 
+/** Default broker connection of `npm start`, `bootstrap --drop` and the fleet CLI (RabbitMQ's guest user, local only). */
+export const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672'
+
 /** One service's database as bootstrapped: its name (= role name), password and connection URL. */
 export interface ServiceDatabase {
   service: ServiceName

@@ -120,6 +120,12 @@ function rabbitmqctlRunner(rabbitmqctl: string): (...args: string[]) => Promise<
   }
 }
 
+/** The broker's user names, from `rabbitmqctl list_users`. */
+async function existingUsers(ctl: ReturnType<typeof rabbitmqctlRunner>): Promise<Set<string>> {
+  const { stdout } = await ctl('list_users', '--formatter', 'json')
+  return new Set((JSON.parse(stdout || '[]') as Array<{ user: string }>).map((u) => u.user))
+}
+
 /**
  * Creates or updates each user through `rabbitmqctl` (the management API is not assumed): password,
  * vhost permissions, topic permission. Idempotent. `rabbitmqctl` must reach the node (as root, or
@@ -133,8 +139,7 @@ export async function ensureBrokerUsers(
   rabbitmqctl = process.env.RABBITMQCTL ?? 'rabbitmqctl',
 ): Promise<void> {
   const ctl = rabbitmqctlRunner(rabbitmqctl)
-  const { stdout } = await ctl('list_users', '--formatter', 'json')
-  const existing = new Set((JSON.parse(stdout || '[]') as Array<{ user: string }>).map((u) => u.user))
+  const existing = await existingUsers(ctl)
   for (const u of users) {
     if (existing.has(u.user)) await ctl('change_password', u.user, u.password)
     else await ctl('add_user', u.user, u.password)
@@ -152,8 +157,8 @@ export interface DroppedBrokerObjects {
 }
 
 /**
- * Removes what `npm start` made on the broker for one fleet: every queue in `vhost` whose name starts
- * with a service's queue prefix and a dot (its handlers' queues and their `.dlq`s, e.g.
+ * Removes what `npm start` made on the broker for one fleet: every queue in `amqpUrl`'s vhost whose name
+ * starts with a service's queue prefix and a dot (its handlers' queues and their `.dlq`s, e.g.
  * `p_order.record-timeline.dlq`), the events exchange, and the four users. Queues and users are
  * listed and users deleted through `rabbitmqctl`; queues and the exchange are deleted over AMQP as
  * `amqpUrl`'s user (rabbitmqctl 3.x has no command that deletes an exchange). Missing objects are
@@ -185,8 +190,7 @@ export async function dropBrokerObjects(
     await connection.close().catch(() => undefined)
   }
 
-  const { stdout: listed } = await ctl('list_users', '--formatter', 'json')
-  const existing = new Set((JSON.parse(listed || '[]') as Array<{ user: string }>).map((u) => u.user))
+  const existing = await existingUsers(ctl)
   const deleted = users.map((u) => u.user).filter((user) => existing.has(user))
   for (const user of deleted) await ctl('delete_user', user)
   return { queues, exchange: names.exchange, users: deleted }

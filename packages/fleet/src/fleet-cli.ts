@@ -1,5 +1,5 @@
 import { createCli, InvalidArgumentError, packageVersion } from '@saga/cli-kit'
-import { DEFAULT_POSTGRES_URL, databaseName } from './bootstrap.js'
+import { DEFAULT_AMQP_URL, DEFAULT_POSTGRES_URL, databaseName } from './bootstrap.js'
 import { SERVICES } from './cli/settings.js'
 
 /**
@@ -42,7 +42,7 @@ export function startProgram() {
       `
 Environment (docs/operations.md, "Environment variables", has them all):
   POSTGRES_URL    admin connection (default: ${DEFAULT_POSTGRES_URL})
-  AMQP_URL        the broker (default: amqp://guest:guest@127.0.0.1:5672)
+  AMQP_URL        the broker (default: ${DEFAULT_AMQP_URL})
   ORDER_PORT, PAYMENT_PORT, INVENTORY_PORT, SHIPMENT_PORT   ports (default: 3001-3004)
   <SERVICE>_INSTANCES   processes of that service (default: 1)
   every other service variable (LOG_LEVEL, ...) passes through to the four services
@@ -76,7 +76,7 @@ Environment:
                  (default: ${DEFAULT_POSTGRES_URL})
   ORDER_DB_PASSWORD, PAYMENT_DB_PASSWORD, ...   role passwords (default: the role's name)
   AMQP_URL       --drop: the broker, as a user that may delete the exchange
-                 (default: amqp://guest:guest@127.0.0.1:5672)
+                 (default: ${DEFAULT_AMQP_URL})
   AMQP_EXCHANGE  --drop: the events exchange, when npm start was given one
   RABBITMQCTL    --drop: the rabbitmqctl command (default: rabbitmqctl)
 

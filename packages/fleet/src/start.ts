@@ -5,7 +5,12 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseOptions } from '@saga/cli-kit'
-import { bootstrapDatabases, DEFAULT_POSTGRES_URL, type ServiceDatabase } from './bootstrap.js'
+import {
+  bootstrapDatabases,
+  DEFAULT_AMQP_URL,
+  DEFAULT_POSTGRES_URL,
+  type ServiceDatabase,
+} from './bootstrap.js'
 import { localAdminToken } from './admin-token.js'
 import { amqpUrlFor, brokerUsers, ensureBrokerUsers, vhostOf } from './broker-users.js'
 import { ensureInfrastructure } from './ensure-infra.js'
@@ -29,7 +34,7 @@ const prefix = (await parseOptions(startProgram())).prefix ?? ''
 exitOnBadUrlSettings()
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
-const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const amqpUrl = process.env.AMQP_URL ?? DEFAULT_AMQP_URL
 const colours = { order: 'cyan', payment: 'magenta', inventory: 'yellow', shipment: 'green' } as const
 const consoleServer = join(root, 'services', 'console', 'dist', 'server.js')
 const say = (line: string) => console.log(`[fleet] ${line}`)

@@ -1,5 +1,6 @@
 import { SERVICES, type ServiceName } from '@saga/contracts'
 import { portOf } from '../start-env.js'
+import { DEFAULT_AMQP_URL } from '../bootstrap.js'
 
 export { SERVICES, type ServiceName }
 
@@ -46,7 +47,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings 
   ) as CliSettings['services']
   return {
     orderUrl: services.order.url,
-    amqpUrl: env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+    amqpUrl: env.AMQP_URL ?? DEFAULT_AMQP_URL,
     exchange: env.AMQP_EXCHANGE ?? 'saga.events',
     adminToken: env.ADMIN_TOKEN || undefined,
     services,
