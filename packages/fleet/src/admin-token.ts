@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
+import { MIN_ADMIN_TOKEN_LENGTH } from '@saga/messaging/fastify'
 import type { Env } from './start-env.js'
 
 /** Where a local fleet's admin token came from, for the one line `npm start` says about it. */
@@ -12,8 +13,8 @@ export interface LocalAdminToken {
   created: boolean
 }
 
-/** Tokens shorter than this are refused by the services (service-kit's ADMIN_TOKEN setting). */
-export const MIN_ADMIN_TOKEN_LENGTH = 16
+/** Tokens shorter than this are refused by the services (messaging's admin guard, service-kit's ADMIN_TOKEN setting). */
+export { MIN_ADMIN_TOKEN_LENGTH }
 
 /**
  * The credential the admin writes of a local fleet need (messaging's requeue, discard and retry, the

@@ -27,7 +27,10 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 export const adminTokenSetting = () =>
   z.preprocess(
     (value) => (value === '' ? undefined : value),
-    z.string().min(MIN_ADMIN_TOKEN_LENGTH, 'must be at least 16 characters').optional(),
+    z
+      .string()
+      .min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`)
+      .optional(),
   )
 const nonNegativeInt = (fallback: number) => z.coerce.number().int().min(0).default(fallback)
 
