@@ -35,7 +35,10 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     service: 'console',
     logLevel: config.LOG_LEVEL,
     logFormat: config.LOG_FORMAT,
-    fastify: options.logger === false ? { logger: false } : undefined,
+    fastify: {
+      trustProxy: config.CONSOLE_TRUST_PROXY,
+      ...(options.logger === false ? { logger: false } : {}),
+    },
   })
   await app.register(cookie)
   const upstream = createUpstream({

@@ -1,9 +1,47 @@
+import { isIP } from 'node:net'
 import { SERVICES, type ServiceName } from '@saga/contracts'
 import { adminTokenSetting, parseEnv, type Environment } from '@saga/service-kit'
 import { z } from 'zod'
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
 const serviceUrl = (port: number) => z.url({ protocol: /^https?$/ }).default(`http://127.0.0.1:${port}`)
+
+/** An IPv4 or IPv6 address, optionally with a CIDR prefix length (`10.0.0.0/8`, `::1`). */
+const isAddressOrCidr = (entry: string): boolean => {
+  const [address = '', bits, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  if (bits === undefined) return true
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)
+}
+
+/**
+ * Which proxies in front of the console to believe about the client's address (X-Forwarded-For),
+ * as fastify's `trustProxy` takes it: `false` (the default: the peer is the client), a comma-separated
+ * list of the proxies' addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`), or `true` (every peer: only
+ * where nothing but the proxy can reach the console, since a direct client could then name any
+ * address). The sign-in rate limit keys on that address, so behind an ingress without it every person
+ * shares one limit. Hop counts are not taken: fastify 5 refuses them, as they cannot check the peer.
+ * Source: fastify's Server reference, `trustProxy`.
+ */
+const TrustProxy = z.preprocess(
+  (value) => (value === '' ? undefined : value),
+  z
+    .string()
+    .transform((value, ctx): boolean | string => {
+      if (value === 'true') return true
+      if (value === 'false') return false
+      const entries = value.split(',').map((entry) => entry.trim())
+      const bad = entries.filter((entry) => !isAddressOrCidr(entry))
+      if (bad.length === 0) return entries.join(',')
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be true, false or addresses/CIDRs separated by commas; not an address: ${bad.join(', ')}`,
+      })
+      return z.NEVER
+    })
+    .default(false),
+)
 
 /**
  * The console's environment (services/console/README.md): where it listens, where each service
@@ -14,6 +52,7 @@ export const Env = z
   .object({
     CONSOLE_PORT: z.coerce.number().int().min(0).max(65_535).default(3005),
     HOST: z.string().min(1).default('127.0.0.1'),
+    CONSOLE_TRUST_PROXY: TrustProxy,
     ORDER_URL: serviceUrl(3001),
     PAYMENT_URL: serviceUrl(3002),
     INVENTORY_URL: serviceUrl(3003),

@@ -40,4 +40,18 @@ describe('loadConfig', () => {
       loadConfig({ TRACE_URL_TEMPLATE: 'http://127.0.0.1:16686/trace/{traceId}' }).TRACE_URL_TEMPLATE,
     ).toBe('http://127.0.0.1:16686/trace/{traceId}')
   })
+
+  it('when CONSOLE_TRUST_PROXY is true, false, empty or addresses, then fastify gets it; anything else is refused naming the entry', () => {
+    expect(loadConfig({}).CONSOLE_TRUST_PROXY).toBe(false)
+    expect(loadConfig({ CONSOLE_TRUST_PROXY: '' }).CONSOLE_TRUST_PROXY).toBe(false)
+    expect(loadConfig({ CONSOLE_TRUST_PROXY: 'true' }).CONSOLE_TRUST_PROXY).toBe(true)
+    expect(loadConfig({ CONSOLE_TRUST_PROXY: 'false' }).CONSOLE_TRUST_PROXY).toBe(false)
+    expect(loadConfig({ CONSOLE_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,fd00::/8' }).CONSOLE_TRUST_PROXY).toBe(
+      '10.0.0.0/8,127.0.0.1,fd00::/8',
+    )
+    for (const bad of ['2', 'ingress', '10.0.0.0/33', '::1/129', '10.0.0.1/8/1', '127.0.0.1,']) {
+      expect(() => loadConfig({ CONSOLE_TRUST_PROXY: bad }), bad).toThrow(/CONSOLE_TRUST_PROXY/)
+    }
+    expect(() => loadConfig({ CONSOLE_TRUST_PROXY: '127.0.0.1,ingress' })).toThrow(/not an address: ingress/)
+  })
 })

@@ -121,6 +121,28 @@ describe('sign-in limits', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(limited.headers.get('set-cookie')).toBeNull()
   })
+
+  const from = (url: string, address: string, token: string) =>
+    fetch(`${url}/api/session`, {
+      method: 'POST',
+      headers: { origin: url, 'content-type': 'application/json', 'x-forwarded-for': address },
+      body: JSON.stringify({ actor: 'someone', token }),
+    })
+
+  it('when the console trusts its proxy (CONSOLE_TRUST_PROXY), then each forwarded client has its own limit', async () => {
+    const { url } = await start({ ADMIN_TOKEN: TOKEN, CONSOLE_TRUST_PROXY: '127.0.0.1,::1' })
+    for (let i = 0; i < 5; i++)
+      expect((await from(url, '203.0.113.7', `guess-${i}-guess-guess`)).status).toBe(401)
+    expect((await from(url, '203.0.113.7', TOKEN)).status).toBe(429)
+    expect((await from(url, '198.51.100.9', TOKEN)).status).toBe(200)
+  })
+
+  it('when the console trusts no proxy (the default), then X-Forwarded-For does not escape the limit', async () => {
+    const { url } = await start()
+    for (let i = 0; i < 5; i++)
+      expect((await from(url, '203.0.113.7', `guess-${i}-guess-guess`)).status).toBe(401)
+    expect((await from(url, '198.51.100.9', TOKEN)).status).toBe(429)
+  })
 })
 
 describe('POST /api/actions', () => {
