@@ -63,8 +63,8 @@ export interface FactNode {
   deadLetters: {
     service: ServiceName
     queue: string
-    handler: string
-    reason: string
+    handler: string | null
+    reason: string | null
     deadLetteredAt: string | null
   }[]
   /** A forward fact that occurred after the order had ended (e.g. a capture after the deadline). */
@@ -136,15 +136,6 @@ function emptyNode(id: string, type: string): FactNode {
   }
 }
 
-/** The trace id of a row: its `traceId`, else the one in its `traceparent` header (W3C). */
-function traceIdOf(row: OutboxRecord): string | null {
-  if (typeof row.traceId === 'string') return row.traceId
-  const parent = row.headers?.traceparent
-  const match =
-    typeof parent === 'string' ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(parent) : null
-  return match?.[1] ?? null
-}
-
 /** The nodes from every outbox (the producers' truth), then the timeline and the dead letters. */
 function collectNodes(input: ChoreographyInput): Map<string, FactNode> {
   const nodes = new Map<string, FactNode>()
@@ -160,7 +151,7 @@ function collectNodes(input: ChoreographyInput): Map<string, FactNode> {
         occurredAt: row.occurredAt,
         publishedAt: row.publishedAt,
         failedAt: row.failedAt,
-        traceId: traceIdOf(row),
+        traceId: row.traceId ?? null,
       })
     }
   }
@@ -173,12 +164,12 @@ function collectNodes(input: ChoreographyInput): Map<string, FactNode> {
   }
   for (const [, letters] of entries(input.deadLetters)) {
     for (const letter of letters) {
-      if (!nodes.has(letter.messageId)) {
-        nodes.set(letter.messageId, {
-          ...emptyNode(letter.messageId, letter.type),
-          causationId: letter.causationId,
-        })
-      }
+      // A message without an id (not published by an outbox) cannot be a fact of the graph.
+      if (letter.messageId === null || nodes.has(letter.messageId)) continue
+      nodes.set(letter.messageId, {
+        ...emptyNode(letter.messageId, letter.type ?? 'unknown'),
+        causationId: letter.causationId,
+      })
     }
   }
   return nodes
@@ -242,6 +233,7 @@ export function buildChoreography(input: ChoreographyInput, now: Date): Choreogr
   attachConsumers(nodes, input)
   const deadLetters = entries(input.deadLetters).flatMap(([, letters]) => letters)
   for (const letter of deadLetters) {
+    if (letter.messageId === null) continue
     const { service, queue, handler, reason, deadLetteredAt } = letter
     nodes.get(letter.messageId)?.deadLetters.push({ service, queue, handler, reason, deadLetteredAt })
   }

@@ -94,4 +94,39 @@ describe('buildChoreography', () => {
     ])
     expect(consumers(own.id)).toEqual([])
   })
+
+  it('when a dead letter has no message id (the broker dead-lettered a message no outbox published), then it is listed but is no fact of the graph', () => {
+    const placed = order({})
+    const messageId = randomUUID()
+    const letter = {
+      service: 'payment' as const,
+      queue: 'payment.charge-payment.dlq',
+      messageId: null,
+      type: null,
+      routingKey: null,
+      correlationId: placed.id,
+      causationId: null,
+      aggregateId: placed.id,
+      reason: 'delivery limit',
+      handler: null,
+      deadLetteredAt: null,
+      payload: 'not json',
+    }
+    const withId = { ...letter, messageId, type: 'order.created.v1', routingKey: 'order.created' }
+    const { nodes, deadLetters } = buildChoreography(
+      { ...empty, order: placed, deadLetters: { payment: [letter, withId] } },
+      new Date(),
+    )
+    expect(nodes.map((n) => n.id)).toEqual([messageId])
+    expect(nodes[0]!.deadLetters).toEqual([
+      {
+        service: 'payment',
+        queue: letter.queue,
+        handler: null,
+        reason: 'delivery limit',
+        deadLetteredAt: null,
+      },
+    ])
+    expect(deadLetters).toHaveLength(2)
+  })
 })

@@ -5,83 +5,21 @@
  * missing when a service answers an older shape.
  */
 
-/** `GET /admin/messaging/summary`. */
-export interface MessagingSummary {
-  service: string
-  at: string
-  broker: 'connected' | 'down'
-  outbox: {
-    pending: number
-    parked: number
-    oldestPendingAt: string | null
-    oldestPendingAgeMs: number | null
-  }
-  queues: {
-    handler: string
-    queue: string
-    ready: number | null
-    consumers: number | null
-    deadLetterQueue: string
-    deadLettered: number | null
-  }[]
-}
-
-/** One outbox row (`GET /admin/messaging/records`, `/parked`). */
-export interface OutboxRecord {
-  id: string
-  type: string
-  routingKey: string
-  aggregateId: string
-  correlationId: string | null
-  causationId: string | null
-  state: 'pending' | 'published' | 'parked'
-  attempts: number
-  lastError: string | null
-  occurredAt: string
-  publishedAt: string | null
-  failedAt: string | null
-  payload: unknown
-  /** The W3C trace id of the row's `traceparent`, where the service exposes it (not in the contract). */
-  traceId?: string | null
-  headers?: Record<string, unknown>
-}
-
-/** One inbox row: which handler of the service consumed the message, when. */
-export interface InboxRow {
-  messageId: string
-  handler: string
-  receivedAt: string
-}
-
-/** One message in a dead-letter queue. */
-export interface DeadLetter {
-  messageId: string
-  type: string
-  routingKey: string
-  correlationId: string | null
-  causationId: string | null
-  aggregateId: string | null
-  reason: string
-  handler: string
-  deadLetteredAt: string | null
-  payload: unknown
-}
+// The messaging admin surface's answers are @saga/messaging's own types (README.md, "Admin surface"):
+// the console reads what the package serialises, so one definition serves both ends.
+export type {
+  AdminAction,
+  DeadLetter,
+  InboxRecord as InboxRow,
+  MessagingSummary,
+  OutboxRecord,
+} from '@saga/messaging'
+import type { DeadLetterQueueView } from '@saga/messaging'
 
 /** `GET /admin/messaging/dead-letters`. */
 export interface DeadLetterPage {
   service: string
-  queues: { queue: string; handler: string; count: number; messages: DeadLetter[] }[]
-}
-
-/** One recorded admin action (`GET /admin/messaging/actions`). */
-export interface AdminAction {
-  id: string
-  at: string
-  actor: string
-  action: string
-  target: string
-  ids: string[]
-  detail: unknown
+  queues: DeadLetterQueueView[]
 }
 
 /** One 10-second bucket of `GET /orders/stats`. */

@@ -24,7 +24,7 @@ function perQueue(
 ): PlannedRequest[] {
   const groups = new Map<string, PlannedRequest>()
   for (const letter of letters) {
-    if (!selected.has(letter.messageId)) continue
+    if (letter.messageId === null || !selected.has(letter.messageId)) continue
     const key = `${letter.service}\u0000${letter.queue}`
     const group = groups.get(key) ?? { kind, service: letter.service, queue: letter.queue, ids: [] }
     group.ids.push(letter.messageId)
@@ -81,26 +81,38 @@ export function DeadLetters({ rows, canAct, busy, start }: RepairProps<PlacedDea
           </tr>
         </thead>
         <tbody>
-          {rows.map((d) => (
+          {rows.map((d, i) => (
             <tr
-              key={`${d.queue}-${d.messageId}`}
+              key={`${d.queue}-${d.messageId ?? i}`}
               data-testid="dead-letter-row"
-              data-message-id={d.messageId}
+              data-message-id={d.messageId ?? undefined}
               data-queue={d.queue}
               data-service={d.service}
             >
               {canAct && (
                 <td>
-                  <input
-                    type="checkbox"
-                    data-testid="dead-letter-select"
-                    aria-label={`select ${d.messageId}`}
-                    checked={selected.has(d.messageId)}
-                    onChange={() => toggle(d.messageId)}
-                  />
+                  {d.messageId === null ? (
+                    // The admin routes pick dead letters by message id; one without it is not theirs to move.
+                    <span
+                      title="no message id: move it with the broker's own tools"
+                      aria-label="not selectable"
+                    >
+                      –
+                    </span>
+                  ) : (
+                    <input
+                      type="checkbox"
+                      data-testid="dead-letter-select"
+                      aria-label={`select ${d.messageId}`}
+                      checked={selected.has(d.messageId)}
+                      onChange={() => d.messageId !== null && toggle(d.messageId)}
+                    />
+                  )}
                 </td>
               )}
-              <td title={d.messageId}>{eventName(d.routingKey)}</td>
+              <td title={d.messageId ?? 'no message id'}>
+                {d.routingKey === null ? (d.type ?? 'unknown') : eventName(d.routingKey)}
+              </td>
               <td className="mono">
                 {d.service} / {d.queue}
               </td>
