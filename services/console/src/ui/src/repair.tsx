@@ -41,6 +41,52 @@ interface RepairProps<T> {
   start: (kind: PlannedRequest['kind'], requests: PlannedRequest[]) => void
 }
 
+/** One dead letter; a letter without a message id cannot be selected (the admin routes pick by id). */
+function DeadLetterRow(props: {
+  letter: PlacedDeadLetter
+  canAct: boolean
+  selected: boolean
+  toggle: (id: string) => void
+}) {
+  const { letter: d, canAct, selected, toggle } = props
+  const id = d.messageId
+  return (
+    <tr
+      data-testid="dead-letter-row"
+      data-message-id={id ?? undefined}
+      data-queue={d.queue}
+      data-service={d.service}
+    >
+      {canAct && (
+        <td>
+          {id === null ? (
+            <span title="no message id: move it with the broker's own tools" aria-label="not selectable">
+              –
+            </span>
+          ) : (
+            <input
+              type="checkbox"
+              data-testid="dead-letter-select"
+              aria-label={`select ${id}`}
+              checked={selected}
+              onChange={() => toggle(id)}
+            />
+          )}
+        </td>
+      )}
+      <td title={id ?? 'no message id'}>
+        {d.routingKey === null ? (d.type ?? 'unknown') : eventName(d.routingKey)}
+      </td>
+      <td className="mono">
+        {d.service} / {d.queue}
+      </td>
+      <td className="mono">{d.handler}</td>
+      <td>{d.reason}</td>
+      <td className="mono">{clock(d.deadLetteredAt)}</td>
+    </tr>
+  )
+}
+
 /** The order's dead letters, selectable, with requeue and discard (dry run first). */
 export function DeadLetters({ rows, canAct, busy, start }: RepairProps<PlacedDeadLetter>) {
   const { selected, toggle, clear } = useSelection()
@@ -82,44 +128,13 @@ export function DeadLetters({ rows, canAct, busy, start }: RepairProps<PlacedDea
         </thead>
         <tbody>
           {rows.map((d, i) => (
-            <tr
+            <DeadLetterRow
               key={`${d.queue}-${d.messageId ?? i}`}
-              data-testid="dead-letter-row"
-              data-message-id={d.messageId ?? undefined}
-              data-queue={d.queue}
-              data-service={d.service}
-            >
-              {canAct && (
-                <td>
-                  {d.messageId === null ? (
-                    // The admin routes pick dead letters by message id; one without it is not theirs to move.
-                    <span
-                      title="no message id: move it with the broker's own tools"
-                      aria-label="not selectable"
-                    >
-                      –
-                    </span>
-                  ) : (
-                    <input
-                      type="checkbox"
-                      data-testid="dead-letter-select"
-                      aria-label={`select ${d.messageId}`}
-                      checked={selected.has(d.messageId)}
-                      onChange={() => d.messageId !== null && toggle(d.messageId)}
-                    />
-                  )}
-                </td>
-              )}
-              <td title={d.messageId ?? 'no message id'}>
-                {d.routingKey === null ? (d.type ?? 'unknown') : eventName(d.routingKey)}
-              </td>
-              <td className="mono">
-                {d.service} / {d.queue}
-              </td>
-              <td className="mono">{d.handler}</td>
-              <td>{d.reason}</td>
-              <td className="mono">{clock(d.deadLetteredAt)}</td>
-            </tr>
+              letter={d}
+              canAct={canAct}
+              selected={d.messageId !== null && selected.has(d.messageId)}
+              toggle={toggle}
+            />
           ))}
         </tbody>
       </table>
