@@ -108,6 +108,28 @@ export async function bootstrapDatabases(opts: BootstrapOptions = {}): Promise<S
   return targets
 }
 
+/**
+ * The sessions other than the caller's on the fleet's databases (`pg_stat_activity`): a running
+ * fleet's pools, or anyone else's `psql`. Empty when none is open or the databases do not exist.
+ * @returns one entry per database with sessions, `{ database, sessions }`
+ */
+export async function databaseSessions(
+  opts: BootstrapOptions = {},
+): Promise<Array<{ database: string; sessions: number }>> {
+  const admin = new pg.Client({ connectionString: opts.postgresUrl ?? DEFAULT_POSTGRES_URL })
+  await admin.connect()
+  try {
+    const { rows } = await admin.query<{ database: string; sessions: number }>(
+      `SELECT datname AS database, count(*)::int AS sessions FROM pg_stat_activity
+        WHERE datname = ANY($1) AND pid <> pg_backend_pid() GROUP BY datname ORDER BY datname`,
+      [serviceDatabases(opts).map((t) => t.database)],
+    )
+    return rows
+  } finally {
+    await admin.end()
+  }
+}
+
 /** Drops the databases (closing their connections, PostgreSQL 13+) and roles `bootstrapDatabases` made. */
 export async function dropDatabases(opts: BootstrapOptions = {}): Promise<void> {
   const admin = new pg.Client({ connectionString: opts.postgresUrl ?? DEFAULT_POSTGRES_URL })

@@ -149,6 +149,25 @@ export async function ensureBrokerUsers(
   }
 }
 
+/**
+ * The broker connections open as `users` (`rabbitmqctl list_connections user`): a running fleet's
+ * services. Empty when none is.
+ * @returns one entry per user with connections, `{ user, connections }`
+ * @throws Error naming the rabbitmqctl command when it fails
+ */
+export async function brokerConnections(
+  users: ReadonlyArray<Pick<BrokerUser, 'user'>>,
+  rabbitmqctl = process.env.RABBITMQCTL ?? 'rabbitmqctl',
+): Promise<Array<{ user: string; connections: number }>> {
+  const { stdout } = await rabbitmqctlRunner(rabbitmqctl)('list_connections', 'user', '--formatter', 'json')
+  const counts = new Map(users.map((u) => [u.user, 0]))
+  for (const { user } of JSON.parse(stdout || '[]') as Array<{ user: string }>) {
+    const count = counts.get(user)
+    if (count !== undefined) counts.set(user, count + 1)
+  }
+  return [...counts].filter(([, n]) => n > 0).map(([user, connections]) => ({ user, connections }))
+}
+
 /** What `dropBrokerObjects` removed. */
 export interface DroppedBrokerObjects {
   queues: string[]

@@ -67,7 +67,10 @@ export function bootstrapProgram() {
     version: packageVersion(import.meta.url),
   })
     .option('--prefix <p>', `name them <p>order_service, <p>payment_service, ...`, parsePrefix)
-    .option('--drop', 'drop the databases, roles, queues, exchange and broker users instead of creating them')
+    .option(
+      '--drop',
+      'drop the databases, roles, queues, exchange and broker users instead of creating them (a stopped fleet only)',
+    )
     .addHelpText(
       'after',
       `

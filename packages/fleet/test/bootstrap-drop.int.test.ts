@@ -6,7 +6,7 @@ import amqp from 'amqplib'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bootstrapDatabases, dropDatabases, serviceDatabases } from '../src/bootstrap.js'
-import { brokerUsers, deleteBrokerUsers, ensureBrokerUsers } from '../src/broker-users.js'
+import { amqpUrlFor, brokerUsers, deleteBrokerUsers, ensureBrokerUsers } from '../src/broker-users.js'
 import { fleetBrokerNames } from '../src/start-env.js'
 import { runNode } from './cli-processes.js'
 
@@ -97,6 +97,41 @@ afterAll(async () => {
 describe('npm run bootstrap -- --prefix <p> --drop', () => {
   const env = { POSTGRES_URL: postgresUrl, AMQP_URL: amqpUrl }
 
+  it('when rabbitmqctl cannot be run, then it exits 1 naming the command, and nothing is dropped', async () => {
+    const refused = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], {
+      ...env,
+      RABBITMQCTL: '/nonexistent/rabbitmqctl',
+    })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`Cannot tell whether the ${prefix} fleet is still running`)
+    expect(refused.stderr).toContain('/nonexistent/rabbitmqctl list_connections')
+    expect(await databasesNow()).toHaveLength(4)
+    expect(await usersNow()).toHaveLength(4)
+  })
+
+  it('when the fleet is still connected to its database and broker, then nothing is dropped and it says what is open', async () => {
+    const [order] = serviceDatabases({ prefix })
+    const session = new pg.Client({
+      connectionString: postgresUrl.replace(/\/postgres$/, `/${order!.database}`),
+    })
+    await session.connect()
+    const service = await amqp.connect(amqpUrlFor(users[1]!, amqpUrl))
+    try {
+      const refused = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toContain(`The ${prefix} fleet is still connected, so nothing was dropped`)
+      expect(refused.stderr).toContain(`1 session(s) on database ${order!.database}`)
+      expect(refused.stderr).toContain(`1 broker connection(s) as ${users[1]!.user}`)
+      expect(await databasesNow()).toHaveLength(4)
+      expect((await queuesNow()).sort()).toEqual([...fleetQueues, ...bystanders].sort())
+      expect(await exchangeExists()).toBe(true)
+      expect(await usersNow()).toHaveLength(4)
+    } finally {
+      await session.end()
+      await service.close()
+    }
+  })
+
   it("when a fleet's databases and broker objects exist, then it removes them all and nothing else", async () => {
     expect(await databasesNow()).toHaveLength(4)
     expect((await queuesNow()).sort()).toEqual([...fleetQueues, ...bystanders].sort())
@@ -121,15 +156,5 @@ describe('npm run bootstrap -- --prefix <p> --drop', () => {
     expect(again.stdout).toContain(
       `deleted the ${prefix} fleet's 0 queues, exchange ${names.exchange} and broker users (none left)`,
     )
-  })
-
-  it('when rabbitmqctl cannot be run, then it exits 1 naming the command and what it could not delete', async () => {
-    const refused = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], {
-      ...env,
-      RABBITMQCTL: '/nonexistent/rabbitmqctl',
-    })
-    expect(refused.code).toBe(1)
-    expect(refused.stderr).toContain(`Cannot delete the ${prefix} fleet's queues, exchange ${names.exchange}`)
-    expect(refused.stderr).toContain('/nonexistent/rabbitmqctl list_queues')
   })
 })
