@@ -53,6 +53,16 @@ const MESSAGES = [
   'query read timeout',
 ]
 
+/**
+ * SQLSTATEs that mean "unavailable" only with a given message, because the code alone is also used
+ * for bugs: 55000 object_not_in_prerequisite_state is what a connection gets from a database whose
+ * connections are switched off (`ALTER DATABASE … ALLOW_CONNECTIONS false`, maintenance), and also
+ * what `currval` before `nextval` gets.
+ */
+const REFUSALS: ReadonlyArray<{ code: string; text: string }> = [
+  { code: '55000', text: 'is not currently accepting connections' },
+]
+
 interface ErrorLike {
   code?: unknown
   originalCode?: unknown
@@ -75,12 +85,13 @@ function matches(e: ErrorLike): boolean {
   }
   if (typeof e.kind === 'string' && ADAPTER_KINDS.has(e.kind)) return true
   const text = typeof e.message === 'string' ? e.message.toLowerCase() : ''
+  if (REFUSALS.some((r) => codesOf(e).includes(r.code) && text.includes(r.text))) return true
   return MESSAGES.some((m) => text.startsWith(m) || text.includes(`: ${m}`))
 }
 
 /**
  * Whether `error` means the database cannot serve the request now: unreachable, connection closed,
- * reset or refused, sessions terminated by an administrator or a restart, the server starting or
+ * reset or refused (by the server, or by a database whose connections are switched off), sessions terminated by an administrator or a restart, the server starting or
  * shutting down, too many connections, no pool connection or transaction slot within its wait, or a
  * lock or statement that ran past the session limits. Such a request may succeed a moment later, so
  * the error handler answers 503 with `Retry-After`, never 500. Looks at the error, its `cause` chain

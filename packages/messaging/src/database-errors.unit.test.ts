@@ -53,6 +53,10 @@ describe('isDatabaseUnavailable', () => {
       Object.assign(new Error('x'), { code: '08006', severity: 'FATAL' }),
     ],
     ['a wrapped cause', new Error('driver adapter failed', { cause: socket('ECONNRESET') })],
+    [
+      'a database whose connections are switched off',
+      Object.assign(new Error('database "shop" is not currently accepting connections'), { code: '55000' }),
+    ],
   ])('when the error is %s, then it means unavailable', (_name, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true)
   })
@@ -62,6 +66,12 @@ describe('isDatabaseUnavailable', () => {
     ['a check violation in raw SQL', prisma('P2010', pgCause('23514', 'new row violates check constraint'))],
     ['a syntax error', Object.assign(new Error('syntax error at or near "SELEC"'), { code: '42601' })],
     ['a bug', new TypeError('cannot read properties of undefined')],
+    [
+      'the same SQLSTATE for a bug (currval before nextval)',
+      Object.assign(new Error('currval of sequence "s" is not yet defined in this session'), {
+        code: '55000',
+      }),
+    ],
     ['a message merely mentioning a connection', new Error('the connection pool config is invalid')],
     ['not an error', 'Connection terminated'],
   ])('when the error is %s, then it does not', (_name, error) => {

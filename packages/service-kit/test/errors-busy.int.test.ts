@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { z } from 'zod'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -15,11 +16,23 @@ const prismaError = (code: string, message: string): Error =>
 let app: ServiceApp
 let pool: pg.Pool
 let held: pg.PoolClient
+// A database whose connections are switched off, as for maintenance (ALLOW_CONNECTIONS false).
+const closedDatabase = `kit_closed_${randomBytes(4).toString('hex')}`
+const admin = async (sql: string) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
 
 beforeAll(async () => {
   // One connection, held by the test: the next request for one times out, as in an exhausted pool.
   pool = new pg.Pool({ connectionString: adminUrl, max: 1, connectionTimeoutMillis: 100 })
   held = await pool.connect()
+  await admin(`CREATE DATABASE ${closedDatabase} ALLOW_CONNECTIONS false`)
   app = await createServiceApp({ service: 'kit-busy', logLevel: 'silent' })
   // With the shared error schemas, so the 503 below is also checked through its response schema.
   app.get(
@@ -38,6 +51,13 @@ beforeAll(async () => {
   app.get('/wrapped', () => {
     throw new Error('driver adapter failed', { cause: new Error('timeout exceeded when trying to connect') })
   })
+  app.get('/closed', async () => {
+    const client = new pg.Client({ connectionString: adminUrl.replace(/\/[^/]*$/, `/${closedDatabase}`) })
+    client.on('error', () => undefined)
+    await client.connect()
+    await client.end()
+    return { ok: true }
+  })
   app.get('/bug', () => {
     throw new TypeError('cannot read properties of undefined')
   })
@@ -48,6 +68,7 @@ afterAll(async () => {
   await app?.close()
   held?.release()
   await pool?.end()
+  await admin(`DROP DATABASE IF EXISTS ${closedDatabase}`)
 })
 
 const expectBusy = (res: Awaited<ReturnType<ServiceApp['inject']>>, requestId: string): void => {
@@ -81,6 +102,11 @@ describe('error handler and an overloaded database', () => {
   it('when the connection timeout is the cause of a wrapping error, then 503 too', async () => {
     const res = await app.inject({ method: 'GET', url: '/wrapped', headers: { 'x-request-id': 'wrapped' } })
     expectBusy(res, 'wrapped')
+  })
+
+  it('when the database does not accept connections now (ALLOW_CONNECTIONS false), then 503, not 500', async () => {
+    const res = await app.inject({ method: 'GET', url: '/closed', headers: { 'x-request-id': 'closed' } })
+    expectBusy(res, 'closed')
   })
 
   it('when a route fails for another reason, then still 500 without Retry-After', async () => {
