@@ -156,9 +156,19 @@ export async function parseOptions<Opts extends OptionValues>(
 function withoutHelpAfterUnknownCommand(program: CommandUnknownOpts, argv: readonly string[]): string[] {
   const path: string[] = []
   let command = program
+  let skipValue = false
   for (const token of argv) {
-    // A command with subcommands takes only flags (-h, -V); the first word names the subcommand.
-    if (token.startsWith('-')) continue
+    if (skipValue) {
+      skipValue = false
+      continue
+    }
+    // A command with subcommands takes flags (-h, -V) and options with a value (`--prefix p_`): the
+    // first other word names the subcommand.
+    if (token.startsWith('-')) {
+      const option = command.options.find((o) => o.long === token || o.short === token)
+      skipValue = option?.required === true
+      continue
+    }
     if (command.commands.length === 0 || token === 'help') return [...argv]
     const next = command.commands.find((c) => c.name() === token || c.aliases().includes(token))
     if (!next) return [...path, token]

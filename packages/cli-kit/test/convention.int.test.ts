@@ -29,6 +29,18 @@ describe('the CLI convention', () => {
     }
   })
 
+  it("when the program's own option takes a value before the command, then the value is not taken for a command", async () => {
+    expect(await lines('--prefix', 'p:', 'lines', '--count', '2')).toMatchObject({
+      code: 0,
+      stdout: 'p:line 0\np:line 1\n',
+      stderr: '',
+    })
+    expect(await lines('--prefix', 'lines', 'lnes', '--help')).toMatchObject({
+      code: 2,
+      stderr: "error: unknown command 'lnes' (did you mean lines?)\nRun 'lines-cli --help' for usage.\n",
+    })
+  })
+
   it('when --version is given, then the version goes to stdout, exit 0', async () => {
     expect(await lines('--version')).toMatchObject({ code: 0, stdout: '1.2.3\n', stderr: '' })
   })

@@ -3,14 +3,19 @@
 /* global process, setImmediate */
 import { createCli, parse, runCli, usageError } from '../dist/index.js'
 
-const program = createCli({ name: 'lines-cli', description: 'prints lines', version: '1.2.3' })
+const program = createCli({ name: 'lines-cli', description: 'prints lines', version: '1.2.3' }).option(
+  '--prefix <p>',
+  'put <p> before every line',
+  '',
+)
 program
   .command('lines')
   .description('print --count lines')
   .option('--count <n>', 'how many', parse.positiveInteger, 100_000)
   .action(async (options) => {
+    const prefix = program.opts().prefix
     for (let i = 0; i < options.count; i++) {
-      process.stdout.write(`line ${i}\n`)
+      process.stdout.write(`${prefix}line ${i}\n`)
       // Yield now and then, as a real command awaiting I/O does.
       if (i % 1_000 === 0) await new Promise((resolve) => setImmediate(resolve))
     }

@@ -41,7 +41,7 @@ describe('npm run order (bin/order.js)', () => {
 
   it('when the CLI is built, then the launcher runs it with the arguments given', async () => {
     const { stdout } = await run('node', [launcher, 'help'])
-    expect(stdout).toContain('Usage: npm run order -- <command>')
+    expect(stdout).toContain('Usage: npm run order -- [--prefix <p>] <command>')
   })
 
   // npm prints `> node packages/fleet/bin/order.js cancel ***`: it redacts anything shaped like a
@@ -92,6 +92,29 @@ describe('the order CLI against fakes of the fleet and real outbox tables', () =
       const result = await order(args, env)
       expect(`${result.stdout}${result.stderr}`, args[0]).toContain(expected)
       expect(`${result.stdout}${result.stderr}`, args[0]).not.toContain('fetch failed')
+    }
+  })
+
+  it('when --prefix names a fleet whose exchange the broker does not have, then place --follow says so and names --prefix, not a broker outage', async () => {
+    const orderId = randomUUID()
+    const orderService = await serve((_request, response) => {
+      response.setHeader('content-type', 'application/json')
+      response
+        .writeHead(201)
+        .end(JSON.stringify({ id: orderId, status: 'PENDING', total: { amount: 1, currency: 'EUR' } }))
+    })
+    try {
+      const prefix = `nx${randomUUID().slice(0, 8)}_`
+      const result = await order(['--prefix', prefix, 'place', '--sku', 'MUG-001', '--follow'], {
+        ORDER_SERVICE_URL: orderService.url,
+        AMQP_URL,
+      })
+      expect(result.code).toBe(1)
+      expect(result.stdout).toContain(`order ${orderId} placed`)
+      expect(result.stderr).toContain(`has no exchange '${prefix}saga.events'`)
+      expect(result.stderr).toContain('give the CLI the same --prefix')
+    } finally {
+      await orderService.close()
     }
   })
 

@@ -93,8 +93,8 @@ export async function place(settings: CliSettings, options: PlaceOptions): Promi
     if (watcher === undefined) return 0
     if (typeof watcher === 'string') {
       err(
-        `cannot follow order ${answer.id}: ${watcher}. The order is placed; its facts wait in the ` +
-          `outboxes until the broker is back. See where it stands: npm run order -- where ${answer.id}`,
+        `cannot follow order ${answer.id}: ${watcher}. The order is placed; ` +
+          `see where it stands: npm run order -- where ${answer.id}`,
       )
       return 1
     }

@@ -9,7 +9,8 @@ import {
   parkedRetry,
   place,
 } from './commands.js'
-import { loadSettings } from './settings.js'
+import { parsePrefix } from '../fleet-cli.js'
+import { loadSettings, type CliSettings } from './settings.js'
 import { where } from './where.js'
 
 const ENVIRONMENT = `
@@ -17,15 +18,20 @@ Environment:
   <SERVICE>_SERVICE_URL    each service's base URL, SERVICE one of ORDER, PAYMENT,
                            INVENTORY, SHIPMENT (default: http://127.0.0.1 and
                            <SERVICE>_PORT, else 3001-3004, as npm start)
-  AMQP_URL, AMQP_EXCHANGE  the broker and the events exchange (saga.events)
+  AMQP_URL, AMQP_EXCHANGE  the broker and the events exchange (<prefix>saga.events)
   <SERVICE>_DATABASE_URL   each service's database, for its outbox rows
-  <SERVICE>_QUEUE_PREFIX   each service's queue prefix (default: its name)
+                           (default: <prefix><service>_service on 127.0.0.1:5432)
+  <SERVICE>_QUEUE_PREFIX   each service's queue prefix (default: <prefix><service>)
   RABBITMQ_MANAGEMENT_URL  optional, to list the broker's queues
 
 Exit codes: 0 done; 1 refused or failed (the reason on stderr); 2 usage error;
 3 the order was not final within --timeout.`
 
 const TIMEOUT_HELP = 'how long to wait for the final event, ms'
+
+/** The settings for the fleet the program's `--prefix` names (`loadSettings`). */
+const settingsOf = (program: Program): CliSettings =>
+  loadSettings(process.env, (program.opts() as { prefix?: string }).prefix ?? '')
 
 /** Sets the action's outcome as the process's exit code. */
 const exitWith = async (code: Promise<number>): Promise<void> => {
@@ -46,7 +52,12 @@ export function orderProgram() {
       'repair dead-lettered messages and parked outbox rows of a running fleet.',
     version: packageVersion(import.meta.url),
   })
-    .usage('<command> [options]')
+    .usage('[--prefix <p>] <command> [options]')
+    .option(
+      '--prefix <p>',
+      'the fleet npm start -- --prefix <p> runs: its databases, queues and exchange (default: none)',
+      parsePrefix,
+    )
     .addHelpText('after', ENVIRONMENT)
   addPlace(program)
   addOrderCommands(program)
@@ -83,7 +94,7 @@ function addPlace(program: Program): void {
       const quantities = options.qty ?? []
       if (quantities.length > options.sku.length) throw usageError(command, 'more --qty than --sku')
       await exitWith(
-        place(loadSettings(), {
+        place(settingsOf(program), {
           skus: options.sku,
           quantities,
           price: options.price,
@@ -104,7 +115,7 @@ function addOrderCommands(program: Program): void {
     .description("print the order's event chain, from the outboxes and then live, until it is final")
     .argument('<orderId>', 'the order', parse.uuid)
     .addOption(new Option('--timeout <ms>', TIMEOUT_HELP).argParser(parse.positiveInteger).default(30_000))
-    .action((orderId, options) => exitWith(follow(loadSettings(), orderId, options.timeout)))
+    .action((orderId, options) => exitWith(follow(settingsOf(program), orderId, options.timeout)))
 
   program
     .command('where')
@@ -113,7 +124,7 @@ function addOrderCommands(program: Program): void {
         'in the four outboxes, what it waits for and from whom, its dead letters',
     )
     .argument('<orderId>', 'the order', parse.uuid)
-    .action((orderId) => exitWith(where(loadSettings(), orderId)))
+    .action((orderId) => exitWith(where(settingsOf(program), orderId)))
 
   program
     .command('cancel')
@@ -123,7 +134,7 @@ function addOrderCommands(program: Program): void {
       'after',
       '\nAn order that waits long enough to cancel: place --sku MUG-001 --payment tok_slow',
     )
-    .action((orderId) => exitWith(cancel(loadSettings(), orderId)))
+    .action((orderId) => exitWith(cancel(settingsOf(program), orderId)))
 }
 
 /** `dlq` and `parked`: what waits for a person, and how to send it on. */
@@ -132,7 +143,7 @@ function addRepairCommands(program: Program): void {
   dlq
     .command('list')
     .description('every dead-lettered message, by queue, with its order and reason')
-    .action(() => exitWith(dlqList(loadSettings())))
+    .action(() => exitWith(dlqList(settingsOf(program))))
   dlq
     .command('requeue')
     .description("move a dead-lettered message (or every one, --all) back to its handler's queue")
@@ -141,22 +152,22 @@ function addRepairCommands(program: Program): void {
     .action((messageId, options, command) => {
       if ((options.all === true) === (messageId !== undefined))
         throw usageError(command, 'give a messageId or --all, not both and not neither')
-      return exitWith(dlqRequeue(loadSettings(), messageId))
+      return exitWith(dlqRequeue(settingsOf(program), messageId))
     })
   dlq
     .command('discard')
     .description('print a dead-lettered message, then remove it from its dead-letter queue')
     .argument('<messageId>', 'the message (dlq list shows the ids)', parse.uuid)
-    .action((messageId) => exitWith(dlqDiscard(loadSettings(), messageId)))
+    .action((messageId) => exitWith(dlqDiscard(settingsOf(program), messageId)))
 
   const parked = program.command('parked').description('outbox rows whose publishing gave up')
   parked
     .command('list')
     .description('the parked rows of the four services, oldest first, with their last error')
-    .action(() => exitWith(parkedList(loadSettings())))
+    .action(() => exitWith(parkedList(settingsOf(program))))
   parked
     .command('retry')
     .description("make a parked row pending again; its service's relay publishes it at its next poll")
     .argument('<id>', 'the row (parked list shows the ids)', parse.uuid)
-    .action((id) => exitWith(parkedRetry(loadSettings(), id)))
+    .action((id) => exitWith(parkedRetry(settingsOf(program), id)))
 }

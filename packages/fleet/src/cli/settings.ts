@@ -1,6 +1,6 @@
 import { SERVICES, type ServiceName } from '@saga/contracts'
-import { portOf } from '../start-env.js'
 import { DEFAULT_AMQP_URL } from '../bootstrap.js'
+import { fleetBrokerNames, portOf } from '../start-env.js'
 
 export { SERVICES, type ServiceName }
 
@@ -27,20 +27,24 @@ export interface CliSettings {
 }
 
 /**
- * Reads the settings from `env`.
+ * Reads the settings from `env`, for the fleet `npm start -- --prefix <prefix>` started (default:
+ * the unprefixed one): its databases `<prefix><service>_service`, queues `<prefix><service>.…` and
+ * exchange `<prefix>saga.events`, each overridable by its variable. The ports are `npm start`'s
+ * (`<SERVICE>_PORT`), so the same environment serves both.
  * @throws Error when a `<SERVICE>_PORT` is not a TCP port
  */
-export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings {
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, prefix = ''): CliSettings {
+  const names = fleetBrokerNames(prefix, env)
   const services = Object.fromEntries(
     SERVICES.map((s) => {
       const key = s.toUpperCase()
-      const db = `${s}_service`
+      const db = `${prefix}${s}_service`
       return [
         s,
         {
           url: (env[`${key}_SERVICE_URL`] ?? `http://127.0.0.1:${portOf(s, env)}`).replace(/\/$/, ''),
           databaseUrl: env[`${key}_DATABASE_URL`] ?? `postgres://${db}:${db}@127.0.0.1:5432/${db}`,
-          queuePrefix: env[`${key}_QUEUE_PREFIX`] ?? s,
+          queuePrefix: env[`${key}_QUEUE_PREFIX`] ?? names.queuePrefixes[s],
         },
       ]
     }),
@@ -48,7 +52,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): CliSettings 
   return {
     orderUrl: services.order.url,
     amqpUrl: env.AMQP_URL ?? DEFAULT_AMQP_URL,
-    exchange: env.AMQP_EXCHANGE ?? 'saga.events',
+    exchange: names.exchange,
     adminToken: env.ADMIN_TOKEN || undefined,
     services,
   }
@@ -61,7 +65,8 @@ const NO_ANSWER =
 /**
  * Why the broker could not be used, naming its address without the credentials, e.g. `the broker at
  * 127.0.0.1:5672 did not answer (connect ECONNREFUSED 127.0.0.1:5672)`; an answer that refused (a
- * login, an exchange that does not exist) reads `the broker at 127.0.0.1:5672 refused (...)`.
+ * login) reads `the broker at 127.0.0.1:5672 refused (...)`; a missing exchange says which, and that
+ * the CLI's --prefix must be npm start's.
  */
 export function brokerUnreachable(amqpUrl: string, error: unknown): string {
   let where = 'the broker'
@@ -74,6 +79,13 @@ export function brokerUnreachable(amqpUrl: string, error: unknown): string {
   }
   const code = (error as { code?: unknown } | undefined)?.code
   const reason = error instanceof Error ? error.message : String(error)
+  const exchange = /NOT_FOUND - no exchange '([^']*)'/.exec(reason)?.[1]
+  if (exchange !== undefined) {
+    return (
+      `${where} has no exchange '${exchange}': no fleet has run with these names; if npm start was ` +
+      'given --prefix, give the CLI the same --prefix (or AMQP_EXCHANGE the exchange)'
+    )
+  }
   const noAnswer = NO_ANSWER.test(`${typeof code === 'string' ? code : ''} ${reason}`)
   return `${where} ${noAnswer ? 'did not answer' : 'refused'} (${reason})`
 }
