@@ -2,8 +2,10 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
+    // src/**/*.unit.test.ts takes in the UI's pure modules too (src/ui/src/*.unit.test.ts); the UI's
+    // components are not tested here (they need a browser).
     include: ['src/**/*.unit.test.ts', 'test/**/*.test.ts'],
-    exclude: ['src/ui/**', 'node_modules/**'],
+    exclude: ['node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     fileParallelism: false,

@@ -18,12 +18,24 @@ export interface ActionRequest {
   dryRun: boolean
 }
 
+/** One field a service refused, and why (the `details` of its 4xx error shape). */
+export interface ErrorDetail {
+  path: string
+  issue: string
+}
+
 /** One order of a cancel action, as `POST /api/actions` answers it. */
 export interface CancelResult {
   id: string
   outcome: 'cancelled' | 'would-cancel' | 'not-pending' | 'not-found' | 'failed'
+  /** The order service's HTTP status, null when it did not answer. */
   status: number | null
+  /** The order service's message (its error shape's), or why it did not answer; null on success. */
   message: string | null
+  /** The action the order service recorded for this order; null for a dry run or a refusal. */
+  actionId: string | null
+  /** What the order service found wrong with the request (a 4xx's `details`); empty otherwise. */
+  details: ErrorDetail[]
 }
 
 /** One outcome of a dead-letter or parked-row action, as the service answers it. */

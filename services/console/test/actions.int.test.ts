@@ -222,13 +222,103 @@ describe('POST /api/actions, cancel', () => {
       dryRun: true,
       actionId: null,
       results: [
-        { id: pending, outcome: 'would-cancel', status: 200, message: null },
-        { id: confirmed, outcome: 'not-pending', status: 409, message: `Order ${confirmed} is CONFIRMED` },
+        { id: pending, outcome: 'would-cancel', status: 200, message: null, actionId: null, details: [] },
+        {
+          id: confirmed,
+          outcome: 'not-pending',
+          status: 409,
+          message: `Order ${confirmed} is CONFIRMED`,
+          actionId: null,
+          details: [],
+        },
       ],
     })
     expect(
       fleet.stubs.order.received.find((r) => r.path === `/admin/orders/${pending}/cancel`)?.body,
     ).toEqual({ dryRun: true })
+  })
+
+  it('when one order is cancelled for real, then the action the order service recorded is passed on', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const id = randomUUID()
+    fleet.stubs.order.behaviour.answers.set(`/admin/orders/${id}/cancel`, {
+      status: 200,
+      body: { dryRun: false, actionId: '41', outcome: 'cancelled' },
+    })
+    const response = await write(
+      url,
+      '/api/actions',
+      { kind: 'cancel', service: 'order', ids: [id], dryRun: false },
+      cookie,
+    )
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({
+      dryRun: false,
+      actionId: '41',
+      results: [{ id, outcome: 'cancelled', status: 200, message: null, actionId: '41', details: [] }],
+    })
+  })
+
+  it('when several orders are cancelled for real, then each result names its recorded action and the answer names none', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const [first, second, gone] = [randomUUID(), randomUUID(), randomUUID()]
+    for (const [id, actionId] of [
+      [first, '51'],
+      [second, '52'],
+    ] as const)
+      fleet.stubs.order.behaviour.answers.set(`/admin/orders/${id}/cancel`, {
+        status: 200,
+        body: { dryRun: false, actionId, outcome: 'cancelled' },
+      })
+    fleet.stubs.order.behaviour.answers.set(`/admin/orders/${gone}/cancel`, {
+      status: 404,
+      body: { error: 'Not Found', message: `Order ${gone} not found`, details: [] },
+    })
+    const response = await write(
+      url,
+      '/api/actions',
+      { kind: 'cancel', service: 'order', ids: [first, second, gone], dryRun: false },
+      cookie,
+    )
+    const body = (await response.json()) as {
+      actionId: string | null
+      results: { actionId: string | null }[]
+    }
+    expect(body.actionId).toBeNull()
+    expect(body.results.map((r) => r.actionId)).toEqual(['51', '52', null])
+  })
+
+  it('when the order service refuses an id as invalid, then its details come back in the outcome', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const details = [{ path: 'params.id', issue: 'Invalid UUID' }]
+    fleet.stubs.order.behaviour.answers.set('/admin/orders/nope/cancel', {
+      status: 400,
+      body: { error: 'Bad Request', message: 'The request is invalid', details },
+    })
+    const response = await write(
+      url,
+      '/api/actions',
+      { kind: 'cancel', service: 'order', ids: ['nope'], dryRun: true },
+      cookie,
+    )
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({
+      dryRun: true,
+      actionId: null,
+      results: [
+        {
+          id: 'nope',
+          outcome: 'failed',
+          status: 400,
+          message: 'The request is invalid',
+          actionId: null,
+          details,
+        },
+      ],
+    })
   })
 })
 

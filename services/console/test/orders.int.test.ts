@@ -79,6 +79,16 @@ describe('GET /api/orders', () => {
     expect(body.message).toBe('The order service did not answer within 200 ms')
     expect(body.requestId).toBe(response.headers.get('x-request-id'))
   })
+
+  it('when the order service is down, then 502 saying in a sentence that it is unreachable', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole(fleet.env)
+    await fleet.stubs.order.close()
+    const response = await fetch(`${console_.url}/api/orders`)
+    expect(response.status).toBe(502)
+    const body = (await response.json()) as { message: string }
+    expect(body.message).toBe('The order service is unreachable (ECONNREFUSED)')
+  })
 })
 
 /** Starts stubs knowing the fixture's order (and another one), and reads the order's join. */

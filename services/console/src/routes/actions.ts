@@ -3,7 +3,7 @@ import { HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { guard, requireJson, requireSameOrigin, type SessionStore } from '../session.js'
-import type { ActionRequest, ActionsPage, CancelResult } from '../api-types.js'
+import type { ActionRequest, ActionsPage, CancelResult, ErrorDetail } from '../api-types.js'
 import type { AdminAction } from '../shapes.js'
 import type { Actor, Answer, Upstream } from '../upstream.js'
 import { sessionIdOf, writesDisabled } from './session.js'
@@ -36,15 +36,43 @@ export const ActionBody = z
 // The schema accepts exactly the API's ActionRequest.
 const _sameShape: z.infer<typeof ActionBody> extends ActionRequest ? true : never = true
 
-/** The outcome of one `POST /admin/orders/:id/cancel`. */
+/** The `details: [{ path, issue }]` of a service's 4xx error shape; none when the body has other shapes. */
+function errorDetails(body: unknown): ErrorDetail[] {
+  const details = (body as { details?: unknown } | null)?.details
+  if (!Array.isArray(details)) return []
+  return details.flatMap((d: unknown) => {
+    const { path, issue } = (d ?? {}) as { path?: unknown; issue?: unknown }
+    return typeof path === 'string' && typeof issue === 'string' ? [{ path, issue }] : []
+  })
+}
+
+/**
+ * The outcome of one `POST /admin/orders/:id/cancel`: a 2xx carries the recorded action's id (the
+ * order service's `AdminCancelAnswer.actionId`, null for a dry run); a refusal carries the
+ * service's message and `details`, so the person sees why (an id that is not a UUID, say).
+ */
 function cancelResult(id: string, dryRun: boolean, answer: Answer): CancelResult {
-  if (answer.kind === 'no-answer') return { id, outcome: 'failed', status: null, message: answer.reason }
-  const message = (answer.body as { message?: unknown } | null)?.message
-  const text = typeof message === 'string' ? message : null
-  if (answer.status >= 200 && answer.status < 300)
-    return { id, outcome: dryRun ? 'would-cancel' : 'cancelled', status: answer.status, message: text }
+  if (answer.kind === 'no-answer')
+    return { id, outcome: 'failed', status: null, message: answer.reason, actionId: null, details: [] }
+  const body = answer.body as { message?: unknown; actionId?: unknown } | null
+  const message = typeof body?.message === 'string' ? body.message : null
+  if (answer.status >= 200 && answer.status < 300) {
+    const actionId = !dryRun && typeof body?.actionId === 'string' ? body.actionId : null
+    const outcome = dryRun ? 'would-cancel' : 'cancelled'
+    return { id, outcome, status: answer.status, message, actionId, details: [] }
+  }
   const outcome = answer.status === 404 ? 'not-found' : answer.status === 409 ? 'not-pending' : 'failed'
-  return { id, outcome, status: answer.status, message: text }
+  return { id, outcome, status: answer.status, message, actionId: null, details: errorDetails(body) }
+}
+
+/**
+ * The answer's `actionId` for a cancel: the order service records one action per cancelled order,
+ * so this is that action's id when exactly one order was cancelled, and null otherwise (a dry run,
+ * nothing cancelled, or several: then each result's `actionId` names its own).
+ */
+function cancelActionId(results: CancelResult[]): string | null {
+  const recorded = results.flatMap((r) => (r.actionId === null ? [] : [r.actionId]))
+  return recorded.length === 1 ? (recorded[0] ?? null) : null
 }
 
 /** Options of `actionRoutes`. */
@@ -65,7 +93,10 @@ const PATHS = {
  * or many, as a dry run first (`dryRun: true` answers what would happen) and then for real. Needs the
  * console's session, `application/json` and a same-origin `Origin`; the console forwards it with the
  * admin token and the session's actor. The service's answer is passed on (`{ dryRun, actionId,
- * results }`); a cancel answers `{ dryRun, actionId: null, results: CancelResult[] }`.
+ * results }`). A cancel is one request per order and answers `{ dryRun, actionId, results:
+ * CancelResult[] }`: each result carries the action the order service recorded for its order
+ * (`actionId`) and, when refused, the service's message and `details`; the top-level `actionId` is
+ * the recorded action when exactly one order was cancelled, else null (see each result's).
  * GET /api/actions: the recorded actions of every service, newest first, and which could be read.
  */
 export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
@@ -108,7 +139,7 @@ export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
             cancelResult(id, body.dryRun, await upstream.post('order', path, { dryRun: body.dryRun }, by)),
           )
         }
-        return { dryRun: body.dryRun, actionId: null, results }
+        return { dryRun: body.dryRun, actionId: cancelActionId(results), results }
       }
       const payload =
         body.kind === 'retry'

@@ -8,6 +8,19 @@ const isClientErrorBody = (body: unknown): boolean =>
   typeof body === 'object' && body !== null && 'message' in body && 'details' in body
 
 /**
+ * The sentence a 502 or 504 says about `service`: `The order service is unreachable (ECONNREFUSED)`,
+ * `The order service did not answer within 1500 ms`, `The order service answered HTTP 500: …`.
+ * `reason` is the upstream's short reason (`unreachable (…)` or `did not answer within …` when
+ * `status` is null, `answerReason`'s `HTTP …` otherwise), which also stands alone as a label
+ * elsewhere (`not live: unreachable (ECONNREFUSED)`), so the verb is added here.
+ */
+export function serviceFailureSentence(service: ServiceName, status: number | null, reason: string): string {
+  if (status !== null) return `The ${service} service answered ${reason}`
+  if (reason.startsWith('unreachable')) return `The ${service} service is ${reason}`
+  return `The ${service} service ${reason}`
+}
+
+/**
  * Answers a failed read or write of a service: its 4xx as it is (the same error shape, e.g. an
  * order's 404 or a bad filter's 400), a timeout as 504, anything else (no answer, a 5xx) as 502
  * naming the service and the reason, with the request id like every 5xx.
@@ -29,7 +42,7 @@ export function replyUpstreamFailure(
   request.log.warn({ service, status, reason }, 'a service did not answer the console')
   return reply.code(code).send({
     error: timedOut ? 'Gateway Timeout' : 'Bad Gateway',
-    message: `The ${service} service ${status === null ? reason : `answered ${reason}`}`,
+    message: serviceFailureSentence(service, status, reason),
     requestId: request.id,
   })
 }

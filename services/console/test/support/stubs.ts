@@ -329,7 +329,10 @@ function postAnswer(path: string, body: { messageIds?: string[]; ids?: string[];
     return { status: 200, body: { dryRun, actionId: dryRun ? null : '8', results } }
   }
   if (/^\/admin\/orders\/[^/]+\/cancel$/.test(path))
-    return { status: 200, body: { dryRun, actionId: dryRun ? null : '9' } }
+    return {
+      status: 200,
+      body: { dryRun, actionId: dryRun ? null : '9', outcome: dryRun ? 'would-cancel' : 'cancelled' },
+    }
   return { status: 404, body: { error: 'Not Found', message: `Route POST ${path} not found`, details: [] } }
 }
 

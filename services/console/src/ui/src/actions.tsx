@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import { api, type ActionAnswer, type ActionRequest } from './api.js'
 import { errorMessage, useConsole } from './context.js'
+import { outcomeNote } from './messages.js'
 
 /** One request of an action, before its dry-run flag is set. */
 export type PlannedRequest = Omit<ActionRequest, 'dryRun'>
@@ -29,6 +30,17 @@ const runAll = (requests: PlannedRequest[], dryRun: boolean) =>
     Promise.resolve([]),
   )
 
+/**
+ * The ids of the actions the services recorded: each answer's, and each cancelled order's (the
+ * order service records one action per order), without repeats.
+ */
+const recordedIds = (answers: ActionAnswer[]): string[] =>
+  [
+    ...new Set(
+      answers.flatMap((a) => [a.actionId, ...a.results.map((r) => ('actionId' in r ? r.actionId : null))]),
+    ),
+  ].filter((id): id is string => id !== null)
+
 function Outcomes({ answers, testId }: { answers: ActionAnswer[]; testId: string }) {
   const rows = answers.flatMap((a) => a.results)
   return (
@@ -40,7 +52,9 @@ function Outcomes({ answers, testId }: { answers: ActionAnswer[]; testId: string
             <tr key={`${id}-${i}`} data-testid="outcome-row" data-id={id} data-outcome={r.outcome}>
               <td className="mono">{id}</td>
               <td>{r.outcome}</td>
-              <td className="muted">{'message' in r ? (r.message ?? '') : ''}</td>
+              <td className="muted" data-testid="outcome-note">
+                {'message' in r ? outcomeNote(r.message, r.details) : ''}
+              </td>
             </tr>
           )
         })}
@@ -94,8 +108,8 @@ export function useActionFlow(onDone: () => void): ActionFlow {
         <>
           <strong>
             Done: {flow.kind}
-            {flow.done.some((a) => a.actionId !== null) &&
-              ` (recorded as action ${flow.done.flatMap((a) => (a.actionId === null ? [] : [a.actionId])).join(', ')})`}
+            {recordedIds(flow.done).length > 0 &&
+              ` (recorded as action ${recordedIds(flow.done).join(', ')})`}
           </strong>
           <Outcomes answers={flow.done} testId="action-result" />
           <button data-testid="action-close" onClick={() => setFlow(null)}>

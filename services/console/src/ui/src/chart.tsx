@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react'
 import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
+import { timeAxis } from './chart-axis.js'
 
 /** One line of a chart: its label, colour and values (null where there is no value). */
 export interface Line {
@@ -38,7 +39,7 @@ export function TimeChart({ times, lines, unit, testId, height = 200, xRange }: 
       width: Math.max(element.clientWidth, 300),
       height,
       scales: { x: { time: true } },
-      axes: [{}, { label: unit, size: 60 }],
+      axes: [timeAxis, { label: unit, size: 60 }],
       series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.stroke, width: 2, spanGaps: false }))],
     }
     const chart = new uPlot(options, [[], ...lines.map(() => [])], element)

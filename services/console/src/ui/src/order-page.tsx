@@ -1,10 +1,11 @@
 import { useCallback, useEffect, useState } from 'react'
 import { useActionFlow } from './actions.js'
-import { api, type OrderDetail } from './api.js'
+import { api, ApiError, type OrderDetail } from './api.js'
 import { errorMessage, useConsole } from './context.js'
 import { dateTime, duration, money } from './format.js'
 import { ChoreographyGraph } from './graph.js'
 import { HopsTable } from './hops.js'
+import { orderReadFailure } from './messages.js'
 import { DeadLetters, ParkedRows } from './repair.js'
 
 /** How often a PENDING order's page is read again, ms (a final one is not). */
@@ -78,19 +79,32 @@ function RecordedActions({ detail }: { detail: OrderDetail }) {
   )
 }
 
-/** Reads the order, again every few seconds while it is PENDING; `now` ticks for the time left. */
+/**
+ * Reads the order, again every few seconds while it is PENDING; `now` ticks for the time left.
+ * `failure` is what the page shows when it has no order to show after a failed read
+ * (`orderReadFailure`): an unknown order is said once, on the page; other failures also go to the banner.
+ */
 function useOrder(id: string) {
   const { reportError } = useConsole()
   const [detail, setDetail] = useState<OrderDetail | null>(null)
+  const [failure, setFailure] = useState<string | null>(null)
   const [now, setNow] = useState(Date.now())
   const load = useCallback(() => {
     api
       .order(id)
       .then((d) => {
         setDetail(d)
+        setFailure(null)
         setNow(Date.now())
       })
-      .catch((error: unknown) => reportError(`Order ${id}: ${errorMessage(error)}`))
+      .catch((error: unknown) => {
+        const status = error instanceof ApiError ? error.status : null
+        const said = orderReadFailure(id, status, errorMessage(error))
+        // An unknown order has nothing left to show; after any other failure the order read before stays.
+        if (status === 404) setDetail(null)
+        setFailure(said.page)
+        if (said.banner !== null) reportError(said.banner)
+      })
   }, [id, reportError])
   useEffect(load, [load])
   const pending = detail?.order.status === 'PENDING'
@@ -103,14 +117,20 @@ function useOrder(id: string) {
       clearInterval(tick)
     }
   }, [pending, load])
-  return { detail, now, load }
+  return { detail, failure, now, load }
 }
 
 /** `/orders/:id`: the order's choreography, hops, dead letters and parked rows with actions, and its actions. */
 export function OrderPage({ id }: { id: string }) {
   const { session } = useConsole()
-  const { detail, now, load } = useOrder(id)
+  const { detail, failure, now, load } = useOrder(id)
   const flow = useActionFlow(load)
+  if (detail === null && failure !== null)
+    return (
+      <p className="muted" data-testid="order-unavailable">
+        {failure}
+      </p>
+    )
   if (detail === null) return <p className="muted">Loading order {id}…</p>
   const canAct = session.signedIn
   const template = detail.traceUrlTemplate
