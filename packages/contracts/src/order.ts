@@ -56,17 +56,18 @@ export type FailedStep = z.infer<typeof FailedStep>
 
 /**
  * Why an order was cancelled by the order service itself rather than by a failing step: its deadline
- * passed while it was PENDING (`deadline_exceeded`), or the customer asked (`customer_requested`,
- * `POST /orders/:id/cancel`). A step's failure keeps that step's own reason code.
+ * passed while it was PENDING (`deadline_exceeded`), the customer asked (`customer_requested`,
+ * `POST /orders/:id/cancel`), or an operator did (`operator_requested`, `POST /admin/orders/:id/cancel`,
+ * who is in the service's recorded admin actions). A step's failure keeps that step's own reason code.
  */
-export const CancelReason = z.enum(['deadline_exceeded', 'customer_requested'])
+export const CancelReason = z.enum(['deadline_exceeded', 'customer_requested', 'operator_requested'])
 export type CancelReason = z.infer<typeof CancelReason>
 
 /**
  * The order was cancelled. Terminal. `reason` is the failing step's reason code (e.g.
  * `card_declined`, `out_of_stock`, `unsupported_country`), or a {@link CancelReason}.
  * `failedStep` names the step that failed, or, for `deadline_exceeded`, the step the order was still
- * waiting for; it is absent when the customer cancelled. Every service that did something for the
+ * waiting for; it is absent when the customer or an operator cancelled. Every service that did something for the
  * order undoes it when it sees this fact (refund, release, cancel the shipment); a service that has
  * not seen the order yet remembers the cancellation and does nothing for it later
  * (docs/architecture.md, "Cancellation and late facts").

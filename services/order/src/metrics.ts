@@ -1,4 +1,4 @@
-import type { FailedStep } from '@saga/contracts'
+import { CancelReason, type FailedStep } from '@saga/contracts'
 import type { ReactionDeps } from '@saga/messaging'
 import { Counter, Histogram, type Registry } from 'prom-client'
 import { cancellationLabel } from './domain/order.js'
@@ -41,7 +41,7 @@ const FINAL_STATE_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 /**
  * Makes the order service's series:
  * - `saga_order_cancellations_total{cause}` (cause one of payment, stock, shipment,
- *   deadline_exceeded, customer_requested: bounded whatever reason codes the steps use);
+ *   deadline_exceeded, customer_requested, operator_requested: bounded whatever reason codes the steps use);
  * - `saga_order_deadlines_fired_total`;
  * - `saga_order_time_to_final_state_seconds{status}`: one observation per order that becomes
  *   CONFIRMED or CANCELLED (`status`), its age then in seconds, from created_at, on the database's
@@ -55,11 +55,11 @@ export function createOrderMetrics(): OrderMetrics & { register(registry: Regist
     name: 'saga_order_cancellations_total',
     help:
       'Orders this process turned CANCELLED, by cause: the failed step (payment, stock, shipment), ' +
-      'deadline_exceeded or customer_requested.',
+      'deadline_exceeded, customer_requested or operator_requested.',
     labelNames: ['cause'],
     registers: [],
   })
-  for (const cause of ['payment', 'stock', 'shipment', 'deadline_exceeded', 'customer_requested']) {
+  for (const cause of ['payment', 'stock', 'shipment', ...CancelReason.options]) {
     cancellations.inc({ cause }, 0)
   }
   const fired = new Counter({

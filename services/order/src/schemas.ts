@@ -134,7 +134,7 @@ export const ListOrdersQuery = z.strictObject({
   }),
   cancellationReason: ReasonCode.optional().meta({
     description:
-      "Only orders cancelled with this reason (a step's reason code, deadline_exceeded, customer_requested)",
+      "Only orders cancelled with this reason (a step's reason code, deadline_exceeded, customer_requested, operator_requested)",
   }),
   placedAfter: QueryInstant.optional().meta({ description: 'Only orders created at or after this instant' }),
   placedBefore: QueryInstant.optional().meta({ description: 'Only orders created before this instant' }),

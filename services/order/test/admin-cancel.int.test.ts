@@ -41,22 +41,25 @@ const recorded = async () =>
   ).rows
 
 describe('POST /admin/orders/:id/cancel', () => {
-  it('when an operator cancels a PENDING order, then it is CANCELLED for the customer, announced once, and the action recorded with it', async () => {
+  it('when an operator cancels a PENDING order, then it is CANCELLED as operator_requested, announced once with that reason, and the action recorded with it', async () => {
     const id = await pendingOrder(db)
     const before = (await recorded()).length
     const response = await cancel(id)
     expect(response.statusCode).toBe(200)
     expect(response.json()).toMatchObject({ dryRun: false, outcome: 'cancelled' })
     expect(response.json<{ actionId: string }>().actionId).toMatch(/^\d+$/)
-    expect(await statusOf(id)).toEqual({ status: 'CANCELLED', cancellation_reason: 'customer_requested' })
-    expect(await emitted(db, id, OrderCancelled)).toHaveLength(1)
+    expect(await statusOf(id)).toEqual({ status: 'CANCELLED', cancellation_reason: 'operator_requested' })
+    const announced = await emitted(db, id, OrderCancelled)
+    expect(announced).toHaveLength(1)
+    expect(announced[0]!.payload).toMatchObject({ reason: 'operator_requested' })
+    expect(announced[0]!.payload).not.toHaveProperty('failedStep')
     expect((await recorded()).slice(before)).toEqual([
       {
         actor: 'ops@example',
         action: 'order.cancel',
         target: 'order',
         ids: [id],
-        detail: { reason: 'customer_requested' },
+        detail: { reason: 'operator_requested' },
       },
     ])
 

@@ -29,7 +29,7 @@ const CANCELLING_FAILURES = new Set(
  * The events an order still waits for, given the routing keys of the facts seen so far, each with
  * the service expected to produce it (derived from the saga map). Empty when the saga is complete
  * (terminal and every compensation done). Before any fact, it waits for `order.created`. An order
- * cancelled by the order service itself (its deadline or its customer: `order.cancelled` without a
+ * cancelled by the order service itself (its deadline, its customer or an operator: `order.cancelled` without a
  * step's failure before it) waits for nothing: each step undoes what it did, if anything, and a
  * step fact still in flight (a late `shipment.created`) is answered by nobody.
  */

@@ -1,3 +1,4 @@
+import { CancelReason } from '@saga/contracts'
 import { waitingFor } from './chain.js'
 import { callOrderService, probeHealth, type HealthSeen } from './http.js'
 import { outboxRowsOfOrder } from './outbox.js'
@@ -47,9 +48,11 @@ export function fateLines(order: OrderSeen, now: Date): string[] {
     lines.push(
       reason === 'customer_requested'
         ? 'cause: the customer cancelled it'
-        : reason === 'deadline_exceeded'
-          ? `cause: its deadline${order.deadlineAt ? ` (${order.deadlineAt})` : ''} passed while it waited for ${step ?? '?'}`
-          : `cause: the ${step ?? '?'} step failed (${reason ?? '?'})`,
+        : reason === 'operator_requested'
+          ? "cause: an operator cancelled it (the order service's admin actions say who)"
+          : reason === 'deadline_exceeded'
+            ? `cause: its deadline${order.deadlineAt ? ` (${order.deadlineAt})` : ''} passed while it waited for ${step ?? '?'}`
+            : `cause: the ${step ?? '?'} step failed (${reason ?? '?'})`,
     )
   }
   for (const event of order.events ?? []) {
@@ -180,8 +183,7 @@ async function writeOrderStatus(
       const reason = body.cancellationReason ?? body.reason
       write(`order ${orderId}: ${body.status ?? '?'}${reason ? ` (${reason})` : ''}`)
       for (const line of fateLines(body, new Date())) write(line)
-      cancelledByOrder =
-        body.status === 'CANCELLED' && (reason === 'customer_requested' || reason === 'deadline_exceeded')
+      cancelledByOrder = body.status === 'CANCELLED' && CancelReason.safeParse(reason).success
     } else write(`order ${orderId}: the order service answered ${res.status}`)
   } catch (error) {
     write(`order ${orderId}: ${error instanceof Error ? error.message : String(error)}`)

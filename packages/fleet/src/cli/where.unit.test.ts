@@ -17,9 +17,12 @@ describe('fateLines', () => {
     )
   })
 
-  it('when the order was cancelled, then the cause names the customer, the deadline with its step, or the failed step', () => {
+  it('when the order was cancelled, then the cause names the customer, an operator, the deadline with its step, or the failed step', () => {
     expect(fateLines({ status: 'CANCELLED', cancellationReason: 'customer_requested' }, now)).toEqual([
       'cause: the customer cancelled it',
+    ])
+    expect(fateLines({ status: 'CANCELLED', cancellationReason: 'operator_requested' }, now)).toEqual([
+      "cause: an operator cancelled it (the order service's admin actions say who)",
     ])
     expect(
       fateLines(

@@ -1,7 +1,7 @@
 /**
  * The order's rules, pure: totals and status transitions. No I/O; time is passed in.
  */
-import type { FailedStep, OrderLine } from '@saga/contracts'
+import type { CancelReason, FailedStep, OrderLine } from '@saga/contracts'
 
 /**
  * ORDER_DEADLINE_MS's default, how long an order may stay PENDING: 10 minutes, far above a healthy
@@ -30,8 +30,8 @@ export interface ConfirmCommand {
 }
 /**
  * Cancel the order keeping the reason: a step failed (its reason code and step), its deadline passed
- * (`deadline_exceeded` and the step it was waiting for), or the customer asked (`customer_requested`,
- * no step).
+ * (`deadline_exceeded` and the step it was waiting for), or the customer or an operator asked
+ * (`customer_requested`, `operator_requested`, no step).
  */
 export interface CancelCommand {
   kind: 'cancel'
@@ -94,16 +94,21 @@ export function decide(status: OrderStatus, command: OrderCommand, now: Date): T
   }
 }
 
-/** Who ended an order CANCELLED: a failing step, its deadline, or its customer. */
-export type CancelCause = 'step' | 'deadline' | 'customer'
+/** Who ended an order CANCELLED: a failing step, its deadline, its customer, or an operator. */
+export type CancelCause = 'step' | 'deadline' | 'customer' | 'operator'
 
-/** The cause of a cancellation with `reason` (the two reasons of `CancelReason`, else a step's code). */
-export const cancelCause = (reason: string): CancelCause =>
-  reason === 'deadline_exceeded' ? 'deadline' : reason === 'customer_requested' ? 'customer' : 'step'
+const CAUSES: ReadonlyMap<string, CancelCause> = new Map<CancelReason, CancelCause>([
+  ['deadline_exceeded', 'deadline'],
+  ['customer_requested', 'customer'],
+  ['operator_requested', 'operator'],
+])
+
+/** The cause of a cancellation with `reason` (a reason of `CancelReason`, else a step's code). */
+export const cancelCause = (reason: string): CancelCause => CAUSES.get(reason) ?? 'step'
 
 /**
  * The `cause` label of `saga_order_cancellations_total`: the failed step for a step's failure, else the
- * reason; bounded to five values whatever reason codes the steps invent.
+ * reason; bounded to six values whatever reason codes the steps invent.
  */
 export const cancellationLabel = (reason: string, failedStep: FailedStep | undefined): string =>
   cancelCause(reason) === 'step' ? (failedStep ?? 'payment') : reason
@@ -123,6 +128,8 @@ export function cancelNote(reason: string, failedStep: FailedStep | undefined): 
   switch (cancelCause(reason)) {
     case 'customer':
       return 'cancelled by the customer'
+    case 'operator':
+      return 'cancelled by an operator'
     case 'deadline':
       return `cancelled by its deadline while waiting for ${failedStep ?? 'a step'}`
     case 'step':

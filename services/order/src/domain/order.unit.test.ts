@@ -76,10 +76,13 @@ describe('cancellations by the order itself', () => {
     expect(cancellationLabel('unsupported_country', 'shipment')).toBe('shipment')
     expect(cancellationLabel('deadline_exceeded', 'stock')).toBe('deadline_exceeded')
     expect(cancellationLabel('customer_requested', undefined)).toBe('customer_requested')
+    expect(cancellationLabel('operator_requested', undefined)).toBe('operator_requested')
+    expect(cancellationLabel('constructor', 'stock')).toBe('stock')
   })
 
   it('when the timeline notes a cancellation, then it says who did it', () => {
     expect(cancelNote('customer_requested', undefined)).toBe('cancelled by the customer')
+    expect(cancelNote('operator_requested', undefined)).toBe('cancelled by an operator')
     expect(cancelNote('deadline_exceeded', 'shipment')).toBe(
       'cancelled by its deadline while waiting for shipment',
     )

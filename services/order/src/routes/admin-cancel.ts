@@ -27,8 +27,8 @@ const AdminCancelAnswer = z
   .meta({ id: 'AdminCancelAnswer' })
 
 /**
- * `POST /admin/orders/:id/cancel`: an operator cancels a PENDING order as the customer's route does
- * (reason `customer_requested`, OrderCancelled announced, the steps done undone) and the action is
+ * `POST /admin/orders/:id/cancel`: an operator cancels a PENDING order as the customer's route does,
+ * with reason `operator_requested` (OrderCancelled announced, the steps done undone), and the action is
  * recorded in the same transaction (`recordAdminAction`: who from `x-admin-actor`, `order.cancel`).
  * Behind `adminWriteGuard` (bearer ADMIN_TOKEN, JSON body). A dry run decides under the order's lock
  * and changes nothing. 404 for an unknown order; 409 for one that is not PENDING (nothing recorded).
@@ -41,7 +41,7 @@ export const adminOrderRoutes: FastifyPluginCallbackZod<AdminOrderRoutesOptions>
       onRequest: adminWriteGuard({ token: adminToken }),
       schema: {
         operationId: 'adminCancelOrder',
-        summary: 'Cancel a PENDING order for the customer (operator; recorded)',
+        summary: 'Cancel a PENDING order as an operator (reason operator_requested; recorded)',
         description:
           'As POST /orders/:id/cancel, for an operator: needs Authorization: Bearer <ADMIN_TOKEN> and a JSON ' +
           'body, records who did it (x-admin-actor) with the change, and answers 409 for an order that is not ' +
@@ -60,8 +60,9 @@ export const adminOrderRoutes: FastifyPluginCallbackZod<AdminOrderRoutesOptions>
       let actionId: string | null = null
       const result = await cancelByCustomer(database, id, clock(), {
         dryRun,
+        reason: 'operator_requested',
         alsoInTransaction: async (tx) => {
-          const detail = { reason: 'customer_requested' }
+          const detail = { reason: 'operator_requested' }
           actionId = await recordAdminAction(tx, {
             actor,
             action: 'order.cancel',

@@ -1,3 +1,4 @@
+import type { CancelReason } from '@saga/contracts'
 import type { Database } from '@saga/messaging'
 import { decide } from '../domain/order.js'
 import type { Tx } from '../plugins/db.js'
@@ -18,7 +19,7 @@ export type CustomerCancelResult =
 
 /**
  * `POST /orders/:id/cancel`: under the order's row lock, a PENDING order becomes CANCELLED at `now`
- * with reason `customer_requested` (no failed step) and its OrderCancelled is enqueued in the same
+ * with reason `customer_requested` (`options.reason`: `operator_requested` for an operator's; no failed step) and its OrderCancelled is enqueued in the same
  * transaction (`database`: in the app `messaging`, whose transaction wakes the relay). A CANCELLED
  * order is left as it is (idempotent: nothing is emitted again); a CONFIRMED one is never cancelled.
  * A confirm racing with it waits for the lock and then finds the order CANCELLED (or the other way
@@ -33,7 +34,8 @@ export async function cancelByCustomer(
   return database.transaction(async (tx): Promise<CustomerCancelResult> => {
     const order = await lockOrder(tx, orderId)
     if (!order) return { kind: 'unknown' }
-    const transition = decide(order.status, { kind: 'cancel', reason: 'customer_requested' }, now)
+    const reason = options.reason ?? 'customer_requested'
+    const transition = decide(order.status, { kind: 'cancel', reason }, now)
     if (transition.kind === 'unchanged') {
       return transition.why === 'already-cancelled' ? { kind: 'already-cancelled' } : { kind: 'confirmed' }
     }
@@ -46,6 +48,8 @@ export async function cancelByCustomer(
 
 /** How `cancelByCustomer` runs for an operator (`POST /admin/orders/:id/cancel`). */
 export interface CancelOptions {
+  /** The reason recorded and announced; default `customer_requested`. */
+  reason?: Extract<CancelReason, 'customer_requested' | 'operator_requested'> | undefined
   /** Decide under the lock, change nothing: a PENDING order answers `would-cancel`. */
   dryRun?: boolean | undefined
   /** Runs in the cancel's transaction after the order changed (the admin action's record). */
