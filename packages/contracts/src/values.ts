@@ -107,7 +107,19 @@ export const ReasonCode = z
  * lower case only (`FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF` invalid, `ffffffff-...` valid), which is
  * neither case-insensitive nor what the database accepts.
  */
-export const Id = z.guid({ error: 'must be a UUID: 32 hexadecimal digits as 8-4-4-4-12' })
+export const Id = z.guid({
+  error: (issue) =>
+    issue.input === undefined ? 'is required' : 'must be a UUID: 32 hexadecimal digits as 8-4-4-4-12',
+})
+
+/**
+ * A page size from a query string (`?limit=50`): a whole number from 1 to `max`, refused in those
+ * words (zod's own would read `expected number, received NaN` for `?limit=abc`).
+ */
+export const pageLimit = (max: number) => {
+  const error = `must be a whole number from 1 to ${max}`
+  return z.coerce.number({ error }).int({ error }).min(1, { error }).max(max, { error })
+}
 
 /** An instant as an ISO 8601 / RFC 3339 string with offset, e.g. `2026-01-31T12:00:00.000Z`. */
 export const Instant = z.iso.datetime({ offset: true })

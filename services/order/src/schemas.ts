@@ -7,6 +7,7 @@ import {
   Currency,
   Id,
   MAX_ORDER_LINES,
+  pageLimit,
   PaymentMethod,
   Quantity,
   ReasonCode,
@@ -141,7 +142,7 @@ export const ListOrdersQuery = z.strictObject({
   deadlineBefore: QueryInstant.optional().meta({
     description: 'Only PENDING orders whose deadline passes before this instant (now: the overdue ones)',
   }),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(20),
+  limit: pageLimit(MAX_PAGE_SIZE).default(20),
   cursor: z
     .string()
     .max(200)

@@ -6,6 +6,7 @@ import { useServiceTestDatabase } from '@saga/service-kit/testing'
 import { database } from '../src/plugins/db.js'
 import { outboxOf } from '@saga/messaging/testing'
 import { orderBody } from './support/orders.js'
+import { MAX_PAGE_SIZE } from '../src/schemas.js'
 
 const db = useServiceTestDatabase(database, 'order_routes')
 const app = useOrderRouteApp(db)
@@ -297,6 +298,17 @@ describe('GET /orders', () => {
     expect(response.statusCode).toBe(400)
     expect(response.json<ErrorBody>().details.map((detail) => detail.path)).toContain(path)
   })
+
+  it.each(['abc', '2.5', '0'])(
+    'when the limit is %s, then 400 says it must be a whole number from 1 to 100',
+    async (limit) => {
+      const response = await app.inject({ method: 'GET', url: `/orders?limit=${limit}` })
+      expect(response.statusCode).toBe(400)
+      expect(response.json<ErrorBody>().details).toEqual([
+        { path: 'querystring.limit', issue: `must be a whole number from 1 to ${MAX_PAGE_SIZE}` },
+      ])
+    },
+  )
 
   it.each([
     ['limit=10&limit=20', 'limit', 2],

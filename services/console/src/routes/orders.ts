@@ -1,4 +1,4 @@
-import { Id } from '@saga/contracts'
+import { Id, pageLimit } from '@saga/contracts'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { readOrderDetail } from '../order-join.js'
@@ -21,7 +21,7 @@ export const OrdersQuery = z.strictObject({
   placedAfter: Instant.optional(),
   placedBefore: Instant.optional(),
   deadlineBefore: Instant.optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  limit: pageLimit(100).optional(),
   cursor: z.string().min(1).max(200).optional(),
 })
 
