@@ -2,7 +2,14 @@
  * The shapes of the console's own API (`/api/*`), for the server and the UI alike: the UI imports
  * them type-only, so a change of shape fails its typecheck. No runtime code, no fastify types.
  */
-export type { FleetSnapshot, OrdersSnapshot, ProbeState, ServiceSnapshot } from './fleet.js'
+export type {
+  FleetSnapshot,
+  OrdersSnapshot,
+  ProbeState,
+  QueueFigures,
+  ServiceQueues,
+  ServiceSnapshot,
+} from './fleet.js'
 export type { OrderDetail, SourceStates } from './order-join.js'
 export type { CausalEdge, Consumer, FactNode, PlacedDeadLetter, PlacedRecord } from './choreography.js'
 export type { AdminAction, OrderPage, OrderStats, OrderSummary } from './shapes.js'

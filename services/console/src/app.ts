@@ -47,7 +47,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
     token: config.ADMIN_TOKEN,
   })
   const poller = new Poller<FleetSnapshot>({
-    read: (seq) => readFleet({ upstream, urls: config.serviceUrls, pollMs: config.CONSOLE_POLL_MS }, seq),
+    read: (seq, previous) =>
+      readFleet({ upstream, urls: config.serviceUrls, pollMs: config.CONSOLE_POLL_MS }, seq, previous),
     intervalMs: config.CONSOLE_POLL_MS,
     onError: (error) => app.log.error({ err: error }, 'fleet poll failed'),
   })

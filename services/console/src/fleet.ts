@@ -12,6 +12,23 @@ export interface ProbeState {
   ms: number
 }
 
+/** One queue a service consumes, with its counts, as its messaging summary lists it. */
+export type QueueFigures = MessagingSummary['queues'][number]
+
+/**
+ * A service's queues as the fleet page shows them. `live`: from this poll's summary. `stale`: the
+ * summary could not be read this poll, so these are the figures of the last one read (`readAt`),
+ * kept in the console's memory because a down service's queue is where its messages wait; the
+ * console has no broker connection to count them now. `unknown`: the console has not read the
+ * service's summary since it started (`items` empty, `readAt` null).
+ */
+export interface ServiceQueues {
+  state: 'live' | 'stale' | 'unknown'
+  /** When the console read these figures: the start of the poll that read them (ISO 8601). */
+  readAt: string | null
+  items: QueueFigures[]
+}
+
 /** One service in the fleet snapshot. */
 export interface ServiceSnapshot {
   service: ServiceName
@@ -24,6 +41,8 @@ export interface ServiceSnapshot {
   /** Its `/admin/messaging/summary`, null when it could not be read (`messagingError` says why). */
   messaging: MessagingSummary | null
   messagingError: string | null
+  /** Its queues: this poll's, else the last ones read (see `ServiceQueues`). */
+  queues: ServiceQueues
 }
 
 /** What the poller read of the order service's orders. */
@@ -83,7 +102,32 @@ export function judgeService(
   return { health: 'up', reason: null }
 }
 
-async function readService(upstream: Upstream, service: ServiceName, url: string): Promise<ServiceSnapshot> {
+/**
+ * A service's queues after a poll: this poll's summary's when it was read, else the previous
+ * snapshot's figures marked stale with the time they were read, else unknown.
+ * @param messaging this poll's summary, null when it could not be read
+ * @param at when this poll started (ISO 8601)
+ * @param previous the service's queues in the previous snapshot; undefined before the first poll
+ */
+export function carryQueues(
+  messaging: MessagingSummary | null,
+  at: string,
+  previous: ServiceQueues | undefined,
+): ServiceQueues {
+  if (messaging !== null)
+    return { state: 'live', readAt: at, items: Array.isArray(messaging.queues) ? messaging.queues : [] }
+  if (previous === undefined || previous.state === 'unknown')
+    return { state: 'unknown', readAt: null, items: [] }
+  return { state: 'stale', readAt: previous.readAt, items: previous.items }
+}
+
+async function readService(
+  upstream: Upstream,
+  service: ServiceName,
+  url: string,
+  at: string,
+  previous: ServiceSnapshot | undefined,
+): Promise<ServiceSnapshot> {
   const [liveAnswer, readyAnswer, summaryAnswer] = await Promise.all([
     upstream.get(service, '/health/live'),
     upstream.get(service, '/health/ready'),
@@ -103,6 +147,7 @@ async function readService(upstream: Upstream, service: ServiceName, url: string
     ready,
     messaging,
     messagingError,
+    queues: carryQueues(messaging, at, previous?.queues),
   }
 }
 
@@ -134,15 +179,26 @@ export interface ReadFleetOptions {
  * One poll of the fleet: every service's `/health/live`, `/health/ready` and
  * `/admin/messaging/summary`, and the order service's `/orders/stats` and newest `/orders?limit=20`,
  * all at once. Never throws: a service that fails or times out is in the snapshot as down with the
- * reason, and takes at most the upstream timeout.
+ * reason, and takes at most the upstream timeout. A service whose summary cannot be read keeps the
+ * queues of `previous` (see `ServiceQueues`).
  * @param seq the poll's number
+ * @param previous the last snapshot read, whose queue figures a down service keeps; undefined at first
  */
-export async function readFleet(options: ReadFleetOptions, seq: number): Promise<FleetSnapshot> {
+export async function readFleet(
+  options: ReadFleetOptions,
+  seq: number,
+  previous?: FleetSnapshot,
+): Promise<FleetSnapshot> {
   const { upstream, urls, pollMs } = options
   const at = new Date()
   const started = performance.now()
+  const before = (service: ServiceName) => previous?.services.find((s) => s.service === service)
   const [services, orders] = await Promise.all([
-    Promise.all(SERVICE_NAMES.map((service) => readService(upstream, service, urls[service]))),
+    Promise.all(
+      SERVICE_NAMES.map((service) =>
+        readService(upstream, service, urls[service], at.toISOString(), before(service)),
+      ),
+    ),
     readOrders(upstream, options.windowSeconds ?? 300),
   ])
   return {

@@ -3,8 +3,12 @@ export type SnapshotListener<T> = (snapshot: T) => void
 
 /** Options of `Poller`. */
 export interface PollerOptions<T> {
-  /** Reads one snapshot; must not throw (a failure belongs in the snapshot). `seq` counts polls. */
-  read: (seq: number) => Promise<T>
+  /**
+   * Reads one snapshot; must not throw (a failure belongs in the snapshot). `seq` counts polls;
+   * `previous` is the last snapshot read (undefined before the first), for what a snapshot carries
+   * over from the one before.
+   */
+  read: (seq: number, previous: T | undefined) => Promise<T>
   /** Time from one poll's start to the next one's, ms (a poll that takes longer is followed at once). */
   intervalMs: number
   /** Told of a `read` that threw anyway; the poller goes on. */
@@ -87,7 +91,7 @@ export class Poller<T> {
   private poll(): Promise<T> {
     this.seq += 1
     const started = performance.now()
-    const reading = this.options.read(this.seq).then((snapshot) => {
+    const reading = this.options.read(this.seq, this.latestValue?.snapshot).then((snapshot) => {
       this.latestValue = { snapshot, at: started }
       for (const listener of this.listeners) listener(snapshot)
       return snapshot

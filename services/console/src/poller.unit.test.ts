@@ -59,4 +59,17 @@ describe('Poller', () => {
     expect(errors).toHaveLength(1)
     expect(seen[0]).toBe(2)
   })
+
+  it('when it reads, then it is given the last snapshot read', async () => {
+    const given: (number | undefined)[] = []
+    const poller = new Poller<number>({
+      read: (seq, previous) => Promise.resolve((given.push(previous), seq)),
+      intervalMs: 1,
+    })
+    await poller.current()
+    await sleep(5)
+    await poller.current()
+    poller.close()
+    expect(given).toEqual([undefined, 1])
+  })
 })

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { FleetSnapshot } from '../src/fleet.js'
 import { startConsole, type RunningConsole } from './support/console.js'
-import { startStubFleet, type StubFleet } from './support/stubs.js'
+import { startStub, startStubFleet, type StubFleet } from './support/stubs.js'
 
 let fleet: StubFleet | undefined
 let console_: RunningConsole | undefined
@@ -14,6 +14,23 @@ afterEach(async () => {
 })
 
 const getFleet = async (url: string) => (await (await fetch(`${url}/api/fleet`)).json()) as FleetSnapshot
+
+/** Asks `/api/fleet` until `done` holds of its answer (a new poll every interval), within 5 s. */
+async function fleetWhen(url: string, done: (snapshot: FleetSnapshot) => boolean): Promise<FleetSnapshot> {
+  const deadline = performance.now() + 5_000
+  for (;;) {
+    const snapshot = await getFleet(url)
+    if (done(snapshot)) return snapshot
+    if (performance.now() > deadline) throw new Error(`no such snapshot by poll ${snapshot.seq}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+const serviceOf = (snapshot: FleetSnapshot, service: string) => {
+  const found = snapshot.services.find((s) => s.service === service)
+  if (found === undefined) throw new Error(`${service} is not in poll ${snapshot.seq}`)
+  return found
+}
 
 /** Opens `/api/live` and resolves with the first `count` fleet snapshots, then closes the stream. */
 async function readLive(url: string, count: number): Promise<FleetSnapshot[]> {
@@ -82,6 +99,59 @@ describe('the fleet snapshot', () => {
     const snapshot = await getFleet(console_.url)
     expect(snapshot.orders).toMatchObject({ stats: null, recent: null })
     expect(snapshot.orders.error).toContain('order: unreachable')
+  })
+
+  it('when a service answered once and then stops answering, then its queues stay, stale, with the time they were read', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole({
+      ...fleet.env,
+      CONSOLE_POLL_MS: '100',
+      CONSOLE_UPSTREAM_TIMEOUT_MS: '300',
+    })
+    const first = await getFleet(console_.url)
+    const live = serviceOf(first, 'payment').queues
+    expect(live).toEqual({
+      state: 'live',
+      readAt: first.at,
+      items: [expect.objectContaining({ queue: 'payment.payment-handler', ready: 0, deadLettered: 3 })],
+    })
+    await fleet.stubs.payment.close()
+    const down = await fleetWhen(console_.url, (s) => serviceOf(s, 'payment').health === 'down')
+    expect(down.seq).toBeGreaterThan(first.seq)
+    expect(serviceOf(down, 'payment')).toMatchObject({
+      messaging: null,
+      queues: { state: 'stale', readAt: first.at, items: live.items },
+    })
+    expect(serviceOf(down, 'order').queues).toMatchObject({ state: 'live', readAt: down.at })
+  })
+
+  it('when a service that stopped answering answers again, then its queues are live again', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole({
+      ...fleet.env,
+      CONSOLE_POLL_MS: '100',
+      CONSOLE_UPSTREAM_TIMEOUT_MS: '300',
+    })
+    const first = await getFleet(console_.url)
+    const { port } = new URL(fleet.stubs.payment.url)
+    await fleet.stubs.payment.close()
+    const stale = await fleetWhen(console_.url, (s) => serviceOf(s, 'payment').queues.state === 'stale')
+    expect(serviceOf(stale, 'payment').queues.readAt).toBe(first.at)
+    fleet.stubs.payment = await startStub('payment', [], Number(port))
+    const again = await fleetWhen(console_.url, (s) => serviceOf(s, 'payment').health === 'up')
+    expect(serviceOf(again, 'payment').queues).toMatchObject({ state: 'live', readAt: again.at })
+  })
+
+  it('when a service has not answered since the console started, then its queues are unknown', async () => {
+    fleet = await startStubFleet()
+    await fleet.stubs.payment.close()
+    console_ = await startConsole(fleet.env)
+    const snapshot = await getFleet(console_.url)
+    expect(serviceOf(snapshot, 'payment')).toMatchObject({
+      health: 'down',
+      queues: { state: 'unknown', readAt: null, items: [] },
+    })
+    expect(serviceOf(snapshot, 'inventory').queues.state).toBe('live')
   })
 
   it('when two tabs ask within one poll interval, then the services are read once', async () => {

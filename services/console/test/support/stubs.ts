@@ -336,8 +336,16 @@ function postAnswer(path: string, body: { messageIds?: string[]; ids?: string[];
   return { status: 404, body: { error: 'Not Found', message: `Route POST ${path} not found`, details: [] } }
 }
 
-/** Starts one stub service on an ephemeral port of 127.0.0.1. */
-export async function startStub(service: ServiceName, fixtures: OrderFixture[] = []): Promise<StubService> {
+/**
+ * Starts one stub service on 127.0.0.1.
+ * @param port an ephemeral port when 0; a stopped stub's port to start it again where the console
+ *   looks for it
+ */
+export async function startStub(
+  service: ServiceName,
+  fixtures: OrderFixture[] = [],
+  port = 0,
+): Promise<StubService> {
   const app = Fastify({ logger: false })
   const received: Received[] = []
   const behaviour: StubBehaviour = { delayMs: 0, notReady: false, answers: new Map() }
@@ -369,11 +377,11 @@ export async function startStub(service: ServiceName, fixtures: OrderFixture[] =
       return reply.code(404).send({ error: 'Not Found', message: `Route ${path} not found`, details: [] })
     return reply.code(answer.status).send(answer.body)
   })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const { port } = app.server.address() as AddressInfo
+  await app.listen({ host: '127.0.0.1', port })
+  const { port: bound } = app.server.address() as AddressInfo
   return {
     service,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     app,
     received,
     behaviour,
@@ -384,6 +392,7 @@ export async function startStub(service: ServiceName, fixtures: OrderFixture[] =
 
 /** The four stubs of a fleet. */
 export interface StubFleet {
+  /** A test may replace a stub (one started again on its port); `close` closes the current ones. */
   stubs: Record<ServiceName, StubService>
   /** The console's environment pointing at them. */
   env: Record<string, string>
@@ -403,7 +412,7 @@ export async function startStubFleet(fixtures: OrderFixture[] = []): Promise<Stu
       SHIPMENT_URL: stubs.shipment.url,
     },
     close: async () => {
-      await Promise.all(started.map((s) => s.close()))
+      await Promise.all(Object.values(stubs).map((s) => s.close()))
     },
   }
 }

@@ -1,7 +1,7 @@
 import { useMemo } from 'react'
 import type { FleetSnapshot, OrderSummary, ServiceSnapshot } from './api.js'
 import { TimeChart, type Line } from './chart.js'
-import { duration } from './format.js'
+import { duration, timeOfDay } from './format.js'
 import { useLiveFleet } from './live.js'
 import { OrdersTable } from './orders-table.js'
 
@@ -121,10 +121,50 @@ function ServiceRow({ s }: { s: ServiceSnapshot }) {
   )
 }
 
+/**
+ * One service's rows of the queues table. Live figures as read; while its summary cannot be read,
+ * the last figures read, muted and marked `data-stale="true"` with the time they were read (its
+ * messages wait in these queues, so they stay on the page); one `queue-unknown` row when the
+ * console has not read them since it started.
+ */
+function QueueRows({ s }: { s: ServiceSnapshot }) {
+  const { state, readAt, items } = s.queues
+  if (state === 'unknown')
+    return (
+      <tr data-testid="queue-unknown" data-service={s.service} className="stale">
+        <td colSpan={4}>
+          {s.service} {s.health}: its queues are unknown, not read since the console started
+        </td>
+      </tr>
+    )
+  const stale = state === 'stale'
+  return items.map((q) => (
+    <tr
+      key={q.queue}
+      data-testid="queue-row"
+      data-queue={q.queue}
+      data-service={s.service}
+      data-stale={stale}
+      className={stale ? 'stale' : undefined}
+    >
+      <td className="mono">
+        {q.queue}
+        {stale && (
+          <div className="stale-note" data-testid="queue-as-of" data-read-at={readAt ?? ''}>
+            as of {timeOfDay(readAt)}, {s.service} {s.health}
+          </div>
+        )}
+      </td>
+      <td className="num">{q.ready ?? '–'}</td>
+      <td className="num">{q.consumers ?? '–'}</td>
+      <td className="num" data-testid="queue-dead-lettered">
+        {q.deadLettered ?? '–'}
+      </td>
+    </tr>
+  ))
+}
+
 function Services({ services }: { services: ServiceSnapshot[] }) {
-  const queues = services.flatMap((s) =>
-    (s.messaging?.queues ?? []).map((q) => ({ ...q, service: s.service })),
-  )
   return (
     <div className="grid">
       <section className="card">
@@ -160,15 +200,8 @@ function Services({ services }: { services: ServiceSnapshot[] }) {
             </tr>
           </thead>
           <tbody>
-            {queues.map((q) => (
-              <tr key={q.queue} data-testid="queue-row" data-queue={q.queue} data-service={q.service}>
-                <td className="mono">{q.queue}</td>
-                <td className="num">{q.ready ?? '–'}</td>
-                <td className="num">{q.consumers ?? '–'}</td>
-                <td className="num" data-testid="queue-dead-lettered">
-                  {q.deadLettered ?? '–'}
-                </td>
-              </tr>
+            {services.map((s) => (
+              <QueueRows key={s.service} s={s} />
             ))}
           </tbody>
         </table>

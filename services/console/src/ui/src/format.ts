@@ -18,6 +18,12 @@ export function clock(iso: string | null | undefined): string {
   return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`
 }
 
+/** An ISO time as the local `HH:MM:SS`; null as an en dash. */
+export function timeOfDay(iso: string | null | undefined): string {
+  const full = clock(iso)
+  return /^\d\d:\d\d:\d\d\.\d{3}$/.test(full) ? full.slice(0, 8) : full
+}
+
 /** An ISO time as local date and time, to the second. */
 export function dateTime(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '–'
