@@ -44,6 +44,7 @@ Environment (docs/operations.md, "Environment variables", has them all):
   POSTGRES_URL    admin connection (default: ${DEFAULT_POSTGRES_URL})
   AMQP_URL        the broker (default: ${DEFAULT_AMQP_URL})
   ORDER_PORT, PAYMENT_PORT, INVENTORY_PORT, SHIPMENT_PORT   ports (default: 3001-3004)
+  CONSOLE_PORT    the saga console's port (default: 3005)
   <SERVICE>_INSTANCES   processes of that service (default: 1)
   every other service variable (LOG_LEVEL, ...) passes through to the four services
 
