@@ -27,6 +27,10 @@ type Reads = Omit<ChoreographyInput, 'order' | 'inbox'>
 
 const q = encodeURIComponent
 
+/** Why a read of a service failed, without the service's name (`sources` is keyed by it). */
+const reasonOf = (error: unknown): string =>
+  error instanceof UpstreamError ? error.reason : error instanceof Error ? error.message : String(error)
+
 /** Records, dead letters, parked rows and actions of one service; a failed read is noted in `sources`. */
 async function readService(
   upstream: Upstream,
@@ -36,8 +40,7 @@ async function readService(
   sources: SourceStates,
 ) {
   const note = (error: unknown) => {
-    if (sources[service].ok)
-      sources[service] = { ok: false, reason: error instanceof Error ? error.message : String(error) }
+    if (sources[service].ok) sources[service] = { ok: false, reason: reasonOf(error) }
     return undefined
   }
   const [records, dead, parked, actions] = await Promise.all([
@@ -107,7 +110,7 @@ export async function readOrderDetail(
         try {
           inbox[service] = await readInbox(upstream, service, [...ids])
         } catch (error) {
-          if (sources[service].ok) sources[service] = { ok: false, reason: (error as UpstreamError).message }
+          if (sources[service].ok) sources[service] = { ok: false, reason: reasonOf(error) }
         }
       }),
     )

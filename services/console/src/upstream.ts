@@ -10,7 +10,8 @@ export class UpstreamError extends Error {
   constructor(
     readonly service: ServiceName,
     readonly status: number | null,
-    reason: string,
+    /** Why, without the service's name: `unreachable (ECONNREFUSED)`, `HTTP 500: …`. */
+    readonly reason: string,
     readonly body: unknown = undefined,
   ) {
     super(`${service}: ${reason}`)

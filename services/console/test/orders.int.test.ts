@@ -193,7 +193,7 @@ describe('GET /api/orders/:id', () => {
     console_ = await startConsole(fleet.env)
     const detail = (await (await fetch(`${console_.url}/api/orders/${f.orderId}`)).json()) as OrderDetail
     expect(detail.sources.payment.ok).toBe(false)
-    expect(detail.sources.payment.reason).toMatch(/^payment: unreachable/)
+    expect(detail.sources.payment.reason).toMatch(/^unreachable \(/)
     expect(detail.sources.inventory.ok).toBe(true)
     // The payment facts are still known from the order's timeline, without their outbox details.
     expect(detail.nodes.find((n) => n.id === f.ids.processed)).toMatchObject({
