@@ -101,13 +101,19 @@ describe('the fleet snapshot', () => {
     expect(snapshot.orders.error).toContain('order: unreachable')
   })
 
-  it('when a service answered once and then stops answering, then its queues stay, stale, with the time they were read', async () => {
-    fleet = await startStubFleet()
-    console_ = await startConsole({
-      ...fleet.env,
+  /** A stub fleet and a console that polls every 100 ms and gives a service 300 ms. */
+  const startPolledFast = async () => {
+    const stubs = await startStubFleet()
+    const started = await startConsole({
+      ...stubs.env,
       CONSOLE_POLL_MS: '100',
       CONSOLE_UPSTREAM_TIMEOUT_MS: '300',
     })
+    return { fleet: stubs, console_: started }
+  }
+
+  it('when a service answered once and then stops answering, then its queues stay, stale, with the time they were read', async () => {
+    ;({ fleet, console_ } = await startPolledFast())
     const first = await getFleet(console_.url)
     const live = serviceOf(first, 'payment').queues
     expect(live).toEqual({
@@ -126,12 +132,7 @@ describe('the fleet snapshot', () => {
   })
 
   it('when a service that stopped answering answers again, then its queues are live again', async () => {
-    fleet = await startStubFleet()
-    console_ = await startConsole({
-      ...fleet.env,
-      CONSOLE_POLL_MS: '100',
-      CONSOLE_UPSTREAM_TIMEOUT_MS: '300',
-    })
+    ;({ fleet, console_ } = await startPolledFast())
     const first = await getFleet(console_.url)
     const { port } = new URL(fleet.stubs.payment.url)
     await fleet.stubs.payment.close()
