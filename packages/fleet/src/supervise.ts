@@ -157,7 +157,8 @@ export class Supervisor {
   private launch(spec: ServiceSpec, wasReady: boolean): void {
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
-      env: spec.env,
+      // service-kit's runServer stops the child when this process is gone (SUPERVISOR_PID_VARIABLE).
+      env: { ...spec.env, SAGA_SUPERVISOR_PID: String(process.pid) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     })
