@@ -46,7 +46,8 @@ if (drop) {
   if (open.length > 0) {
     console.error(
       `The ${fleet} fleet is still connected, so nothing was dropped:\n  ${open.join('\n  ')}\n` +
-        `Stop it first (Ctrl-C in the terminal of npm start${prefix ? ` -- --prefix ${prefix}` : ''}), then drop again.`,
+        `Stop it (Ctrl-C in the terminal of npm start${prefix ? ` -- --prefix ${prefix}` : ''}) and close ` +
+        'any other session named above (a psql, say), then drop again.',
     )
     process.exit(1)
   }
@@ -72,9 +73,12 @@ if (drop) {
   try {
     const dropped = await dropBrokerObjects(names, brokerUsers({ userPrefix: prefix }), amqpUrl)
     console.log(
-      `deleted the ${fleet} fleet's ${dropped.queues.length} queues, exchange ${dropped.exchange} ` +
-        `and broker users ${dropped.users.join(', ') || '(none left)'}`,
+      `deleted the ${fleet} fleet's ${dropped.queues.length} queues` +
+        (dropped.exchangeKept ? '' : `, exchange ${dropped.exchange}`) +
+        ` and broker users ${dropped.users.join(', ') || '(none left)'}`,
     )
+    if (dropped.exchangeKept)
+      console.log(`kept exchange ${dropped.exchange}: queues of another fleet are still bound to it`)
   } catch (error) {
     console.error(
       `Cannot delete the ${fleet} fleet's queues, exchange ${names.exchange} and broker users through ` +

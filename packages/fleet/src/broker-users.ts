@@ -172,13 +172,16 @@ export async function brokerConnections(
 export interface DroppedBrokerObjects {
   queues: string[]
   exchange: string
+  /** The exchange was kept: queues of another fleet are still bound to it (a shared AMQP_EXCHANGE). */
+  exchangeKept: boolean
   users: string[]
 }
 
 /**
  * Removes what `npm start` made on the broker for one fleet: every queue in `amqpUrl`'s vhost whose name
  * starts with a service's queue prefix and a dot (its handlers' queues and their `.dlq`s, e.g.
- * `p_order.record-timeline.dlq`), the events exchange, and the four users. Queues and users are
+ * `p_order.record-timeline.dlq`), the events exchange unless other queues are still bound to it (a
+ * shared AMQP_EXCHANGE), and the four users. Queues and users are
  * listed and users deleted through `rabbitmqctl`; queues and the exchange are deleted over AMQP as
  * `amqpUrl`'s user (rabbitmqctl 3.x has no command that deletes an exchange). Missing objects are
  * not an error.
@@ -201,10 +204,11 @@ export async function dropBrokerObjects(
     .filter((name) => prefixes.some((p) => name.startsWith(p)))
   const connection = await amqp.connect(amqpUrl)
   connection.on('error', () => undefined)
+  let exchangeKept: boolean
   try {
     const channel = await connection.createChannel()
     for (const queue of queues) await channel.deleteQueue(queue)
-    await channel.deleteExchange(names.exchange)
+    exchangeKept = await deleteUnusedExchange(connection, names.exchange)
   } finally {
     await connection.close().catch(() => undefined)
   }
@@ -212,7 +216,24 @@ export async function dropBrokerObjects(
   const existing = await existingUsers(ctl)
   const deleted = users.map((u) => u.user).filter((user) => existing.has(user))
   for (const user of deleted) await ctl('delete_user', user)
-  return { queues, exchange: names.exchange, users: deleted }
+  return { queues, exchange: names.exchange, exchangeKept, users: deleted }
+}
+
+/**
+ * Deletes `exchange` unless a queue is still bound to it (`ifUnused`: RabbitMQ refuses with 406 on
+ * its own channel, which then closes). Returns whether it was kept.
+ */
+async function deleteUnusedExchange(connection: amqp.ChannelModel, exchange: string): Promise<boolean> {
+  const channel = await connection.createChannel()
+  channel.on('error', () => undefined)
+  try {
+    await channel.deleteExchange(exchange, { ifUnused: true })
+    await channel.close()
+    return false
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 406) return true
+    throw error
+  }
 }
 
 /** Removes users `ensureBrokerUsers` made (tests). Missing users are ignored. */

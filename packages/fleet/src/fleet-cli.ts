@@ -8,6 +8,8 @@ import { SERVICES } from './cli/settings.js'
  * @throws InvalidArgumentError naming the rule
  */
 export function parsePrefix(value: string): string {
+  if (value === '')
+    throw new InvalidArgumentError('give a prefix, or leave --prefix out for the unprefixed fleet')
   try {
     for (const service of SERVICES) databaseName(service, value)
   } catch {

@@ -47,6 +47,26 @@ export function consolePortOf(env: Env): number {
   return portSetting('CONSOLE_PORT', DEFAULT_CONSOLE_PORT, env)
 }
 
+/**
+ * The five ports of `npm start`, the four services' and the console's, checked together before
+ * anything starts.
+ * @throws Error naming a variable that is not a TCP port, or two that name the same port
+ */
+export function fleetPorts(env: Env): Array<{ name: ServiceName | 'console'; port: number }> {
+  const ports: Array<{ name: ServiceName | 'console'; port: number }> = [
+    ...SERVICES.map((name) => ({ name, port: portOf(name, env) })),
+    { name: 'console', port: consolePortOf(env) },
+  ]
+  const seen = new Map<number, string>()
+  for (const { name, port } of ports) {
+    const other = seen.get(port)
+    if (other !== undefined)
+      throw new Error(`${other} and ${name} are both given port ${port}; each needs its own`)
+    seen.set(port, name)
+  }
+  return ports
+}
+
 function portSetting(name: string, fallback: number, env: Env): number {
   const raw = env[name]
   const port = raw === undefined || raw === '' ? fallback : Number(raw)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { serviceDatabases } from './bootstrap.js'
 import {
+  fleetPorts,
   consoleEnv,
   consolePortOf,
   fleetBrokerNames,
@@ -103,5 +104,30 @@ describe('the environment npm start gives the console', () => {
     expect(() => consolePortOf({ CONSOLE_PORT: '70000' })).toThrow(
       'CONSOLE_PORT must be a TCP port (1-65535), got "70000"',
     )
+  })
+})
+
+describe('the ports of npm start', () => {
+  it('when none is set, then 3001-3005', () => {
+    expect(fleetPorts({}).map((p) => `${p.name}:${p.port}`)).toEqual([
+      'order:3001',
+      'payment:3002',
+      'inventory:3003',
+      'shipment:3004',
+      'console:3005',
+    ])
+  })
+
+  it('when one is not a port, then the error names the variable and the value', () => {
+    expect(() => fleetPorts({ ORDER_PORT: 'abc' })).toThrow(
+      'ORDER_PORT must be a TCP port (1-65535), got "abc"',
+    )
+  })
+
+  it('when two are given one port, then the error names both', () => {
+    expect(() => fleetPorts({ ORDER_PORT: '3402', PAYMENT_PORT: '3402' })).toThrow(
+      'order and payment are both given port 3402; each needs its own',
+    )
+    expect(() => fleetPorts({ CONSOLE_PORT: '3001' })).toThrow('order and console are both given port 3001')
   })
 })

@@ -20,6 +20,7 @@ import {
   consoleEnv,
   consolePortOf,
   fleetBrokerNames,
+  fleetPorts,
   passwordsFromEnv,
   portOf,
   serviceEnv,
@@ -32,6 +33,12 @@ import { exitOnBadUrlSettings } from './url-settings.js'
 // --help, --version and a usage error end the process here, before the settings are read.
 const prefix = (await parseOptions(startProgram())).prefix ?? ''
 exitOnBadUrlSettings()
+try {
+  fleetPorts(process.env)
+} catch (error) {
+  console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(2)
+}
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const postgresUrl = process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL
 const amqpUrl = process.env.AMQP_URL ?? DEFAULT_AMQP_URL
@@ -176,8 +183,10 @@ process.exit(await supervisor.done)
 async function takenPorts(dbs: ServiceDatabase[]): Promise<string[]> {
   const host = process.env.HOST || '0.0.0.0'
   const taken: string[] = []
-  const ports = dbs.map((db) => ({ name: db.service, port: portOf(db.service, process.env) }))
-  for (const { name, port } of [...ports, { name: 'console', port: consolePortOf(process.env) }]) {
+  const wanted = new Set(dbs.map((db) => db.service))
+  for (const { name, port } of fleetPorts(process.env).filter(
+    (p) => p.name === 'console' || wanted.has(p.name),
+  )) {
     const free = await new Promise<boolean>((resolve) => {
       const server = createServer()
       server.once('error', () => resolve(false))

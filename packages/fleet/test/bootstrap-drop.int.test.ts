@@ -150,11 +150,34 @@ describe('npm run bootstrap -- --prefix <p> --drop', () => {
     expect(await usersNow()).toEqual([])
   })
 
+  it('when the prefix is empty, then it is a usage error and nothing is dropped (not the unprefixed fleet)', async () => {
+    const refused = await runNode(bootstrapEntry, ['--prefix', '', '--drop'], env)
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('give a prefix, or leave --prefix out for the unprefixed fleet')
+  })
+
   it('when run again, then there is nothing left to remove and it still succeeds', async () => {
     const again = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
     expect(again.code).toBe(0)
     expect(again.stdout).toContain(
       `deleted the ${prefix} fleet's 0 queues, exchange ${names.exchange} and broker users (none left)`,
     )
+  })
+
+  it('when queues of another fleet are bound to the exchange (a shared AMQP_EXCHANGE), then the exchange is kept and it says so', async () => {
+    const connection = await amqp.connect(amqpUrl)
+    try {
+      const channel = await connection.createChannel()
+      await channel.assertExchange(names.exchange, 'topic', { durable: true })
+      await channel.bindQueue(bystanders[1]!, names.exchange, '#')
+    } finally {
+      await connection.close()
+    }
+    const dropped = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+    expect(dropped.code).toBe(0)
+    expect(dropped.stdout).toContain(
+      `kept exchange ${names.exchange}: queues of another fleet are still bound to it`,
+    )
+    expect(await exchangeExists()).toBe(true)
   })
 })
