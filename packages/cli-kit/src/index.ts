@@ -208,6 +208,9 @@ export function endQuietlyOnClosedPipe(): void {
 }
 
 /** Option and argument parsers: each returns the value or throws commander's InvalidArgumentError. */
+/** A decimal number as a person types one: `12`, `-1`, `2.5`, `.5`, `1e3`; not `0x10`, `Infinity`. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
+
 export const parse = {
   /** A whole number above 0, e.g. `--timeout 30000`. */
   positiveInteger: (value: string): number => {
@@ -216,17 +219,21 @@ export const parse = {
       throw new InvalidArgumentError('expected a whole number above 0')
     return n
   },
-  /** A number above 0, fractions allowed, e.g. `--rate 2.5`. */
+  /** A decimal number above 0, fractions allowed, e.g. `--rate 2.5`. */
   positiveNumber: (value: string): number => {
     const n = Number(value)
-    if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+    if (!DECIMAL.test(value.trim()) || !Number.isFinite(n) || n <= 0)
       throw new InvalidArgumentError('expected a number above 0')
     return n
   },
-  /** Any finite number, e.g. `--qty -1`, which a server may then refuse with a reason of its own. */
+  /**
+   * Any finite decimal number, e.g. `--qty -1`, which a server may then refuse with a reason of its
+   * own. Written in decimal only: `Number` would also read `0x10` as 16 and `0b11` as 3.
+   */
   number: (value: string): number => {
     const n = Number(value)
-    if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('expected a number')
+    if (!DECIMAL.test(value.trim()) || !Number.isFinite(n))
+      throw new InvalidArgumentError('expected a number')
     return n
   },
   /** A UUID, e.g. an order or message id (RFC 9562 form, any version). */

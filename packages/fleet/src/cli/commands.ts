@@ -24,6 +24,23 @@ interface OrderAnswer {
   reason?: string
   createdAt?: string
   message?: string
+  details?: unknown
+}
+
+/**
+ * A refusal as one line, then one indented line per field the service named: `POST /orders answered
+ * 400: The request is invalid` and `  body.lines.0.quantity: must be at least 1`. A body in another
+ * shape is printed as JSON.
+ */
+export function refusal(what: string, status: number, answer: OrderAnswer): string {
+  if (typeof answer.message !== 'string') return `${what} answered ${status}: ${JSON.stringify(answer)}`
+  const details = Array.isArray(answer.details)
+    ? (answer.details as Array<{ path?: unknown; issue?: unknown }>)
+    : []
+  const lines = details
+    .filter((d) => typeof d.path === 'string' && typeof d.issue === 'string')
+    .map((d) => `  ${String(d.path)}: ${String(d.issue)}`)
+  return [`${what} answered ${status}: ${answer.message}`, ...lines].join('\n')
 }
 
 /** The order's `createdAt` as a Date, the origin of the offsets `follow` prints; undefined when absent or not a time. */
@@ -86,7 +103,7 @@ export async function place(settings: CliSettings, options: PlaceOptions): Promi
     })
     const answer = await bodyOf(res)
     if (res.status !== 201 || !answer.id) {
-      err(`POST /orders answered ${res.status}: ${JSON.stringify(answer, null, 2)}`)
+      err(refusal('POST /orders', res.status, answer))
       return 1
     }
     out(`order ${answer.id} placed: ${answer.status ?? '?'} total ${JSON.stringify(answer.total)}`)
