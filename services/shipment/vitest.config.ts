@@ -2,6 +2,10 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
+    // The files of this workspace run in one worker that keeps its imports (isolate: false): each
+    // file makes its own databases and broker names, and a fresh worker per file cost more CPU than
+    // the tests themselves (docs/operations.md#tests-and-ci).
+    isolate: false,
     include: ['src/**/*.unit.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
