@@ -89,12 +89,17 @@ export interface ScheduleOptions {
   warmupS?: number
   /** Gap between two faults, s, drawn in [min, max] (default 8-20). */
   gapS?: { min: number; max: number }
+  /**
+   * Plan exactly this many rounds, however long they take, instead of rounds until `durationS`
+   * (a short soak that must see every kind once: `rounds: 1`).
+   */
+  rounds?: number
 }
 
 /**
  * The fault schedule of a soak: rounds in which every kind of `faults` fires once in a shuffled
- * order, `gapS` apart, from `warmupS` until `durationS`. A pure function of its options, so
- * `--seed` replays a run's schedule exactly (targets, hold times and order); only when each fault
+ * order, `gapS` apart, from `warmupS` until `durationS` (or `rounds` of them, however long). A pure
+ * function of its options, so `--seed` replays a run's schedule exactly (targets, hold times and order); only when each fault
  * actually ends depends on the machine.
  * @throws Error when `faults` is empty
  */
@@ -103,10 +108,11 @@ export function planFaults(options: ScheduleOptions): PlannedFault[] {
   const rng = new Random(options.seed)
   const gap = options.gapS ?? { min: 8, max: 20 }
   const plan: PlannedFault[] = []
+  const inTime = (atS: number) => options.rounds !== undefined || atS < options.durationS
   let atS = options.warmupS ?? 15
-  while (atS < options.durationS) {
+  for (let round = 0; inTime(atS) && round < (options.rounds ?? Infinity); round++) {
     for (const kind of rng.shuffled(options.faults)) {
-      if (atS >= options.durationS) break
+      if (!inTime(atS)) break
       plan.push({ atS, kind, ...target(kind, rng) })
       atS += rng.int(gap.min, gap.max)
     }

@@ -31,6 +31,13 @@ describe('the fault schedule', () => {
     }
   })
 
+  it('when a number of rounds is asked for, then exactly those rounds are planned, however short the duration', () => {
+    const plan = planFaults({ ...options, durationS: 10, rounds: 1, warmupS: 3, gapS: { min: 2, max: 4 } })
+    expect(plan.map((f) => f.kind).sort()).toEqual([...DEFAULT_FAULTS].sort())
+    expect(plan[0]?.atS).toBe(3)
+    expect(plan.at(-1)!.atS).toBeGreaterThanOrEqual(10)
+  })
+
   it('when no kind is named, then planning refuses', () => {
     expect(() => planFaults({ ...options, faults: [] })).toThrow('no faults to plan')
   })

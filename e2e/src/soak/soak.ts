@@ -23,6 +23,13 @@ export interface SoakOptions {
   faults: readonly FaultKind[]
   /** Gap between faults, s. */
   gapS?: { min: number; max: number } | undefined
+  /** Quiet time before the first fault, s (default 15). */
+  warmupS?: number | undefined
+  /**
+   * Fire exactly this many rounds of `faults` (each kind once a round), the load going on until the
+   * last one ended should they outlast `durationS`; default: rounds until `durationS`.
+   */
+  rounds?: number | undefined
   postgresRestartCommand?: string | undefined
   /** How long the fleet may take to settle once the load stopped, s (default 180). */
   settleS?: number | undefined
@@ -76,19 +83,22 @@ const machine = (): Omit<MachineReport, 'loadAfter'> => ({
   loadBefore: os.loadavg()[0] ?? 0,
 })
 
-/** Fires the plan's faults at their times until `durationS` (a fault never overlaps the previous one). */
+/**
+ * Fires the plan's faults at their times until `durationS`, or all of them when the plan is a number
+ * of `rounds` (a fault never overlaps the previous one).
+ */
 async function runFaults(
   ctx: FaultContext,
   plan: PlannedFault[],
   started: number,
-  { durationS, signal }: Pick<SoakOptions, 'durationS' | 'signal'>,
+  { durationS, rounds, signal }: Pick<SoakOptions, 'durationS' | 'rounds' | 'signal'>,
   say: (line: string) => void,
 ): Promise<FiredFault[]> {
   const fired: FiredFault[] = []
   const elapsedS = () => (performance.now() - started) / 1000
   for (const fault of plan) {
     await pause((fault.atS - elapsedS()) * 1000, signal)
-    if (elapsedS() >= durationS || signal?.aborted) break
+    if ((rounds === undefined && elapsedS() >= durationS) || signal?.aborted) break
     const result = await fireFault(ctx, fault, Math.round(elapsedS()))
     say(
       `${String(result.startedAtS).padStart(5)} s  ${result.kind} ${result.target}: ${result.error ? `FAILED: ${result.error}` : result.detail}`,
@@ -181,8 +191,8 @@ async function soakOn(fleet: Fleet, options: SoakOptions, startedAt: string): Pr
   const ledger = new Ledger()
   const stock = soakStock(options.ratePerS, options.durationS)
   await stockUp(fleet, ledger, stock)
-  const { seed, durationS, faults, gapS } = options
-  const planned = planFaults({ seed, durationS, faults, gapS })
+  const { seed, durationS, faults, gapS, warmupS, rounds } = options
+  const planned = planFaults({ seed, durationS, faults, gapS, warmupS, rounds })
   const before = machine()
   const started = performance.now()
   const rng = new Random(seed ^ 0x5eed)
