@@ -101,16 +101,21 @@ export function vhostOf(amqpUrl: string): string {
   return path === '' || path === '/' ? '/' : decodeURIComponent(path.slice(1))
 }
 
+/** Runs one `rabbitmqctl -q …` command, with `input` on its standard input when given. */
+type Rabbitmqctl = (args: string[], input?: string) => Promise<{ stdout: string }>
+
 /**
  * Runs `rabbitmqctl -q …` (RABBITMQCTL may name another command, e.g.
  * `docker compose exec -T rabbitmq rabbitmqctl`) and resolves its output.
  * @throws Error naming the command, with rabbitmqctl's own output, when it fails
  */
-function rabbitmqctlRunner(rabbitmqctl: string): (...args: string[]) => Promise<{ stdout: string }> {
+function rabbitmqctlRunner(rabbitmqctl: string): Rabbitmqctl {
   const [command, ...prefix] = rabbitmqctl.split(/\s+/).filter(Boolean)
-  return async (...args) => {
+  return async (args, input) => {
     try {
-      return await run(command!, [...prefix, '-q', ...args], { timeout: 30_000 })
+      const child = run(command!, [...prefix, '-q', ...args], { timeout: 30_000 })
+      child.child.stdin?.end(input)
+      return await child
     } catch (error) {
       const e = error as { stderr?: string; message: string }
       throw new Error(`${rabbitmqctl} ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`, {
@@ -121,32 +126,38 @@ function rabbitmqctlRunner(rabbitmqctl: string): (...args: string[]) => Promise<
 }
 
 /** The broker's user names, from `rabbitmqctl list_users`. */
-async function existingUsers(ctl: ReturnType<typeof rabbitmqctlRunner>): Promise<Set<string>> {
-  const { stdout } = await ctl('list_users', '--formatter', 'json')
+async function existingUsers(ctl: Rabbitmqctl): Promise<Set<string>> {
+  const { stdout } = await ctl(['list_users', '--formatter', 'json'])
   return new Set((JSON.parse(stdout || '[]') as Array<{ user: string }>).map((u) => u.user))
 }
 
 /**
- * Creates or updates each user through `rabbitmqctl` (the management API is not assumed): password,
- * vhost permissions, topic permission. Idempotent. `rabbitmqctl` must reach the node (as root, or
- * the user that shares its Erlang cookie); RABBITMQCTL names another command, e.g.
- * `docker compose exec -T rabbitmq rabbitmqctl`.
- * @throws Error with rabbitmqctl's output when a command fails
+ * The users, their vhost permissions and their topic permissions as a RabbitMQ definitions document
+ * (https://www.rabbitmq.com/docs/definitions), the shape `rabbitmqctl import_definitions` takes.
+ */
+export function userDefinitions(users: readonly BrokerUser[], vhost: string) {
+  return {
+    users: users.map((u) => ({ name: u.user, password: u.password, tags: [] as string[] })),
+    permissions: users.map((u) => ({ user: u.user, vhost, ...u.permissions })),
+    topic_permissions: users.map((u) => ({ user: u.user, vhost, ...u.topic })),
+  }
+}
+
+/**
+ * Creates or updates each user (password, vhost permissions, topic permission) with one
+ * `rabbitmqctl import_definitions` (the management API is not assumed): an import adds a user that
+ * is missing and overwrites the password and permissions of one that exists, so this is idempotent.
+ * The definitions go on the command's standard input, so no password is ever on a command line.
+ * `rabbitmqctl` must reach the node (as root, or the user that shares its Erlang cookie);
+ * RABBITMQCTL names another command, e.g. `docker compose exec -T rabbitmq rabbitmqctl`.
+ * @throws Error with rabbitmqctl's output when the import fails
  */
 export async function ensureBrokerUsers(
   users: BrokerUser[],
   vhost: string,
   rabbitmqctl = process.env.RABBITMQCTL ?? 'rabbitmqctl',
 ): Promise<void> {
-  const ctl = rabbitmqctlRunner(rabbitmqctl)
-  const existing = await existingUsers(ctl)
-  for (const u of users) {
-    if (existing.has(u.user)) await ctl('change_password', u.user, u.password)
-    else await ctl('add_user', u.user, u.password)
-    const p = u.permissions
-    await ctl('set_permissions', '-p', vhost, u.user, p.configure, p.write, p.read)
-    await ctl('set_topic_permissions', '-p', vhost, u.user, u.topic.exchange, u.topic.write, u.topic.read)
-  }
+  await rabbitmqctlRunner(rabbitmqctl)(['import_definitions'], JSON.stringify(userDefinitions(users, vhost)))
 }
 
 /**
@@ -159,7 +170,7 @@ export async function brokerConnections(
   users: ReadonlyArray<Pick<BrokerUser, 'user'>>,
   rabbitmqctl = process.env.RABBITMQCTL ?? 'rabbitmqctl',
 ): Promise<Array<{ user: string; connections: number }>> {
-  const { stdout } = await rabbitmqctlRunner(rabbitmqctl)('list_connections', 'user', '--formatter', 'json')
+  const { stdout } = await rabbitmqctlRunner(rabbitmqctl)(['list_connections', 'user', '--formatter', 'json'])
   const counts = new Map(users.map((u) => [u.user, 0]))
   for (const { user } of JSON.parse(stdout || '[]') as Array<{ user: string }>) {
     const count = counts.get(user)
@@ -196,7 +207,7 @@ export async function dropBrokerObjects(
 ): Promise<DroppedBrokerObjects> {
   const ctl = rabbitmqctlRunner(rabbitmqctl)
   const vhost = vhostOf(amqpUrl)
-  const { stdout } = await ctl('list_queues', '-p', vhost, '--no-table-headers', 'name')
+  const { stdout } = await ctl(['list_queues', '-p', vhost, '--no-table-headers', 'name'])
   const prefixes = SERVICES.map((s) => `${names.queuePrefixes[s]}.`)
   const queues = stdout
     .split('\n')
@@ -215,7 +226,7 @@ export async function dropBrokerObjects(
 
   const existing = await existingUsers(ctl)
   const deleted = users.map((u) => u.user).filter((user) => existing.has(user))
-  for (const user of deleted) await ctl('delete_user', user)
+  for (const user of deleted) await ctl(['delete_user', user])
   return { queues, exchange: names.exchange, exchangeKept, users: deleted }
 }
 
@@ -242,5 +253,6 @@ export async function deleteBrokerUsers(
   rabbitmqctl = 'rabbitmqctl',
 ): Promise<void> {
   const ctl = rabbitmqctlRunner(rabbitmqctl)
-  for (const u of users) await ctl('delete_user', u.user).catch(() => undefined)
+  const existing = await existingUsers(ctl)
+  for (const u of users) if (existing.has(u.user)) await ctl(['delete_user', u.user])
 }

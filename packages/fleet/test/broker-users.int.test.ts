@@ -62,7 +62,7 @@ const attempt = async (connection: ChannelModel, what: (ch: Channel) => Promise<
 }
 
 describe('broker users (one per service, least privilege)', () => {
-  // rabbitmqctl takes seconds per call on a loaded machine, and this makes about twenty-five calls.
+  // rabbitmqctl takes seconds per call on a loaded machine, and this makes about ten calls.
   beforeAll(async () => {
     await run('rabbitmqctl', ['-q', 'add_vhost', vhost])
     // The admin (guest locally) declares the other service's queue, as that service would at start.
@@ -172,5 +172,20 @@ describe('broker users (one per service, least privilege)', () => {
     confirm.sendToQueue(paymentQueue, Buffer.from('{}'))
     await confirm.waitForConfirms()
     expect((await confirm.checkQueue(paymentQueue)).messageCount).toBe(before + 1)
+  })
+
+  it('when the users are put in place again with another password, then the new one logs in, the old one is refused and the permissions are the same', async () => {
+    const renewed = { ...narrowed, password: `${narrowed.password}-renewed` }
+    await ensureBrokerUsers([renewed], vhost)
+    try {
+      await expect(connectAs(amqpUrlFor(narrowed, baseUrl))).rejects.toThrow(/ACCESS.REFUSED/)
+      const asRenewed = await connectAs(amqpUrlFor(renewed, baseUrl))
+      expect(await attempt(asRenewed, (ch) => ch.checkExchange('saga.events'))).toBe('allowed')
+      expect(
+        await attempt(asRenewed, (ch) => ch.assertExchange('saga.events', 'topic', { durable: true })),
+      ).toMatch(/ACCESS_REFUSED/)
+    } finally {
+      await ensureBrokerUsers([narrowed], vhost)
+    }
   })
 })
