@@ -62,25 +62,61 @@ function runToExit(
 
 const server = (service: ServiceName) => path.join('services', service, 'dist', 'server.js')
 
+/** One malformed value of a variable and the problem its error must name. */
+interface Case {
+  variable: string
+  value: string
+  problem: string
+}
+
+const casesOf = (variable: string, values = MALFORMED[variable] ?? []): Case[] =>
+  values.map(([value, problem]) => ({ variable, value, problem }))
+
+/**
+ * The cases of `variables` grouped into starts: the k-th start sets the k-th value of each at once.
+ * One start is a process of about a second of CPU, and a configuration error names every variable
+ * that is wrong, so each value is still checked, with as many starts as the longest list needs.
+ */
+function startsOf(variables: Array<[name: string, values: Case[]]>): Case[][] {
+  const starts: Case[][] = []
+  for (const [, cases] of variables) cases.forEach((c, k) => (starts[k] ??= []).push(c))
+  return starts
+}
+
+/** Runs `args` once per start with the start's values; each must exit 1 naming every fault, without the password. */
+async function expectEachRefused(args: string[], starts: Case[][], env: Record<string, string> = {}) {
+  for (const start of starts) {
+    const values = Object.fromEntries(start.map((c) => [c.variable, c.value]))
+    const { code, output } = await runToExit(args, { ...env, ...values })
+    expect({ values, code }).toEqual({ values, code: 1 })
+    for (const { variable, problem } of start) expect(output).toContain(`${variable}: ${problem}`)
+    expect(output).not.toContain(SECRET)
+  }
+}
+
 describe('a malformed URL-shaped setting holding a password', () => {
-  const cases = Object.entries(MALFORMED).flatMap(([variable, values]) =>
-    values.map(([value, problem]) => ({ variable, value, problem })),
-  )
+  // A service reads its own settings after the telemetry preload read the OTLP ones, and either
+  // stops at the first that is wrong: the two groups are started apart.
+  const serviceStarts = [
+    ...startsOf([
+      ['DATABASE_URL', casesOf('DATABASE_URL')],
+      ['AMQP_URL', casesOf('AMQP_URL')],
+    ]),
+    ...startsOf([
+      ['OTEL_EXPORTER_OTLP_ENDPOINT', casesOf('OTEL_EXPORTER_OTLP_ENDPOINT')],
+      ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', casesOf('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')],
+    ]),
+  ]
+
+  it('when the starts are grouped, then every malformed value of every variable is in one of them', () => {
+    const all = Object.keys(MALFORMED).flatMap((variable) => casesOf(variable))
+    expect(serviceStarts.flat().sort(byValue)).toEqual(all.sort(byValue))
+  })
 
   it.each(SERVICES)(
     'when %s is started with each, then it exits 1 naming the variable and the fault, and no output holds the password',
     async (service) => {
-      for (const { variable, value, problem } of cases) {
-        const { code, output } = await runToExit(
-          ['--import', '@saga/service-kit/telemetry', server(service)],
-          {
-            [variable]: value,
-          },
-        )
-        expect({ variable, value, code }).toEqual({ variable, value, code: 1 })
-        expect(output).toContain(`${variable}: ${problem}`)
-        expect(output).not.toContain(SECRET)
-      }
+      await expectEachRefused(['--import', '@saga/service-kit/telemetry', server(service)], serviceStarts)
     },
   )
 
@@ -91,24 +127,18 @@ describe('a malformed URL-shaped setting holding a password', () => {
   ])(
     'when %s is run with POSTGRES_URL or AMQP_URL malformed, then it exits 1 naming the variable and the fault, without the password',
     async (_command, entry) => {
-      const fleetCases = [
-        ...(MALFORMED.DATABASE_URL ?? []).map(([value, problem]) => ['POSTGRES_URL', value, problem]),
-        ...(MALFORMED.AMQP_URL ?? []).map(([value, problem]) => ['AMQP_URL', value, problem]),
-      ]
-      for (const [variable, value, problem] of fleetCases) {
-        // A prefix and ports of its own: should the check ever let a value through, nothing of
-        // the usual fleet is touched.
-        const { code, output } = await runToExit([entry, '--prefix', 'secrets_probe_'], {
-          [variable!]: value!,
-          ORDER_PORT: '1',
-        })
-        expect({ variable, value, code }).toEqual({ variable, value, code: 1 })
-        expect(output).toContain(`${variable}: ${problem}`)
-        expect(output).not.toContain(SECRET)
-      }
+      const fleetStarts = startsOf([
+        ['POSTGRES_URL', casesOf('POSTGRES_URL', MALFORMED.DATABASE_URL)],
+        ['AMQP_URL', casesOf('AMQP_URL')],
+      ])
+      // A prefix and ports of its own: should the check ever let a value through, nothing of
+      // the usual fleet is touched.
+      await expectEachRefused([entry, '--prefix', 'secrets_probe_'], fleetStarts, { ORDER_PORT: '1' })
     },
   )
 })
+
+const byValue = (a: Case, b: Case) => `${a.variable} ${a.value}`.localeCompare(`${b.variable} ${b.value}`)
 
 describe('a service whose broker URL holds a password and cannot be used', () => {
   let s: LoneService
