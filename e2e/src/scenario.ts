@@ -17,12 +17,19 @@ export interface Scenario {
   awaitTerminal(orders: readonly PlacedOrder[], timeoutMs?: number): Promise<number[]>
   /** Settles the fleet and runs the invariant checker; logs the summary. */
   invariants(options?: InvariantOptions): Promise<InvariantReport>
+  /**
+   * How many of `orders` are in each status now, from the order database, e.g. `{ CONFIRMED: 2,
+   * CANCELLED: 3 }`: what one scenario checks of its own orders on a fleet others use too.
+   */
+  statusesOf(orders: readonly PlacedOrder[]): Promise<Record<string, number>>
 }
 
 /**
  * Declares the lifecycle of one scenario file: a fresh fleet before its tests, and after them the
  * latency report and a teardown that runs also when a test failed. The run's logs are kept under
- * e2e/.runs/<run id>/ when something failed and removed otherwise.
+ * e2e/.runs/<run id>/ when something failed and removed otherwise. Several scenarios may share the
+ * one fleet and ledger (one after another, in one file): the invariants then hold over all their
+ * orders, and each checks its own orders' outcome with `statusesOf`.
  */
 export function useScenario(name: string, options: FleetOptions = {}): Scenario {
   let fleet: Fleet | undefined
@@ -79,6 +86,14 @@ export function useScenario(name: string, options: FleetOptions = {}): Scenario 
           `${report.published} messages published, ${report.republished} republished, ${report.violations.length} violations\n`,
       )
       return report
+    },
+    async statusesOf(orders) {
+      const rows = await need().dbs!.query<{ status: string; n: number }>(
+        'order',
+        'SELECT status, count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) GROUP BY status',
+        [orders.map((o) => o.id)],
+      )
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]))
     },
   }
 }
