@@ -3,10 +3,8 @@
 // Operator included) or its operator's CRD as transcribed in k8s-operator-crds.ts, each service
 // has what it needs to run, and the saga console reads the services and is reached by nothing. How it behaves on a second apply, on a rollout and a drain is in
 // k8s-operations.int.test.ts.
-import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { ScaledObject, TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1'
 import {
   PodMonitor,
@@ -27,8 +25,6 @@ import { allows, podOfDeployment, type PodAt } from './k8s-network.js'
 import { build, named, objectsOf, ofKind, root, type K8sObject } from './k8s-render.js'
 import { crdProblems, OPERATOR_CRDS } from './k8s-operator-crds.js'
 
-const run = promisify(execFile)
-const BUILD = ['turbo', 'run', 'build', ...SERVICES.map((s) => `--filter=@saga/${s}-service`)]
 const OVERLAYS = { local: 'saga-local', production: 'saga' } as const
 type Overlay = keyof typeof OVERLAYS
 
@@ -69,7 +65,6 @@ const rendered = {} as Record<Overlay, K8sObject[]>
 const podOf = (o: K8sObject) => (o as unknown as Deployment).spec!.template.spec!
 
 beforeAll(async () => {
-  await run('npx', [...BUILD, '--output-logs=errors-only'], { cwd: root, timeout: 300_000 })
   for (const overlay of Object.keys(OVERLAYS) as Overlay[])
     rendered[overlay] = objectsOf(await build(`infra/k8s/overlays/${overlay}`))
 }, 360_000)
