@@ -42,3 +42,4 @@ export {
 export { describeCancellationsMigration, describeMessagingMigration } from './messaging-migration.js'
 export { useFixture } from './fixture.js'
 export { freePort } from './ports.js'
+export { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'

@@ -38,14 +38,17 @@ export interface ServiceUnderTest<A extends InjectableApp> {
  * LOG_LEVEL, PORT) and returns the ready app, e.g.
  * `(env) => buildApp(loadConfig(env), { fastify: { logger: false } })`.
  * @param service the service name; prefixes the database and queue names of the run
+ * @param options.adminUrl the server to make the database on (default `POSTGRES_URL`), e.g. a
+ *   `startPrivatePostgres()` one
  */
 export async function startServiceUnderTest<A extends InjectableApp>(
   service: string,
   start: (env: Record<string, string>) => Promise<A>,
+  options: { adminUrl?: string } = {},
 ): Promise<ServiceUnderTest<A>> {
   const exchange = uniqueName('health_ex')
   const queuePrefix = uniqueName(`health_${service}`)
-  const db = await createTestDatabase({ prefix: `health_${service}` })
+  const db = await createTestDatabase({ prefix: `health_${service}`, ...options })
   const dbUrl = new URL(db.url)
   const amqpUrl = new URL(AMQP_URL)
   const pgProxy = await TcpProxy.start(dbUrl.hostname, Number(dbUrl.port || 5432))
