@@ -43,3 +43,4 @@ export { describeCancellationsMigration, describeMessagingMigration } from './me
 export { useFixture } from './fixture.js'
 export { freePort } from './ports.js'
 export { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
+export { startPrivateRabbitmq, type PrivateRabbitmq } from './private-rabbitmq.js'
