@@ -114,7 +114,9 @@ function rabbitmqctlRunner(rabbitmqctl: string): Rabbitmqctl {
   return async (args, input) => {
     try {
       const child = run(command!, [...prefix, '-q', ...args], { timeout: 30_000 })
-      child.child.stdin?.end(input)
+      // A command that exits without reading its input closes the pipe (EPIPE): its exit code
+      // says what went wrong, so the write's own error is not one more.
+      child.child.stdin?.on('error', () => undefined).end(input)
       return await child
     } catch (error) {
       const e = error as { stderr?: string; message: string }

@@ -188,4 +188,8 @@ describe('broker users (one per service, least privilege)', () => {
       await ensureBrokerUsers([narrowed], vhost)
     }
   })
+
+  it('when rabbitmqctl exits without reading the definitions (RABBITMQCTL=false), then putting the users in place fails naming the command, and nothing throws beside it', async () => {
+    await expect(ensureBrokerUsers(users, vhost, 'false')).rejects.toThrow('false import_definitions failed')
+  })
 })
