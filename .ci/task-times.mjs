@@ -1,38 +1,47 @@
-// Prints where a test run's time went, one line per workspace: from turbo's run summaries
-// (`.turbo/runs/*.json`, written when TURBO_RUN_SUMMARY=true) newer than a given time, the test
-// tasks that ran (cache hits and builds left out), or from lines `<workspace> <seconds>` on stdin.
+// Where a CI run's time went, one line per workspace and Node line, longest first.
 //
-//   node .ci/task-times.mjs <label> <since epoch ms>   e.g. `ci: time  Node 24  @saga/e2e#test  312 s`
-//   printf '@saga/x 12\n' | node .ci/task-times.mjs <label> -
+//   node .ci/task-times.mjs collect <line> <since epoch ms>   prints `<line>\t<workspace>\t<seconds>`
+//       for each test task in turbo's run summaries (`.turbo/runs/*.json`, written when
+//       TURBO_RUN_SUMMARY=true) newer than <since>: the tasks that ran, builds and cache hits left out
+//   node .ci/task-times.mjs print < rows                      adds up the rows of each workspace and
+//       line and prints them as `ci: time  Node 24  @saga/e2e  312 s`, longest first
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
-const [label = '', since = '0'] = process.argv.slice(2)
+const [command, line, since] = process.argv.slice(2)
 
-/** `[task, seconds]` of every test task of the summaries written after `sinceMs`. */
-function fromSummaries(sinceMs) {
+function collect(sinceMs) {
   const dir = join(process.cwd(), '.turbo', 'runs')
   let files = []
   try {
     files = readdirSync(dir).filter((f) => f.endsWith('.json'))
   } catch {
-    return []
+    return
   }
-  return files
+  const tasks = files
     .filter((f) => statSync(join(dir, f)).mtimeMs >= sinceMs)
     .flatMap((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')).tasks ?? [])
-    .filter((t) => t.task !== 'build' && t.task !== 'generate' && t.execution && t.cache?.status !== 'HIT')
-    .map((t) => [t.taskId, (t.execution.endTime - t.execution.startTime) / 1000])
+    .filter((t) => t.task.startsWith('test') && t.execution && t.cache?.status !== 'HIT')
+  for (const t of tasks)
+    console.log(`${line}\t${t.package}\t${((t.execution.endTime - t.execution.startTime) / 1000).toFixed(1)}`)
 }
 
-const fromStdin = () =>
-  readFileSync(0, 'utf8')
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .filter((words) => words.length === 2)
-    .map(([task, seconds]) => [task, Number(seconds)])
+function print() {
+  const seconds = new Map()
+  for (const row of readFileSync(0, 'utf8').split('\n')) {
+    const [nodeLine, workspace, s] = row.split('\t')
+    if (!workspace) continue
+    const key = `Node ${nodeLine}  ${workspace}`
+    seconds.set(key, (seconds.get(key) ?? 0) + Number(s))
+  }
+  const width = Math.max(0, ...[...seconds.keys()].map((k) => k.length))
+  for (const [key, s] of [...seconds].sort((a, b) => b[1] - a[1]))
+    console.log(`ci: time  ${key.padEnd(width)}  ${s.toFixed(0).padStart(4)} s`)
+}
 
-const rows = since === '-' ? fromStdin() : fromSummaries(Number(since))
-const width = Math.max(0, ...rows.map(([task]) => task.length))
-for (const [task, seconds] of rows.sort((a, b) => b[1] - a[1]))
-  console.log(`ci: time  ${label}  ${task.padEnd(width)}  ${seconds.toFixed(0).padStart(4)} s`)
+if (command === 'collect') collect(Number(since))
+else if (command === 'print') print()
+else {
+  console.error('usage: task-times.mjs collect <line> <since epoch ms> | print < rows')
+  process.exit(2)
+}

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createRunDatabases, dropRunDatabases, RunDatabases } from './databases.js'
 import { freePort } from './ports.js'
-import { databaseUrl, infra, runNames, SERVICES, type RunNames, type ServiceName } from './run.js'
+import { baseEnv, databaseUrl, infra, runNames, SERVICES, type RunNames, type ServiceName } from './run.js'
 import { repoRoot, ServiceProcess } from './service-process.js'
 import { deleteBrokerObjects, tapQueue, TcpProxy, type TapQueue } from '@saga/testkit'
 
@@ -97,7 +97,7 @@ export class Fleet {
       name,
       port,
       {
-        PATH: process.env.PATH ?? '',
+        ...baseEnv(),
         ...COMMON_ENV,
         PORT: String(port),
         DATABASE_URL: databaseUrl(this.names.database[service]),
@@ -127,7 +127,7 @@ export class Fleet {
       'console',
       port,
       {
-        PATH: process.env.PATH ?? '',
+        ...baseEnv(),
         HOST: '127.0.0.1',
         LOG_LEVEL: COMMON_ENV.LOG_LEVEL,
         CONSOLE_PORT: String(port),
@@ -164,7 +164,7 @@ export class Fleet {
   /** Env for the order CLI pointed at this run (see packages/fleet/src/cli/). */
   cliEnv(): Record<string, string> {
     const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
+      ...baseEnv(),
       ORDER_SERVICE_URL: this.one('order').url,
       AMQP_URL: infra.amqpUrl,
       AMQP_EXCHANGE: this.names.exchange,

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createTestDatabase, deleteBrokerObjects, uniqueName, type TestDatabase } from '@saga/testkit'
 import { freePort } from './ports.js'
-import { infra, type ServiceName } from './run.js'
+import { baseEnv, infra, type ServiceName } from './run.js'
 import { repoRoot, ServiceProcess } from './service-process.js'
 
 /** One service process on a database and broker names of its own, for tests of a single process. */
@@ -44,7 +44,7 @@ export async function startLoneService(
     service,
     port,
     {
-      PATH: process.env.PATH ?? '',
+      ...baseEnv(),
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: 'info',

@@ -3,7 +3,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { createTestDatabase, deleteBrokerObjects, type TestDatabase } from '@saga/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { infra, runNames } from '../src/run.js'
+import { baseEnv, infra, runNames } from '../src/run.js'
 import { repoRoot, ServiceProcess } from '../src/service-process.js'
 
 // freePort() can only say a port was free when asked: this takes the chosen port before the service
@@ -38,7 +38,7 @@ describe('a service whose chosen port is taken before it binds', () => {
       'payment#1',
       taken,
       {
-        PATH: process.env.PATH ?? '',
+        ...baseEnv(),
         HOST: '127.0.0.1',
         PORT: String(taken),
         LOG_LEVEL: 'info',

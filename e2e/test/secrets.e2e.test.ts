@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLoneService, type LoneService } from '../src/lone-service.js'
-import { SERVICES, type ServiceName } from '../src/run.js'
+import { baseEnv, SERVICES, type ServiceName } from '../src/run.js'
 import { repoRoot } from '../src/service-process.js'
 import { eventually } from '../src/wait.js'
 
@@ -45,7 +45,7 @@ function runToExit(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', LOG_FORMAT: 'json', ...env },
+      env: { ...baseEnv(), LOG_FORMAT: 'json', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''

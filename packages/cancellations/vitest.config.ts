@@ -2,9 +2,9 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    // The files of this workspace run in one worker that keeps its imports (isolate: false): each
-    // file makes its own databases and broker names, and a fresh worker per file cost more CPU than
-    // the tests themselves (docs/operations.md#tests-and-ci).
+    // A worker keeps its imports from one file to the next (isolate: false): each file makes its own
+    // databases and broker names, and a fresh worker per file cost more CPU than the tests themselves
+    // (docs/operations.md#tests-and-ci).
     isolate: false,
     include: ['src/**/*.unit.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
