@@ -92,17 +92,18 @@ const ports = new Map<ServiceName, number>()
 let env: Record<ServiceName, NodeJS.ProcessEnv>
 
 /**
- * The Dockerfile's build, prune, production install, Prisma pruning and collection into `app`; then
- * a database per service and each service's environment.
+ * The Dockerfile's prune, production install, Prisma pruning and collection into `app`; then a
+ * database per service and each service's environment.
  */
 async function assemble(): Promise<void> {
   const started = Date.now()
   const step = (what: string) => console.log(`image check: ${what} after ${Date.now() - started} ms`)
-  await run('npx', [...buildOf(workspaces).split(' '), '--output-logs=errors-only'], {
-    cwd: root,
-    timeout: 300_000,
-  })
-  step('build')
+  // The Dockerfile's build (BUILD) is the workspaces' own, which turbo ran before this test (the
+  // fleet's test waits for every build: packages/fleet/turbo.json); collect-runtime.sh copies it.
+  const unbuilt = [...SERVICES, 'console'].filter(
+    (s) => !existsSync(join(root, 'services', s, 'dist', 'server.js')),
+  )
+  if (unbuilt.length > 0) throw new Error(`not built: ${unbuilt.join(', ')}; run npm run build first`)
   await run('npx', [...pruneOf(workspaces).split(' '), join(work, 'out')], { cwd: root })
   cpSync(join(work, 'out', 'json'), app, { recursive: true })
   await run('npm', INSTALL.split(' ').slice(1), { cwd: app, timeout: 300_000 })

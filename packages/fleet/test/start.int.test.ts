@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { deleteBrokerObjects, freePort } from '@saga/testkit'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dropDatabases, SERVICES } from '../src/bootstrap.js'
 
 // `npm start` as a user runs it, on a fleet of its own: `--prefix` gives it its own databases,
@@ -116,6 +116,32 @@ class Run {
       if (pid && isAlive(pid)) process.kill(pid, 'SIGKILL')
   }
 }
+
+/**
+ * Waits until every build of the repository is a cache hit (`turbo run build --dry=json`), so that
+ * npm start's own build rewrites nothing: right after a build turbo saves its cache while the tasks
+ * after it already run (vercel/turborepo#12178), and a build started then misses the cache and
+ * rebuilds the dist/ folders the tests beside this one are reading.
+ */
+async function untilBuildsCached(ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const { stdout } = await execFileAsync('npx', ['turbo', 'run', 'build', '--dry=json'], {
+      cwd: root,
+      maxBuffer: 16 * 1024 * 1024,
+    })
+    type Task = { taskId: string; command: string; cache: { status: string } }
+    const tasks = (JSON.parse(stdout) as { tasks: Task[] }).tasks
+    // A workspace without the script has nothing to build and is never in the cache.
+    const missed = tasks.filter((t) => t.command !== '<NONEXISTENT>' && t.cache.status !== 'HIT')
+    if (missed.length === 0) return
+    if (Date.now() > deadline)
+      throw new Error(`builds not in turbo's cache after ${ms} ms: ${missed.map((t) => t.taskId).join(', ')}`)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}
+
+beforeAll(() => untilBuildsCached(), 120_000)
 
 const runs: Run[] = []
 afterAll(async () => {
