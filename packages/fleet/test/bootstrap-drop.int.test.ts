@@ -27,11 +27,30 @@ const fleetQueues = [
 // Not the fleet's: a name that only starts like one of its prefixes, and another prefix's queue.
 const bystanders = [`${prefix}orders.kept`, `x${prefix}order.kept`]
 
-const queuesNow = async () =>
-  (await run('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name'])).stdout
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((name) => name.includes(prefix))
+// The test's queues that exist now, each checked over AMQP (a passive declare; a missing queue
+// closes the channel with 404), which costs far less than a rabbitmqctl run.
+const queuesNow = async () => {
+  const connection = await amqp.connect(amqpUrl)
+  connection.on('error', () => undefined)
+  try {
+    const found: string[] = []
+    for (const queue of [...fleetQueues, ...bystanders]) {
+      const channel = await connection.createChannel()
+      channel.on('error', () => undefined)
+      const exists = await channel.checkQueue(queue).then(
+        () => true,
+        () => false,
+      )
+      if (exists) {
+        found.push(queue)
+        await channel.close()
+      }
+    }
+    return found
+  } finally {
+    await connection.close().catch(() => undefined)
+  }
+}
 const usersNow = async () =>
   (
     JSON.parse((await run('rabbitmqctl', ['-q', 'list_users', '--formatter', 'json'])).stdout) as {
@@ -94,7 +113,11 @@ afterAll(async () => {
   await dropDatabases({ postgresUrl, prefix })
 })
 
-describe('npm run bootstrap -- --prefix <p> --drop', () => {
+// A drop runs rabbitmqctl seven times (an Erlang VM each, about a second of CPU): on a loaded
+// machine one drop took 33 s, so these limits only catch a hang.
+const DROP_LIMIT_MS = 100_000
+
+describe('npm run bootstrap -- --prefix <p> --drop', { timeout: 2 * DROP_LIMIT_MS }, () => {
   const env = { POSTGRES_URL: postgresUrl, AMQP_URL: amqpUrl }
 
   it('when rabbitmqctl cannot be run, then it exits 1 naming the command, and nothing is dropped', async () => {
@@ -117,7 +140,7 @@ describe('npm run bootstrap -- --prefix <p> --drop', () => {
     await session.connect()
     const service = await amqp.connect(amqpUrlFor(users[1]!, amqpUrl))
     try {
-      const refused = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+      const refused = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env, DROP_LIMIT_MS)
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain(`The ${prefix} fleet is still connected, so nothing was dropped`)
       expect(refused.stderr).toContain(`1 session(s) on database ${order!.database}`)
@@ -136,7 +159,7 @@ describe('npm run bootstrap -- --prefix <p> --drop', () => {
     expect(await databasesNow()).toHaveLength(4)
     expect((await queuesNow()).sort()).toEqual([...fleetQueues, ...bystanders].sort())
 
-    const dropped = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+    const dropped = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env, DROP_LIMIT_MS)
     expect(dropped.stderr).toBe('')
     expect(dropped.code).toBe(0)
     expect(dropped.stdout).toContain(`dropped the ${prefix} service databases and roles`)
@@ -157,7 +180,7 @@ describe('npm run bootstrap -- --prefix <p> --drop', () => {
   })
 
   it('when run again, then there is nothing left to remove and it still succeeds', async () => {
-    const again = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+    const again = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env, DROP_LIMIT_MS)
     expect(again.code).toBe(0)
     expect(again.stdout).toContain(
       `deleted the ${prefix} fleet's 0 queues, exchange ${names.exchange} and broker users (none left)`,
@@ -173,7 +196,7 @@ describe('npm run bootstrap -- --prefix <p> --drop', () => {
     } finally {
       await connection.close()
     }
-    const dropped = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env)
+    const dropped = await runNode(bootstrapEntry, ['--prefix', prefix, '--drop'], env, DROP_LIMIT_MS)
     expect(dropped.code).toBe(0)
     expect(dropped.stdout).toContain(
       `kept exchange ${names.exchange}: queues of another fleet are still bound to it`,

@@ -16,9 +16,21 @@ export interface Ran {
   stderr: string
 }
 
-/** Runs a built entry point with `node`; resolves with its exit code and output whatever the code. */
-export async function runNode(entry: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return run(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }).then(
+/**
+ * Runs a built entry point with `node`; resolves with its exit code and output whatever the code.
+ * `timeoutMs` (default 30 s) only ends a hung command: it is far above what the command takes on a
+ * loaded machine.
+ */
+export async function runNode(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<Ran> {
+  return run(process.execPath, [entry, ...args], {
+    env: { ...process.env, ...env },
+    timeout: timeoutMs,
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => error,
   )
