@@ -54,7 +54,7 @@ async function expectEachOnceOnRestart(handler: string, count: number, what: str
 /** Publishes a fresh message and expects it handled, and in effect once, by `handler`. */
 async function expectNewMessageInEffect(signals: Signals, handler: string): Promise<void> {
   const message = envelope()
-  const handled = signals.waitFor('handled', (s) => s.id === message.id)
+  const handled = signals.waitFor('handled', (s) => s.id === message.id, 30_000)
   await fixture.publish(message)
   await handled
   expect(await fixture.effects(handler)).toHaveLength(1)
@@ -102,7 +102,7 @@ describe('consumer dead-lettering', () => {
     const { signals } = await fixture.startConsumer([recordingHandler('dlq-gone')])
     await fixture.deleteQueue(deadLetterQueueName(fixture.queue('dlq-gone')))
     const poison = envelope({ data: { n: 'not a number' } })
-    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === poison.id)
+    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === poison.id, 30_000)
 
     await fixture.publish(poison)
 
@@ -148,7 +148,7 @@ describe('consumer and the database', () => {
     const deadLettered = collect(signals, 'deadLettered')
     proxy.cut()
     const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id, 10_000)
+    const handled = signals.waitFor('handled', (s) => s.id === message.id, 30_000)
 
     await fixture.publish(message)
     await eventually('several failed inbox transactions', () => outages.length >= 4)
@@ -184,7 +184,7 @@ describe('consumer and transient database failures inside the handler', () => {
     const retrying = collect(signals, 'retrying')
     const deadLettered = collect(signals, 'deadLettered')
     const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id, 15_000)
+    const handled = signals.waitFor('handled', (s) => s.id === message.id, 30_000)
 
     await fixture.publish(message)
     await handled
@@ -219,7 +219,7 @@ describe('consumer and transient database failures inside the handler', () => {
     })
     const retrying = collect(signals, 'retrying')
     const message = envelope()
-    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === message.id, 15_000)
+    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === message.id, 30_000)
 
     await fixture.publish(message)
 
@@ -255,17 +255,25 @@ describe('consumer shutdown and restart', () => {
   })
 
   it('when stopped during a retry wait, then it stops at once and the next delivery continues the attempt count', async () => {
+    // A retry wait and a drain bound of 10 minutes: a stop that waited for either would take
+    // minutes, not STOP_WITHIN_MS (generous, for a loaded machine).
+    const WAIT_MS = 600_000
+    const STOP_WITHIN_MS = 30_000
     const failing = recordingHandler('waiting-retry', () => Promise.reject(new Error('not yet')))
-    const first = await fixture.startConsumer([failing], { retryBaseMs: 60_000, retryMaxMs: 60_000 })
+    const first = await fixture.startConsumer([failing], {
+      retryBaseMs: WAIT_MS,
+      retryMaxMs: WAIT_MS,
+      drainTimeoutMs: WAIT_MS,
+    })
     const message = envelope()
-    const retrying = first.signals.waitFor('retrying', (s) => s.id === message.id)
+    const retrying = first.signals.waitFor('retrying', (s) => s.id === message.id, 30_000)
     await fixture.publish(message)
     await retrying
 
     const before = performance.now()
     await first.consumer.stop()
     await first.connection.close()
-    expect(performance.now() - before).toBeLessThan(2_000)
+    expect(performance.now() - before).toBeLessThan(STOP_WITHIN_MS)
     // The quorum queue takes the returned delivery back through its log: it shows up soon, not at once.
     await eventually(
       'the delivery back in the queue',
@@ -273,7 +281,7 @@ describe('consumer shutdown and restart', () => {
     )
 
     const signals = createSignals()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id)
+    const handled = signals.waitFor('handled', (s) => s.id === message.id, 30_000)
     await fixture.startConsumer([recordingHandler('waiting-retry')], { signals })
     await handled
     // The quorum queue counted the returned delivery (x-delivery-count), so this is attempt 2.

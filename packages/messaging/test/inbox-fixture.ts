@@ -125,11 +125,14 @@ export function collect<K extends SignalName>(signals: Signals, name: K): Signal
   return seen
 }
 
-/** Polls `probe` until it returns true; fails after `timeoutMs` saying what was awaited. */
+/**
+ * Polls `probe` until it returns true; fails after `timeoutMs` saying what was awaited. The default
+ * only ends a hang: generous, since a loaded machine may take seconds for what takes milliseconds.
+ */
 export async function eventually(
   what: string,
   probe: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {

@@ -22,8 +22,8 @@ describe('inbox deduplication', () => {
   it('when the same message is delivered twice, then its effect happens once', async () => {
     const { signals } = await fixture.startConsumer([recordingHandler('twice')])
     const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id)
-    const duplicate = signals.waitFor('duplicate', (s) => s.id === message.id)
+    const handled = signals.waitFor('handled', (s) => s.id === message.id, 30_000)
+    const duplicate = signals.waitFor('duplicate', (s) => s.id === message.id, 30_000)
 
     await fixture.publish(message)
     await fixture.publish(message)
@@ -85,7 +85,7 @@ describe('inbox transaction', () => {
     })
     const retrying = collect(signals, 'retrying')
     const message = envelope()
-    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === message.id, 10_000)
+    const deadLettered = signals.waitFor('deadLettered', (s) => s.id === message.id, 30_000)
 
     await fixture.publish(message)
 
@@ -125,7 +125,7 @@ describe('inbox transaction', () => {
     })
     const { signals } = await fixture.startConsumer([flaky])
     const message = envelope()
-    const handled = signals.waitFor('handled', (s) => s.id === message.id)
+    const handled = signals.waitFor('handled', (s) => s.id === message.id, 30_000)
 
     await fixture.publish(message)
 

@@ -131,7 +131,7 @@ describe('createMessaging', () => {
     expect(area(messaging, 'broker')).toMatchObject({ ok: true, status: 'up' })
     expect(area(messaging, 'consumer')).toMatchObject({ ok: true, facts: { queues: 1, consuming: 1 } })
 
-    const handled = messaging.signals.waitFor('handled', undefined, 10_000)
+    const handled = messaging.signals.waitFor('handled', undefined, 30_000)
     // The tap can see a message before the relay has marked its row published (that follows the confirm).
     const followUpMarked = messaging.signals.waitFor(
       'published',
@@ -139,7 +139,7 @@ describe('createMessaging', () => {
       10_000,
     )
     const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(1)))
-    const [first, second] = await tap.waitForCount(2, 10_000)
+    const [first, second] = await tap.waitForCount(2, 30_000)
 
     expect(await handled).toEqual({
       id,
@@ -205,8 +205,8 @@ describe('createMessaging', () => {
     await messaging.start()
     expect(messaging.health().ok).toBe(true)
     expect(area(messaging, 'consumer').facts).toMatchObject({ queues: 2, consuming: 2 })
-    const recorded = messaging.signals.waitFor('handled', (s) => s.handler === RECORDER, 10_000)
-    const handled = messaging.signals.waitFor('handled', (s) => s.handler === HANDLER, 10_000)
+    const recorded = messaging.signals.waitFor('handled', (s) => s.handler === RECORDER, 30_000)
+    const handled = messaging.signals.waitFor('handled', (s) => s.handler === HANDLER, 30_000)
 
     const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(4)))
 
@@ -261,7 +261,7 @@ describe('createMessaging', () => {
     expect(area(messaging, 'consumer')).toMatchObject({ ok: false, status: 'degraded', probe: 'liveness' })
     expect(messaging.stats().brokerUp).toBe(0)
     const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(3)))
-    const handled = messaging.signals.waitFor('handled', (s) => s.id === id, 15_000)
+    const handled = messaging.signals.waitFor('handled', (s) => s.id === id, 30_000)
 
     proxy.restore()
     await handled
@@ -287,10 +287,19 @@ describe('createMessaging', () => {
 
     proxy.cut()
     await eventually('the broker area down', () => !area(messaging, 'broker').ok)
-    // Long enough for several reconnect attempts and queue reopen timers.
-    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    // Several failed reconnect attempts of each connection, each of which must stay below warn.
+    const retries = (connection: string): number =>
+      lines.lines.filter(
+        (line) =>
+          line.msg === 'amqp connect failed; retrying' &&
+          (line.obj as { connection?: string }).connection === connection,
+      ).length
+    await eventually(
+      'three failed reconnects of each connection',
+      () => retries('alpha-consumer') >= 3 && retries('alpha-relay') >= 3,
+    )
     proxy.restore()
-    await eventually('healthy again', () => messaging.health().ok, 15_000)
+    await eventually('healthy again', () => messaging.health().ok)
     await messaging.stop()
     await proxy.close()
 

@@ -25,8 +25,8 @@ describe('outbox: enqueue and atomicity', () => {
     ).rejects.toThrow('business rule failed')
     // A later committed message is published; the rolled-back one, sent before it, never shows up.
     const [later] = await f.commit([message(2)])
-    await relay.signals.waitFor('published', (s) => s.id === later, 5_000)
-    await f.tap.waitForCount(1, 5_000)
+    await relay.signals.waitFor('published', (s) => s.id === later, 30_000)
+    await f.tap.waitForCount(1, 30_000)
     expect(id).not.toBe('')
     expect((await f.db.pool.query('SELECT 1 FROM outbox_message WHERE id = $1', [id])).rowCount).toBe(0)
     expect(f.tap.ids()).toEqual([later])
@@ -42,10 +42,10 @@ describe('outbox: enqueue and atomicity', () => {
       },
     ])
     relay.wake()
-    await relay.signals.waitFor('published', (s) => s.id === id, 5_000)
+    await relay.signals.waitFor('published', (s) => s.id === id, 30_000)
     const row = await f.row(id!)
     expect(row.published_at).toBeInstanceOf(Date)
-    const [received] = (await f.tap.waitForCount(before + 1, 5_000)).slice(before)
+    const [received] = (await f.tap.waitForCount(before + 1, 30_000)).slice(before)
     expect(countIds(f.tap.ids()).get(id!)).toBe(1)
     expect(received?.routingKey).toBe('test.happened')
     expect(received?.properties).toMatchObject({

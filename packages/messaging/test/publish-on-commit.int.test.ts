@@ -157,13 +157,13 @@ describe('publish on commit', () => {
           ),
         ),
       )
-      const got = await tap.waitForCount(3, 5_000)
+      const got = await tap.waitForCount(3, 30_000)
       expect(got.map((m) => m.properties.messageId as string)).toEqual(ids)
       expect(got.map((m) => (m.body as { data: unknown }).data)).toEqual(
         [1, 2, 3].map((n) => ({ n, text: 'ünïcode "quoted"' })),
       )
       // 'published' is signalled once the mark committed, after the broker has delivered the copies.
-      for (let tries = 0; published.size < ids.length && tries < 250; tries += 1)
+      for (let tries = 0; published.size < ids.length && tries < 1_500; tries += 1)
         await new Promise((resolve) => setTimeout(resolve, 20))
       for (const id of ids) {
         const stored = await row(db.pool, id)
@@ -204,8 +204,8 @@ describe('publish on commit', () => {
             correlationId: 'corr-republished',
           }),
         )
-        const marked = messaging.signals.waitFor('published', (s) => s.id === candidate, 5_000)
-        await tap.waitFor((m) => m.properties.messageId === candidate, 5_000, 'the published row')
+        const marked = messaging.signals.waitFor('published', (s) => s.id === candidate, 30_000)
+        await tap.waitFor((m) => m.properties.messageId === candidate, 30_000, 'the published row')
         const client = await db.pool.connect()
         try {
           await client.query('BEGIN; LOCK TABLE outbox_message IN EXCLUSIVE MODE')
@@ -227,8 +227,12 @@ describe('publish on commit', () => {
       // Had the mark taken the reset row, it would stay marked and no sweep would publish it again.
       const republished = id
       await sweeper()
-      await tap.waitFor(() => tap.countsById().get(republished) === 2, 5_000, 'the row published again')
-      for (let tries = 0; (await row(db.pool, republished)).published_at === null && tries < 250; tries += 1)
+      await tap.waitFor(() => tap.countsById().get(republished) === 2, 30_000, 'the row published again')
+      for (
+        let tries = 0;
+        (await row(db.pool, republished)).published_at === null && tries < 1_500;
+        tries += 1
+      )
         await new Promise((resolve) => setTimeout(resolve, 20))
       expect((await row(db.pool, republished)).published_at).not.toBeNull()
     } finally {
@@ -253,8 +257,8 @@ describe('publish on commit', () => {
 
       const relay = await sweeper()
       // 'published' is signalled once the sweep's mark committed, after the broker has the copy.
-      await relay.signals.waitFor('published', (s) => s.id === id, 15_000)
-      await tap.waitFor((m) => m.properties.messageId === id, 5_000, 'the swept row')
+      await relay.signals.waitFor('published', (s) => s.id === id, 30_000)
+      await tap.waitFor((m) => m.properties.messageId === id, 30_000, 'the swept row')
       await new Promise((resolve) => setTimeout(resolve, 500))
       expect(tap.countsById().get(id)).toBe(1)
       expect((await row(db.pool, id)).published_at).not.toBeNull()
@@ -274,9 +278,9 @@ describe('publish on commit', () => {
       CREATE TRIGGER hold_mark BEFORE UPDATE ON outbox_message FOR EACH ROW EXECUTE FUNCTION hold_mark()`)
     committer = await startCommitter(db, exchange, AMQP_URL)
     const id = await committer.commit()
-    await tap.waitFor((m) => m.properties.messageId === id, 5_000, 'the published row')
+    await tap.waitFor((m) => m.properties.messageId === id, 30_000, 'the published row')
     let sleeping: number | undefined
-    for (let tries = 0; sleeping === undefined && tries < 200; tries += 1) {
+    for (let tries = 0; sleeping === undefined && tries < 1_200; tries += 1) {
       const { rows } = await db.pool.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`,
       )
@@ -292,8 +296,8 @@ describe('publish on commit', () => {
 
     const relay = await sweeper()
     // 'published' is signalled once the sweep's mark committed, after the broker has the copy.
-    await relay.signals.waitFor('published', (s) => s.id === id, 15_000)
-    await tap.waitFor(() => tap.countsById().get(id) === 2, 5_000, 'the row published again')
+    await relay.signals.waitFor('published', (s) => s.id === id, 30_000)
+    await tap.waitFor(() => tap.countsById().get(id) === 2, 30_000, 'the row published again')
     const copies = tap.messages.filter((m) => m.properties.messageId === id)
     expect(copies.map((m) => (m.body as { id: string }).id)).toEqual([id, id])
     expect((await row(db.pool, id)).published_at).not.toBeNull()

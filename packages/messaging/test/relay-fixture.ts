@@ -123,7 +123,9 @@ export async function relayFixture(prefix: string): Promise<RelayFixture> {
       const relay = fixture.relay(via ? { ...overrides, amqpUrl: via.url(AMQP_URL) } : overrides)
       await relay.start()
       const [warm] = await fixture.commit([message(0)])
-      await relay.signals.waitFor('published', (s) => s.id === warm, 5_000)
+      // Woken, so a relay with a long poll interval publishes it too.
+      relay.wake()
+      await relay.signals.waitFor('published', (s) => s.id === warm, 30_000)
       return relay
     },
     commit: (messages) =>

@@ -27,7 +27,7 @@ describe('relay: a migration queued on the outbox table', () => {
               "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE outbox_message%'",
             )
           ).rowCount === 1,
-        5_000,
+        30_000,
         'the ALTER to queue behind the reader',
       )
 
@@ -39,35 +39,46 @@ describe('relay: a migration queued on the outbox table', () => {
         )
         return { ms: performance.now() - started, error }
       }
+      // 55P03 (lock_not_available) comes only from their lock_timeout: without it they would wait
+      // in the queue until the reader commits (after this test). The time only rules out a bound of
+      // many seconds; their bound is 1 s.
       const stats = await timed(() => relay.refreshStats())
       const retention = await timed(() => relay.runRetention())
       for (const outcome of [stats, retention]) {
-        expect((outcome.error as { code?: string } | undefined)?.code).toBe('55P03') // lock_not_available
-        expect(outcome.ms).toBeLessThan(2_000)
+        expect((outcome.error as { code?: string } | undefined)?.code).toBe('55P03')
+        expect(outcome.ms).toBeLessThan(30_000)
       }
 
       await relay.start()
+      // The claim gives up (55P03) and is tried again, GIVE_UPS times, each bounded by its 1 s
+      // lock_timeout; meanwhile none of the relay's statements may wait in the lock queue for
+      // STUCK_MS, far past that bound (generous, for a loaded machine), so it does not drain the pool
+      // while the migration waits. The give-ups take GIVE_UPS s at least, so a statement without
+      // a bound, queued at the start, would be seen stuck.
+      const GIVE_UPS = 6
+      const STUCK_MS = 5_000
+      const stuck: number[] = []
+      const claimGiveUps = (): number =>
+        f.logger.entries.filter(
+          (e) =>
+            e.msg === 'outbox relay database round failed; retrying' &&
+            (e.obj as { err?: { code?: string } }).err?.code === '55P03',
+        ).length
       await f.until(
-        () =>
-          f.logger.entries.some(
-            (e) =>
-              e.msg === 'outbox relay database round failed; retrying' &&
-              (e.obj as { err?: { code?: string } }).err?.code === '55P03',
-          ),
-        5_000,
-        'the relay to give up its claim',
+        async () => {
+          const { rows } = await f.db.pool.query<{ waiting: number }>(
+            `SELECT count(*)::int AS waiting FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'
+               AND query NOT LIKE 'ALTER TABLE%'
+               AND clock_timestamp() - query_start > ${STUCK_MS} * interval '1 millisecond'`,
+          )
+          stuck.push(rows[0]?.waiting ?? 0)
+          return claimGiveUps() >= GIVE_UPS
+        },
+        60_000,
+        'the relay to give up its claim again and again',
       )
-      // None of the relay's statements waits in the lock queue past its 1 s bound, so it does not
-      // drain the pool while the migration waits.
-      for (let look = 0; look < 5; look += 1) {
-        const { rows } = await f.db.pool.query<{ waiting: number }>(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock'
-             AND query NOT LIKE 'ALTER TABLE%' AND now() - query_start > interval '1500 ms'`,
-        )
-        expect(rows[0]?.waiting).toBe(0)
-        await new Promise((resolve) => setTimeout(resolve, 300))
-      }
+      expect(stuck.every((waiting) => waiting === 0)).toBe(true)
     } finally {
       await reader.query('COMMIT').catch(() => undefined)
       await altered.catch(() => undefined)
@@ -77,10 +88,10 @@ describe('relay: a migration queued on the outbox table', () => {
     }
     await f.until(
       async () => (await f.row(id as string)).published_at !== null,
-      5_000,
+      30_000,
       'the row to be published after the ALTER',
     )
     expect(await pendingCount(f.db.pool)).toBe(0)
     await relay.stop()
-  })
+  }, 120_000)
 })

@@ -4,8 +4,10 @@ import type { Relay } from '../src/outbox/relay.js'
 import { createCrossInstanceWakeup, type CrossInstanceWakeup } from '../src/outbox/wakeup.js'
 import { message, relayFixture, type RelayFixture } from './relay-fixture.js'
 
-// Long enough that a publish within it can only come from a wake-up, not from the poll.
-const POLL_MS = 5_000
+// The relays here poll once in 10 minutes, far longer than a test runs: a row published within
+// WAKE_WITHIN_MS of its commit (generous, for a loaded machine) can only have been woken, never polled.
+const POLL_MS = 600_000
+const WAKE_WITHIN_MS = 30_000
 
 describe('relay: wake-up', () => {
   const f = useFixture(() => relayFixture('relay_wake'))
@@ -17,17 +19,16 @@ describe('relay: wake-up', () => {
     return rows.map((r) => r.pid)
   }
 
-  const commitToPublish = async (
+  /** Commits a row, calls `wake`, and waits until the relay published it; rejects after WAKE_WITHIN_MS. */
+  const commitAndWake = async (
     wake: () => void,
     relay: { signals: ReturnType<RelayFixture['relay']>['signals'] },
-  ): Promise<number> => {
+  ): Promise<void> => {
     let id = ''
-    const published = relay.signals.waitFor('published', (s) => s.id === id, POLL_MS - 500)
-    const started = performance.now()
+    const published = relay.signals.waitFor('published', (s) => s.id === id, WAKE_WITHIN_MS)
     ;[id] = (await f.commit([message(1)])) as [string]
     wake()
     await published
-    return performance.now() - started
   }
 
   /**
@@ -41,7 +42,7 @@ describe('relay: wake-up', () => {
     try {
       await f.until(
         async () => relay.isConnected && (await listenerPids()).length === 1,
-        5_000,
+        30_000,
         'the relay to listen',
       )
       await body(relay, other)
@@ -51,45 +52,40 @@ describe('relay: wake-up', () => {
     }
   }
 
-  it('when the committing instance wakes its relay, then the row is published far sooner than the poll interval', async () => {
+  it('when the committing instance wakes its relay, then the row is published without waiting for the poll', async () => {
     const relay = f.relay({ pollIntervalMs: POLL_MS, wakeup: { listen: false } })
     await relay.start()
-    await f.until(() => relay.isConnected, 5_000, 'the relay to connect')
-    const latencies: number[] = []
-    for (let i = 0; i < 5; i += 1) latencies.push(await commitToPublish(() => relay.wake(), relay))
-    expect(Math.max(...latencies)).toBeLessThan(POLL_MS / 5)
+    await f.until(() => relay.isConnected, 30_000, 'the relay to connect')
+    for (let i = 0; i < 5; i += 1) await commitAndWake(() => relay.wake(), relay)
     await relay.stop()
   })
 
-  it('when another instance commits, then this relay is woken through NOTIFY and publishes far sooner than the poll interval', async () => {
+  it('when another instance commits, then this relay is woken through NOTIFY and publishes without waiting for the poll', async () => {
     await withListeningRelay(async (relay, other) => {
-      const latencies: number[] = []
-      for (let i = 0; i < 5; i += 1) latencies.push(await commitToPublish(() => other.notify(), relay))
-      expect(Math.max(...latencies)).toBeLessThan(POLL_MS / 5)
+      for (let i = 0; i < 5; i += 1) await commitAndWake(() => other.notify(), relay)
     })
   })
 
-  it('when the LISTEN connection is killed, then the relay listens again and a row committed meanwhile is not lost', async () => {
+  it('when the LISTEN connection is killed, then the relay listens again and a row whose NOTIFY it missed is not lost', async () => {
     await withListeningRelay(async (relay, other) => {
       const [killed] = await listenerPids()
-      await f.db.pool.query('SELECT pg_terminate_backend($1)', [killed])
-      // Committed and notified while nobody listens: the NOTIFY is lost, the reconnect's wake is not.
+      // Committed without any wake-up or NOTIFY, as if its NOTIFY came while nobody listened: only
+      // the wake the relay raises when it listens again (or the 10-minute poll) makes it look.
       const [gap] = await f.commit([message(1)])
-      const started = performance.now()
-      other.notify()
-      await relay.signals.waitFor('published', (s) => s.id === gap, POLL_MS - 500)
-      expect(performance.now() - started).toBeLessThan(POLL_MS / 2)
+      const published = relay.signals.waitFor('published', (s) => s.id === gap, WAKE_WITHIN_MS)
+      await f.db.pool.query('SELECT pg_terminate_backend($1)', [killed])
+      await published
       await f.until(
         async () => {
           const pids = await listenerPids()
           return pids.length === 1 && pids[0] !== killed
         },
-        5_000,
+        30_000,
         'a new LISTEN connection',
       )
       expect(f.logger.entries.some((e) => e.msg === 'outbox LISTEN connection lost; reconnecting')).toBe(true)
-      const latency = await commitToPublish(() => other.notify(), relay)
-      expect(latency).toBeLessThan(POLL_MS / 5)
+      // The new connection takes NOTIFYs.
+      await commitAndWake(() => other.notify(), relay)
     })
   })
 
@@ -111,7 +107,7 @@ describe('relay: wake-up', () => {
       windowMs: 50,
     })
     for (let i = 0; i < 200; i += 1) counting.notify()
-    await f.until(() => sent.length >= 2, 2_000, 'the trailing NOTIFY')
+    await f.until(() => sent.length >= 2, 30_000, 'the trailing NOTIFY')
     await counting.close()
     // One at once, one trailing for the rest of the window.
     expect(sent).toHaveLength(2)

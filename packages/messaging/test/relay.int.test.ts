@@ -10,15 +10,19 @@ describe('relay: publishing', () => {
   const f = useFixture(() => relayFixture('relay'))
 
   it('when 4 relays drain 2,000 rows at once, then the tap gets every id exactly once and every row ends published', async () => {
-    await f.backlog(2_000)
     const relays = [1, 2, 3, 4].map(() => f.relay({ batchSize: 50 }))
     const published = new Map<number, number>()
     relays.forEach((relay, index) =>
       relay.signals.on('published', () => published.set(index, (published.get(index) ?? 0) + 1)),
     )
     await Promise.all(relays.map((relay) => relay.start()))
-    await f.tap.waitForCount(2_000, 30_000)
-    await f.until(async () => (await pendingCount(f.db.pool)) === 0, 10_000, 'no pending rows')
+    // All connected before the backlog comes, then all woken at once: on a loaded machine the first
+    // relay to connect could otherwise drain it alone before the others are up.
+    await f.until(() => relays.every((relay) => relay.isConnected), 30_000, 'every relay to connect')
+    await f.backlog(2_000)
+    for (const relay of relays) relay.wake()
+    await f.tap.waitForCount(2_000, 60_000)
+    await f.until(async () => (await pendingCount(f.db.pool)) === 0, 30_000, 'no pending rows')
     await Promise.all(relays.map((relay) => relay.stop()))
     const counts = countIds(f.tap.ids())
     const { rows } = await f.db.pool.query<{ id: string }>(
@@ -35,17 +39,18 @@ describe('relay: publishing', () => {
 
   it('when the confirm is still on its way back, then the row is not yet published', async () => {
     // The tap reads the broker directly; the relay talks to it through a proxy that delays every
-    // byte by 300 ms. So the broker has routed the message well before the relay hears the confirm.
+    // byte by 5 s. So the broker has routed the message 5 s before the relay hears the confirm: time
+    // enough to read the row on a loaded machine.
     const proxy = await brokerProxy()
     try {
-      const relay = await f.publishingRelay({ publishTimeoutMs: 5_000 }, proxy)
-      proxy.latencyMs = 300
+      const relay = await f.publishingRelay({ publishTimeoutMs: 60_000 }, proxy)
+      proxy.latencyMs = 5_000
       const before = f.tap.messages.length
       const [id] = await f.commit([message(2)])
       relay.wake()
-      await f.tap.waitForCount(before + 1, 5_000)
+      await f.tap.waitForCount(before + 1, 30_000)
       const atArrival = await f.row(id!)
-      await relay.signals.waitFor('published', (s) => s.id === id, 5_000)
+      await relay.signals.waitFor('published', (s) => s.id === id, 30_000)
       expect(atArrival.published_at).toBeNull()
       expect((await f.row(id!)).published_at).toBeInstanceOf(Date)
       await relay.stop()
@@ -54,23 +59,26 @@ describe('relay: publishing', () => {
     }
   })
 
-  it('when confirms are awaited per batch, then 200 rows over a 100 ms link publish in a few round trips, not 200', async () => {
+  it('when confirms are awaited per batch, then 200 rows over a 500 ms link publish in a few round trips, not 200', async () => {
+    // One confirm awaited per message would need at least 200 round trips of 500 ms: 100 s. Per batch
+    // it takes a few; MOST_ROUND_TRIPS leaves room for a loaded machine and stays far from 200.
+    const ROUND_TRIP_MS = 500
+    const MOST_ROUND_TRIPS = 80
     const proxy = await brokerProxy()
     try {
-      const relay = await f.publishingRelay({ batchSize: 100, publishTimeoutMs: 10_000 }, proxy)
-      proxy.latencyMs = 50
+      const relay = await f.publishingRelay({ batchSize: 100, publishTimeoutMs: 60_000 }, proxy)
+      proxy.latencyMs = ROUND_TRIP_MS / 2
       const ids = await f.commit(Array.from({ length: 200 }, (_, n) => message(n)))
       const started = performance.now()
       relay.wake()
       await publishedAll(relay, ids)
-      const roundTrips = (performance.now() - started) / 100
-      // One confirm awaited per message would need at least 200 round trips.
-      expect(roundTrips).toBeLessThan(40)
+      const roundTrips = (performance.now() - started) / ROUND_TRIP_MS
+      expect(roundTrips).toBeLessThan(MOST_ROUND_TRIPS)
       await relay.stop()
     } finally {
       await proxy.close()
     }
-  })
+  }, 120_000)
 
   it('when a row commits after later rows were published, then it is still published', async () => {
     const relay = f.relay()
@@ -89,12 +97,12 @@ describe('relay: publishing', () => {
     await inserted
     const [later] = await f.commit([message(2)])
     relay.wake()
-    await relay.signals.waitFor('published', (s) => s.id === later, 5_000)
+    await relay.signals.waitFor('published', (s) => s.id === later, 30_000)
     expect(earlyId < later!).toBe(true)
     releaseEarly()
     await early
     relay.wake()
-    await relay.signals.waitFor('published', (s) => s.id === earlyId, 5_000)
+    await relay.signals.waitFor('published', (s) => s.id === earlyId, 30_000)
     expect((await f.row(earlyId)).published_at).toBeInstanceOf(Date)
     await relay.stop()
   })
@@ -121,7 +129,7 @@ describe('relay: unroutable and poison rows', () => {
       unroutable = id!
       relay.wake()
       // Past maxAttempts (3): a topology gap is no reason to give a row up.
-      await f.until(() => failures.length >= 5, 10_000, 'five failed attempts')
+      await f.until(() => failures.length >= 5, 30_000, 'five failed attempts')
       const row = await f.row(unroutable)
       expect(failures.slice(0, 5)).toEqual([1, 2, 3, 4, 5])
       expect(row).toMatchObject({ published_at: null, failed_at: null })
@@ -131,10 +139,10 @@ describe('relay: unroutable and poison rows', () => {
       expect(narrow.ids()).toEqual([routed])
 
       // The queue comes (back): the row goes out by itself within its capped backoff.
-      const published = relay.signals.waitFor('published', (s) => s.id === unroutable, 5_000)
+      const published = relay.signals.waitFor('published', (s) => s.id === unroutable, 30_000)
       late = await tapQueue(AMQP_URL, narrowExchange, ['nobody.*'])
       await published
-      await late.waitForCount(1, 5_000)
+      await late.waitForCount(1, 30_000)
       expect(late.ids()).toEqual([unroutable])
       expect((await f.row(unroutable)).published_at).toBeInstanceOf(Date)
       expect(relay.stats()).toMatchObject({ parkedTotal: 0 })
@@ -151,8 +159,8 @@ describe('relay: unroutable and poison rows', () => {
     const relay = f.relay({ maxAttempts: 4, batchSize: 10, backoffBaseMs: 300, backoffMaxMs: 1_000 })
     await relay.start()
     let poison = ''
-    const firstFailure = relay.signals.waitFor('publishFailed', (s) => s.id === poison, 5_000)
-    const parking = relay.signals.waitFor('parked', (s) => s.id === poison, 10_000)
+    const firstFailure = relay.signals.waitFor('publishFailed', (s) => s.id === poison, 30_000)
+    const parking = relay.signals.waitFor('parked', (s) => s.id === poison, 30_000)
     const good = await pgDatabase(f.db.pool).transaction(async (tx) => {
       // A header over amqplib's 64 KiB encoding limit: publish() throws for this message only.
       poison = await enqueue(tx, { ...message(0), traceparent: 'x'.repeat(70_000) })
@@ -173,7 +181,7 @@ describe('relay: unroutable and poison rows', () => {
         )
         return rows.length === good.length
       },
-      10_000,
+      30_000,
       'the good rows published',
     )
     const parked = await parking

@@ -94,7 +94,7 @@ describe('messaging spans and the semantic conventions', () => {
   })
 
   it('when a message is published and consumed (once failing), then the publish and process spans carry the conventions, and the failed attempt its error.type', async () => {
-    const handled = messaging.signals.waitFor('handled', undefined, 10_000)
+    const handled = messaging.signals.waitFor('handled', undefined, 30_000)
     const id = await messaging.transaction((tx) =>
       enqueue(tx, {
         type: 'test.happened.v1',
