@@ -27,6 +27,8 @@ export interface KeepAliveTally {
 export interface KeepAliveLoad {
   /** Answers received so far (any status). */
   readonly answered: number
+  /** Connects refused so far (`ECONNREFUSED`). */
+  readonly refused: number
   stop(): Promise<KeepAliveTally>
 }
 
@@ -89,6 +91,9 @@ export function startKeepAliveLoad(opts: KeepAliveLoadOptions): KeepAliveLoad {
   return {
     get answered() {
       return answered
+    },
+    get refused() {
+      return tally.refused
     },
     async stop() {
       running = false

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startKeepAliveLoad } from '../src/keep-alive-load.js'
 import { startLoneService, type LoneService } from '../src/lone-service.js'
 import { SERVICES, type ServiceName } from '../src/run.js'
-import { delay, eventually } from '../src/wait.js'
+import { eventually } from '../src/wait.js'
 
 // SIGTERM to a service under keep-alive load: it stops accepting first (a connect after that is
 // refused, which is how a client or a proxy learns to go elsewhere), answers every request that
@@ -43,8 +43,9 @@ describe.each(SERVICES)('graceful shutdown of %s under keep-alive load', (servic
     const signalled = performance.now()
     await s.proc.stop(30_000)
     const exitMs = Math.round(performance.now() - signalled)
-    // Clients keep trying for a while after the exit: those connects are refused, never reset.
-    await delay(300)
+    // Clients keep trying after the exit: those connects are refused, never reset. The first refusal
+    // is the signal that the load has met the closed port (30 s only ends a wait for one that never comes).
+    await eventually('a connect refused after the exit', () => load.refused > 0, { timeoutMs: 30_000 })
     const tally = await load.stop()
 
     const statuses = Object.fromEntries(tally.statuses)

@@ -41,9 +41,10 @@ async function ask(command: string): Promise<string> {
   const result = await run('node', [cli, ...command.split(' '), '--help'], {
     cwd: root,
     env: isolated,
-    timeout: 20_000,
+    // Only ends a hung CLI (the test's own timeout is 60 s): a start takes seconds on a loaded machine.
+    timeout: 50_000,
   }).catch((error: Error & { stdout?: string; stderr?: string; killed?: boolean }) => {
-    if (error.killed) throw new Error(`order ${command} --help did not end within 20 s`)
+    if (error.killed) throw new Error(`order ${command} --help did not end within 50 s`)
     return { stdout: error.stdout ?? '', stderr: error.stderr ?? '' }
   })
   return `${result.stdout}${result.stderr}`

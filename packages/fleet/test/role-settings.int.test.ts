@@ -86,12 +86,14 @@ describe.each(ways)('a service role made by %s', (_way, make) => {
       )
       expect(seen.rows[0]?.n).toBeGreaterThan(0)
 
+      // 55P03 is lock_timeout's own error (statement_timeout, 5 s, would end it with 57014, and
+      // without either it would wait for the ROLLBACK below): the wait ended by the 2 s lock limit,
+      // and not before 2 s. A loaded machine only makes the client's measure longer.
       const started = performance.now()
       const error = (await role.query('SELECT * FROM probe').catch((e: unknown) => e)) as { code?: string }
       const waitedMs = performance.now() - started
       expect(error.code).toBe('55P03')
       expect(waitedMs).toBeGreaterThanOrEqual(1_900)
-      expect(waitedMs).toBeLessThan(4_000)
       await admin.query('ROLLBACK')
     } finally {
       await role.end()

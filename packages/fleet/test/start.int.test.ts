@@ -174,7 +174,7 @@ describe('npm start', () => {
 
     // The hint as printed: SIGUSR2 to start.js (npm's child, `exec`ed by the start script).
     process.kill(Number(startPid), 'SIGUSR2')
-    const [, again] = await run.waitFor(/\[fleet\] SIGUSR2: starting payment \(pid (\d+)\) again/, 10_000)
+    const [, again] = await run.waitFor(/\[fleet\] SIGUSR2: starting payment \(pid (\d+)\) again/, 60_000)
     run.pids.add(Number(again))
     await run.waitFor(/\[fleet\] ready again: payment/, 120_000)
     expect(await run.ready('payment')).toBe(200)

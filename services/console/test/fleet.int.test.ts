@@ -15,9 +15,12 @@ afterEach(async () => {
 
 const getFleet = async (url: string) => (await (await fetch(`${url}/api/fleet`)).json()) as FleetSnapshot
 
-/** Asks `/api/fleet` until `done` holds of its answer (a new poll every interval), within 5 s. */
+/**
+ * Asks `/api/fleet` until `done` holds of its answer (a new poll every interval); the 30 s deadline
+ * only ends a wait for a snapshot that never comes.
+ */
 async function fleetWhen(url: string, done: (snapshot: FleetSnapshot) => boolean): Promise<FleetSnapshot> {
-  const deadline = performance.now() + 5_000
+  const deadline = performance.now() + 30_000
   for (;;) {
     const snapshot = await getFleet(url)
     if (done(snapshot)) return snapshot
@@ -32,8 +35,15 @@ const serviceOf = (snapshot: FleetSnapshot, service: string) => {
   return found
 }
 
-/** Opens `/api/live` and resolves with the first `count` fleet snapshots, then closes the stream. */
-async function readLive(url: string, count: number): Promise<FleetSnapshot[]> {
+/**
+ * Opens `/api/live` and resolves with the first `count` fleet snapshots, then closes the stream once
+ * `leave` (called with them) resolves.
+ */
+async function readLive(
+  url: string,
+  count: number,
+  leave: () => Promise<void> = () => Promise.resolve(),
+): Promise<FleetSnapshot[]> {
   const controller = new AbortController()
   const response = await fetch(`${url}/api/live`, { signal: controller.signal })
   expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/)
@@ -52,6 +62,7 @@ async function readLive(url: string, count: number): Promise<FleetSnapshot[]> {
       if (frame.includes('event: fleet') && data) snapshots.push(JSON.parse(data.slice(6)) as FleetSnapshot)
     }
   }
+  await leave()
   controller.abort()
   return snapshots
 }
@@ -75,16 +86,19 @@ describe('the fleet snapshot', () => {
 
   it('when one service is slow and one is stopped, then both show as down with the reason and the rest answer in time', async () => {
     fleet = await startStubFleet()
-    fleet.stubs.payment.behaviour.delayMs = 1_500
+    // Payment would answer in ten minutes: the snapshot can only come before that by the upstream
+    // timeout, and the timeout (10 s) leaves the other stubs time to answer on a loaded machine.
+    fleet.stubs.payment.behaviour.delayMs = 600_000
     await fleet.stubs.shipment.close()
     fleet.stubs.inventory.behaviour.notReady = true
-    console_ = await startConsole({ ...fleet.env, CONSOLE_UPSTREAM_TIMEOUT_MS: '300' })
-    const started = performance.now()
+    console_ = await startConsole({ ...fleet.env, CONSOLE_UPSTREAM_TIMEOUT_MS: '10000' })
     const snapshot = await getFleet(console_.url)
-    expect(performance.now() - started).toBeLessThan(2_000)
     const byName = Object.fromEntries(snapshot.services.map((s) => [s.service, s]))
     expect(byName.order?.health).toBe('up')
-    expect(byName.payment).toMatchObject({ health: 'down', reason: 'not live: did not answer within 300 ms' })
+    expect(byName.payment).toMatchObject({
+      health: 'down',
+      reason: 'not live: did not answer within 10000 ms',
+    })
     expect(byName.shipment).toMatchObject({ health: 'down', reason: 'not live: unreachable (ECONNREFUSED)' })
     expect(byName.inventory).toMatchObject({
       health: 'degraded',
@@ -101,13 +115,16 @@ describe('the fleet snapshot', () => {
     expect(snapshot.orders.error).toContain('order: unreachable')
   })
 
-  /** A stub fleet and a console that polls every 100 ms and gives a service 300 ms. */
+  /**
+   * A stub fleet and a console that polls every 100 ms. A stub stops answering by closing (refused at
+   * once), so the upstream timeout is kept generous: a stub that is slow on a loaded machine is not down.
+   */
   const startPolledFast = async () => {
     const stubs = await startStubFleet()
     const started = await startConsole({
       ...stubs.env,
       CONSOLE_POLL_MS: '100',
-      CONSOLE_UPSTREAM_TIMEOUT_MS: '300',
+      CONSOLE_UPSTREAM_TIMEOUT_MS: '10000',
     })
     return { fleet: stubs, console_: started }
   }
@@ -157,7 +174,8 @@ describe('the fleet snapshot', () => {
 
   it('when two tabs ask within one poll interval, then the services are read once', async () => {
     fleet = await startStubFleet()
-    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '5000' })
+    // An interval of ten minutes: the three requests are within it however slow the machine is.
+    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '600000' })
     await Promise.all([getFleet(console_.url), getFleet(console_.url)])
     await getFleet(console_.url)
     expect(fleet.stubs.payment.count('/admin/messaging/summary')).toBe(1)
@@ -165,11 +183,23 @@ describe('the fleet snapshot', () => {
 })
 
 describe('the live stream', () => {
-  /** Summary requests per poll while `tabs` streams each read `polls` snapshots. */
-  async function readsPerPoll(tabs: number, polls: number) {
+  /** Summary requests per poll while `tabs` streams each read `polls` snapshots, polled every `pollMs`. */
+  async function readsPerPoll(tabs: number, polls: number, pollMs = 100) {
     fleet = await startStubFleet()
-    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '100' })
-    const streams = await Promise.all(Array.from({ length: tabs }, () => readLive(console_!.url, polls)))
+    console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: String(pollMs) })
+    // Every tab stays until all have their snapshots: the tabs watch together, however their
+    // connections are spread on a loaded machine.
+    let read = 0
+    let release = () => {}
+    const allRead = new Promise<void>((resolve) => (release = resolve))
+    const leave = () => {
+      read += 1
+      if (read === tabs) release()
+      return allRead
+    }
+    const streams = await Promise.all(
+      Array.from({ length: tabs }, () => readLive(console_!.url, polls, leave)),
+    )
     const lastSeq = Math.max(...streams.flatMap((s) => s.map((snapshot) => snapshot.seq)))
     const summaries = fleet.stubs.inventory.count('/admin/messaging/summary')
     const stats = fleet.stubs.order.count('/orders/stats')
@@ -188,7 +218,12 @@ describe('the live stream', () => {
     expect(one.summaries).toBeLessThanOrEqual(one.lastSeq + 1)
     expect(ten.summaries).toBeLessThanOrEqual(ten.lastSeq + 1)
     expect(ten.stats).toBeLessThanOrEqual(ten.lastSeq + 1)
-    expect(ten.summaries).toBeLessThanOrEqual(one.summaries + 2)
+    // Ten tabs opened within one interval (ten minutes) get the first tab's poll: one read in all,
+    // however the tabs' connections are spread on a loaded machine; a reader per tab would make ten.
+    const together = await readsPerPoll(10, 1, 600_000)
+    for (const stream of together.streams) expect(stream.map((snapshot) => snapshot.seq)).toEqual([1])
+    expect(together.summaries).toBe(1)
+    expect(together.stats).toBe(1)
   })
 
   it('when the console closes with tabs still watching, then their streams end and the close does not wait for them', async () => {
@@ -197,10 +232,10 @@ describe('the live stream', () => {
     const response = await fetch(`${console_.url}/api/live`)
     const reader = response.body!.getReader()
     await reader.read()
-    const started = performance.now()
+    // The tab never leaves: the close can only finish if the console ends the stream itself (else
+    // the server waits for the response in progress, and the test runs into its timeout).
     await console_.close()
     console_ = undefined
-    expect(performance.now() - started).toBeLessThan(3_000)
     let done = false
     while (!done) done = (await reader.read()).done
     expect(done).toBe(true)
@@ -210,9 +245,14 @@ describe('the live stream', () => {
     fleet = await startStubFleet()
     console_ = await startConsole({ ...fleet.env, CONSOLE_POLL_MS: '100' })
     await readLive(console_.url, 2)
-    await new Promise((resolve) => setTimeout(resolve, 150))
+    // The console has seen the tab leave once its connection is gone (the stream's close unsubscribes).
+    await expect.poll(() => console_!.connections(), { timeout: 30_000 }).toBe(0)
+    // "Stops" is an absence, watched over windows of five intervals: the first lets a poll that was
+    // already in flight land, and in the next a poller still running would have polled about five times.
+    const window = () => new Promise((resolve) => setTimeout(resolve, 500))
+    await window()
     const after = fleet.stubs.order.count('/health/live')
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    await window()
     expect(fleet.stubs.order.count('/health/live')).toBe(after)
   })
 })

@@ -71,7 +71,8 @@ describe('GET /api/orders', () => {
 
   it('when the order service does not answer in time, then 504 naming it', async () => {
     fleet = await startStubFleet()
-    fleet.stubs.order.behaviour.delayMs = 1_000
+    // The stub would answer in ten minutes: only the 200 ms timeout can answer first, however late it fires.
+    fleet.stubs.order.behaviour.delayMs = 600_000
     console_ = await startConsole({ ...fleet.env, CONSOLE_UPSTREAM_TIMEOUT_MS: '200' })
     const response = await fetch(`${console_.url}/api/orders`)
     expect(response.status).toBe(504)

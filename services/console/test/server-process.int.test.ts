@@ -29,7 +29,8 @@ beforeAll(async () => {
   })
   server.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()))
   server.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()))
-  const deadline = Date.now() + 15_000
+  // Only ends a server that never listens: a loaded machine can take many seconds to start a process.
+  const deadline = Date.now() + 45_000
   while (url === '' && Date.now() < deadline) {
     url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(log)?.[1] ?? ''
     await new Promise((resolve) => setTimeout(resolve, 50))

@@ -5,6 +5,8 @@ import { loadConfig } from '../../src/config.js'
 /** A console listening on an ephemeral port of 127.0.0.1. */
 export interface RunningConsole {
   url: string
+  /** How many TCP connections the console has open now. */
+  connections(): Promise<number>
   close(): Promise<void>
 }
 
@@ -17,5 +19,12 @@ export async function startConsole(
   const app = await buildApp(config, { logger: false, ...options })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}`, close: () => app.close() }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () =>
+      new Promise((resolve, reject) =>
+        app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      ),
+    close: () => app.close(),
+  }
 }

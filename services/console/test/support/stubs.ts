@@ -19,7 +19,7 @@ export interface Received {
 
 /** What a stub answers; tests change it between requests. */
 export interface StubBehaviour {
-  /** Delay before every answer, ms. */
+  /** Delay before every answer, ms (cut short when the stub closes). */
   delayMs: number
   /** `/health/ready` answers 503 with a failed database check. */
   notReady: boolean
@@ -194,7 +194,19 @@ function statsOf() {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Resolves after `ms`, or at once when `signal` aborts. */
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        resolve()
+      },
+      { once: true },
+    )
+  })
 
 /** The dead letters of one service for the fixture's order: shipment holds its StockReserved. */
 function deadLettersOf(service: ServiceName, fixture: OrderFixture | undefined) {
@@ -349,8 +361,10 @@ export async function startStub(
   const app = Fastify({ logger: false })
   const received: Received[] = []
   const behaviour: StubBehaviour = { delayMs: 0, notReady: false, answers: new Map() }
+  // A stub told to take minutes must not hold its close (or the test process) that long.
+  const closing = new AbortController()
   app.addHook('onRequest', async (request) => {
-    if (behaviour.delayMs > 0) await sleep(behaviour.delayMs)
+    if (behaviour.delayMs > 0) await sleep(behaviour.delayMs, closing.signal)
     void request
   })
   app.all('/*', async (request, reply) => {
@@ -386,7 +400,10 @@ export async function startStub(
     received,
     behaviour,
     count: (path) => received.filter((r) => r.path === path).length,
-    close: () => app.close(),
+    close: () => {
+      closing.abort()
+      return app.close()
+    },
   }
 }
 
