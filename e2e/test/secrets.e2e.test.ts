@@ -97,43 +97,59 @@ async function expectEachRefused(args: string[], starts: Case[][], env: Record<s
 describe('a malformed URL-shaped setting holding a password', () => {
   // A service reads its own settings after the telemetry preload read the OTLP ones, and either
   // stops at the first that is wrong: the two groups are started apart.
-  const serviceStarts = [
-    ...startsOf([
+  const groups = [
+    startsOf([
       ['DATABASE_URL', casesOf('DATABASE_URL')],
       ['AMQP_URL', casesOf('AMQP_URL')],
     ]),
-    ...startsOf([
+    startsOf([
       ['OTEL_EXPORTER_OTLP_ENDPOINT', casesOf('OTEL_EXPORTER_OTLP_ENDPOINT')],
       ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', casesOf('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')],
     ]),
   ]
+  const serviceStarts = groups.flat()
+  // Every service reads these settings through the same code (service-kit's env.ts and telemetry
+  // settings, each value's message also unit-tested in url-setting.unit.test.ts): one service is
+  // started with every value, the others with the first start of each group, which sets every
+  // variable once and so proves each is read through that code, and that nothing leaks.
+  const wiringStarts = groups.map((starts) => starts[0]!)
+  const startsFor = (service: ServiceName) => (service === 'order' ? serviceStarts : wiringStarts)
 
-  it('when the starts are grouped, then every malformed value of every variable is in one of them', () => {
+  it('when the starts are grouped, then every malformed value of every variable is in one of them, and each service sets every variable', () => {
     const all = Object.keys(MALFORMED).flatMap((variable) => casesOf(variable))
     expect(serviceStarts.flat().sort(byValue)).toEqual(all.sort(byValue))
+    for (const service of SERVICES) {
+      const variables = new Set(startsFor(service).flatMap((start) => start.map((c) => c.variable)))
+      expect([...variables].sort()).toEqual(Object.keys(MALFORMED).sort())
+    }
   })
 
   it.each(SERVICES)(
-    'when %s is started with each, then it exits 1 naming the variable and the fault, and no output holds the password',
+    'when %s is started with them, then it exits 1 naming the variable and the fault, and no output holds the password',
     async (service) => {
-      await expectEachRefused(['--import', '@saga/service-kit/telemetry', server(service)], serviceStarts)
+      await expectEachRefused(
+        ['--import', '@saga/service-kit/telemetry', server(service)],
+        startsFor(service),
+      )
     },
   )
 
+  // The three commands check POSTGRES_URL and AMQP_URL through one function (packages/fleet's
+  // url-settings.ts): npm run bootstrap gets every value, the other two the first start, which sets both.
+  const fleetStarts = startsOf([
+    ['POSTGRES_URL', casesOf('POSTGRES_URL', MALFORMED.DATABASE_URL)],
+    ['AMQP_URL', casesOf('AMQP_URL')],
+  ])
   it.each([
-    ['npm run bootstrap', 'packages/fleet/dist/bootstrap-cli.js'],
-    ['npm start', 'packages/fleet/dist/start.js'],
-    ["npm test's infrastructure check", 'packages/fleet/dist/ensure-infra-cli.js'],
+    ['npm run bootstrap', 'packages/fleet/dist/bootstrap-cli.js', fleetStarts],
+    ['npm start', 'packages/fleet/dist/start.js', fleetStarts.slice(0, 1)],
+    ["npm test's infrastructure check", 'packages/fleet/dist/ensure-infra-cli.js', fleetStarts.slice(0, 1)],
   ])(
     'when %s is run with POSTGRES_URL or AMQP_URL malformed, then it exits 1 naming the variable and the fault, without the password',
-    async (_command, entry) => {
-      const fleetStarts = startsOf([
-        ['POSTGRES_URL', casesOf('POSTGRES_URL', MALFORMED.DATABASE_URL)],
-        ['AMQP_URL', casesOf('AMQP_URL')],
-      ])
+    async (_command, entry, starts) => {
       // A prefix and ports of its own: should the check ever let a value through, nothing of
       // the usual fleet is touched.
-      await expectEachRefused([entry, '--prefix', 'secrets_probe_'], fleetStarts, { ORDER_PORT: '1' })
+      await expectEachRefused([entry, '--prefix', 'secrets_probe_'], starts, { ORDER_PORT: '1' })
     },
   )
 })
