@@ -3,6 +3,25 @@ import { describe, expect, it } from 'vitest'
 import { useFixture } from '@saga/testkit'
 import { message, pendingCount, relayFixture } from './relay-fixture.js'
 
+/** Runs `what`; how long it took (ms) and what it threw (undefined if it did not). */
+async function timed(what: () => Promise<unknown>): Promise<{ ms: number; error: unknown }> {
+  const started = performance.now()
+  const error = await what().then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  return { ms: performance.now() - started, error }
+}
+
+/** Failed relay rounds whose error was lock_timeout's 55P03, among the logged `entries`. */
+function lockGiveUps(entries: readonly { msg?: string; obj?: unknown }[]): number {
+  return entries.filter(
+    (e) =>
+      e.msg === 'outbox relay database round failed; retrying' &&
+      (e.obj as { err?: { code?: string } } | undefined)?.err?.code === '55P03',
+  ).length
+}
+
 // A transaction reading outbox_message, and a migration's ALTER TABLE queued behind it: every later
 // statement on the table queues behind the ALTER for as long as it waits, so the relay, its stats and
 // retention must give up within their bounds.
@@ -31,14 +50,6 @@ describe('relay: a migration queued on the outbox table', () => {
         'the ALTER to queue behind the reader',
       )
 
-      const timed = async (what: () => Promise<unknown>): Promise<{ ms: number; error: unknown }> => {
-        const started = performance.now()
-        const error = await what().then(
-          () => undefined,
-          (e: unknown) => e,
-        )
-        return { ms: performance.now() - started, error }
-      }
       // 55P03 (lock_not_available) comes only from their lock_timeout: without it they would wait
       // in the queue until the reader commits (after this test). The time only rules out a bound of
       // many seconds; their bound is 1 s.
@@ -58,12 +69,7 @@ describe('relay: a migration queued on the outbox table', () => {
       const GIVE_UPS = 6
       const STUCK_MS = 5_000
       const stuck: number[] = []
-      const claimGiveUps = (): number =>
-        f.logger.entries.filter(
-          (e) =>
-            e.msg === 'outbox relay database round failed; retrying' &&
-            (e.obj as { err?: { code?: string } }).err?.code === '55P03',
-        ).length
+      const claimGiveUps = () => lockGiveUps(f.logger.entries)
       await f.until(
         async () => {
           const { rows } = await f.db.pool.query<{ waiting: number }>(
