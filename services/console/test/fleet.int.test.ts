@@ -247,12 +247,22 @@ describe('the live stream', () => {
     await readLive(console_.url, 2)
     // The console has seen the tab leave once its connection is gone (the stream's close unsubscribes).
     await expect.poll(() => console_!.connections(), { timeout: 30_000 }).toBe(0)
-    // "Stops" is an absence, watched over windows of five intervals: the first lets a poll that was
-    // already in flight land, and in the next a poller still running would have polled about five times.
-    const window = () => new Promise((resolve) => setTimeout(resolve, 500))
-    await window()
-    const after = fleet.stubs.order.count('/health/live')
-    await window()
-    expect(fleet.stubs.order.count('/health/live')).toBe(after)
+    // "Stops" is an absence, watched over windows counted in the polls of a control: a second console
+    // with the same interval and stubs of its own, watched by a tab. Its polls slow down with the
+    // machine as the first console's would. The first window (five control polls) lets a poll that
+    // was already in flight land; in the next, a poller still running would have polled about as
+    // often as the control did.
+    const controlFleet = await startStubFleet()
+    const control = await startConsole({ ...controlFleet.env, CONSOLE_POLL_MS: '100' })
+    try {
+      const window = () => readLive(control.url, 5)
+      await window()
+      const after = fleet.stubs.order.count('/health/live')
+      await window()
+      expect(fleet.stubs.order.count('/health/live')).toBe(after)
+    } finally {
+      await control.close()
+      await controlFleet.close()
+    }
   })
 })
