@@ -96,6 +96,7 @@ describe('relay: broker faults', () => {
     const allPublished = publishedAll(relay, ids)
     proxy.restore()
     await allPublished
+    await f.tapped(ids)
     const counts = countIds(f.tap.ids())
     // At least once: a message may have reached the broker before the link went silent.
     expect(ids.every((id) => (counts.get(id) ?? 0) >= 1)).toBe(true)
@@ -170,6 +171,7 @@ describe('relay: broker faults', () => {
       const [after] = await f.commit([message(2)])
       relay.wake()
       await relay.signals.waitFor('published', (s) => s.id === after, 30_000)
+      await f.tapped([after!])
       expect(relay.running).toBe(true)
       expect(countIds(f.tap.ids()).get(after!)).toBe(1)
     } finally {

@@ -85,6 +85,11 @@ export interface RelayFixture {
   rows(): Promise<StoredRow[]>
   /** Polls `check` every 20 ms until it returns true; throws after `timeoutMs`. */
   until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void>
+  /**
+   * Resolves once the tap has received each of `ids` at least once; throws after 30 s. A relay's
+   * 'published' means the broker confirmed the message, not that the tap's consumer has it yet.
+   */
+  tapped(ids: string[]): Promise<void>
   cleanup(): Promise<void>
 }
 
@@ -145,6 +150,16 @@ export async function relayFixture(prefix: string): Promise<RelayFixture> {
     },
     async rows() {
       return (await db.pool.query<StoredRow>('SELECT * FROM outbox_message ORDER BY id')).rows
+    },
+    tapped(ids) {
+      return fixture.until(
+        () => {
+          const counts = tap.countsById()
+          return ids.every((id) => counts.has(id))
+        },
+        30_000,
+        `the tap to receive ${ids.length} message(s)`,
+      )
     },
     async until(check, timeoutMs, what) {
       const deadline = Date.now() + timeoutMs

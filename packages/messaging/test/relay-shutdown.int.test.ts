@@ -91,7 +91,7 @@ describe('relay: graceful stop', () => {
     expect(relay.running).toBe(true)
     await allPublished
     expect(relay.isConnected).toBe(true)
-    await f.until(() => ids.every((id) => f.tap.ids().includes(id)), 30_000, 'the tap to get both rows')
+    await f.tapped(ids)
     const counts = countIds(f.tap.ids())
     expect([first, ...ids].map((id) => counts.get(id))).toEqual([1, 1, 1])
     // The LISTEN connection comes up in the background (the start's first poll needs none), so wait
