@@ -72,7 +72,10 @@ describe('consumer isolation and flow control', () => {
 
     await eventually('the healthy handler handled all five', () => handled.length === 5)
     // The broken handler's first failures may come after the healthy handler is done.
-    await eventually('the broken handler retrying all five', () => new Set(retrying.map((s) => s.id)).size === 5)
+    await eventually(
+      'the broken handler retrying all five',
+      () => new Set(retrying.map((s) => s.id)).size === 5,
+    )
     expect(handled.every((s) => s.handler === 'healthy')).toBe(true)
     expect(retrying.every((s) => s.handler === 'broken')).toBe(true)
     expect(consumer.health().handlers.broken).toMatchObject({ consuming: true, inFlight: 5 })
