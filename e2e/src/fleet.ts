@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRunDatabases, dropRunDatabases, RunDatabases } from './databases.js'
-import { freePort } from './ports.js'
 import { baseEnv, databaseUrl, infra, runNames, SERVICES, type RunNames, type ServiceName } from './run.js'
 import { repoRoot, ServiceProcess } from './service-process.js'
-import { deleteBrokerObjects, tapQueue, TcpProxy, type TapQueue } from '@saga/testkit'
+import { deleteBrokerObjects, freePort, tapQueue, TcpProxy, type TapQueue } from '@saga/testkit'
 
 /** How to start a fleet for one scenario. */
 export interface FleetOptions {

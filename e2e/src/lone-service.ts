@@ -1,7 +1,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { createTestDatabase, deleteBrokerObjects, uniqueName, type TestDatabase } from '@saga/testkit'
-import { freePort } from './ports.js'
+import {
+  createTestDatabase,
+  deleteBrokerObjects,
+  freePort,
+  uniqueName,
+  type TestDatabase,
+} from '@saga/testkit'
 import { baseEnv, infra, type ServiceName } from './run.js'
 import { repoRoot, ServiceProcess } from './service-process.js'
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { freePort } from './ports.js'
+import { freePort } from '@saga/testkit'
 import type { ServiceName } from './run.js'
 import { eventually } from './wait.js'
 

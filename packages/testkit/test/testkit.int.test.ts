@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import amqp from 'amqplib'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -6,6 +8,7 @@ import {
   TcpProxy,
   createTestDatabase,
   deleteBrokerObjects,
+  freePort,
   tapQueue,
   uniqueName,
 } from '../src/index.js'
@@ -14,6 +17,18 @@ describe('testkit', () => {
   const cleanups: (() => Promise<void>)[] = []
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup()
+  })
+
+  it('when a free port is asked for, then it lies below the ephemeral range, where no client connection can take it, and can be bound', async () => {
+    const ephemeralStart = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    )
+    const port = await freePort()
+    expect(port).toBeGreaterThanOrEqual(20_000)
+    expect(port).toBeLessThan(ephemeralStart)
+    const server = createServer().listen(port, '127.0.0.1')
+    await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject))
+    await new Promise((resolve) => server.close(resolve))
   })
 
   it('when a test database is created, then it is reachable and drop() removes it', async () => {
