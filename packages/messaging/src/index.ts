@@ -15,7 +15,7 @@ export {
   type MessagingRelayOptions,
   type MessagingConsumerOptions,
 } from './messaging.js'
-export { enqueue, InvalidMessageError } from './outbox/enqueue.js'
+export { enqueue, InvalidMessageError, type EnqueueOptions } from './outbox/enqueue.js'
 export {
   firstEvent,
   nextEvent,

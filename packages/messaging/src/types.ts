@@ -206,7 +206,7 @@ export interface SignalMap {
   }
   /** A row whose publish failed this attempt (nack, return, timeout, channel error). */
   publishFailed: { id: string; type: string; attempts: number; error: string }
-  /** A row that used up its attempts and was parked (`failed_at` set). */
+  /** A row parked (`failed_at` set): its attempts used up, or the broker refused the message itself. */
   parked: { id: string; type: string; attempts: number; error: string }
   /** A delivery whose handler committed. */
   handled: {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NotInTransactionError, pgDatabase } from '../src/database.js'
-import { enqueue } from '../src/outbox/enqueue.js'
+import { enqueue, InvalidMessageError } from '../src/outbox/enqueue.js'
 import type { Relay } from '../src/outbox/relay.js'
 import type { TransactionClient } from '../src/types.js'
 import { countIds, message, relayFixture, type RelayFixture } from './relay-fixture.js'
@@ -83,6 +83,38 @@ describe('outbox: enqueue and atomicity', () => {
       client.release()
     }
     expect((await f.rows()).length).toBe(before)
+  })
+
+  it('when a message is over maxMessageBytes, then enqueue refuses it by name and size and writes nothing; one at the limit is published with a body of that size', async () => {
+    const big = { ...message(10), payload: { n: 10, filler: 'é'.repeat(1_000) } }
+    const database = pgDatabase(f.db.pool)
+    const before = (await f.rows()).length
+    let measured = 0
+    await expect(
+      database.transaction(async (tx) => {
+        await enqueue(tx, message(11))
+        return enqueue(tx, big, { maxMessageBytes: 2_000 })
+      }),
+    ).rejects.toThrow(InvalidMessageError)
+    try {
+      await database.transaction((tx) => enqueue(tx, big, { maxMessageBytes: 2_000 }))
+    } catch (error) {
+      expect((error as Error).message).toMatch(
+        /^enqueue: test\.happened\.v1 is \d+ bytes as a message, over maxMessageBytes 2000/,
+      )
+      measured = Number(/is (\d+) bytes/.exec((error as Error).message)?.[1])
+    }
+    // Two-byte characters: the limit is in bytes, not in characters.
+    expect(measured).toBeGreaterThan(2_000)
+    expect((await f.rows()).length).toBe(before)
+
+    // The body the relay publishes is the measured one plus the `source` attribute ('test').
+    const [id] = await database.transaction(async (tx) => [
+      await enqueue(tx, big, { maxMessageBytes: measured }),
+    ])
+    relay.wake()
+    const received = await f.tap.waitFor((m) => m.messageId === id, 30_000, 'the message at the limit')
+    expect(Buffer.byteLength(JSON.stringify(received.body))).toBe(measured + 'test'.length)
   })
 
   it('when a Prisma-style client is the root client, then enqueue refuses it', async () => {

@@ -137,6 +137,12 @@ const INSTANCE: readonly ValueDefinition[] = [
     help: 'Outbox rows parked since the process started.',
     read: (s) => s.relay.parkedTotal,
   },
+  {
+    kind: 'counter',
+    name: 'relay_refused_total',
+    help: 'Outbox rows the broker refused for themselves (e.g. over its max_message_size), parked at once, since the process started.',
+    read: (s) => s.relay.refusedTotal,
+  },
 ]
 
 const HANDLERS: readonly PerHandlerDefinition[] = [

@@ -14,6 +14,7 @@ const stats = (): MessagingStats =>
       publishedTotal: 9,
       failedTotal: 2,
       parkedTotal: 1,
+      refusedTotal: 1,
     },
     consumer: {
       handledTotal: 5,

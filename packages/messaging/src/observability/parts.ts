@@ -48,6 +48,7 @@ export function messagingStats(parts: MessagingParts): MessagingStats {
       publishedTotal: stats?.publishedTotal ?? 0,
       failedTotal: stats?.failedTotal ?? 0,
       parkedTotal: stats?.parkedTotal ?? 0,
+      refusedTotal: stats?.refusedTotal ?? 0,
     },
     consumer: consumer?.metrics() ?? { ...noCounters(), byHandler: {} },
     ...(recorders.length > 0 ? { recorder: recorderStats(recorders) } : {}),

@@ -25,6 +25,8 @@ export interface BatchResult {
   published: OutboxRow[]
   failed: (FailedResult & { error: string; kind: PublishFailure['kind'] })[]
   channelBroken: boolean
+  /** Rows to publish one at a time next: the broker refused one of them without naming it. */
+  suspects: readonly string[]
   /** From the claim to the last confirm, ms (monotonic clock); 0 when nothing was published. */
   sinceClaimMs: number
   /** From the first publish to the last confirm, ms (monotonic clock). */
@@ -107,6 +109,7 @@ const NOTHING_DUE: BatchResult = {
   published: [],
   failed: [],
   channelBroken: false,
+  suspects: [],
   sinceClaimMs: 0,
   confirmMs: 0,
 }
@@ -143,7 +146,9 @@ export function toBatch(
  * `idle_in_transaction_session_timeout`, so its rows go back to the other relays: no transaction
  * stays open much longer than the publish timeout.
  *
- * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again.
+ * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again. `only`: claim
+ * among these rows alone (see `beginAndClaim`); the caller publishes such a batch with nothing else
+ * in flight on `channel`, so that a refusal the broker does not explain is this batch's.
  *
  * @throws database errors (connect, claim); the transaction is then rolled back, nothing published.
  */
@@ -152,12 +157,13 @@ export async function claimAndPublish(
   channel: ConfirmChannel,
   settings: BatchSettings,
   rejectedDelayMs = 0,
+  only?: readonly string[],
 ): Promise<PublishedBatch> {
   const transaction = new RelayTransaction(await pool.connect())
   let rows: OutboxRow[]
   try {
     const guardMs = Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS
-    rows = await beginAndClaim(transaction.client, settings.batchSize, guardMs)
+    rows = await beginAndClaim(transaction.client, only?.length ?? settings.batchSize, guardMs, only)
     if (rows.length === 0) {
       await transaction.client.query('COMMIT')
       transaction.release()
@@ -172,7 +178,9 @@ export async function claimAndPublish(
   // Published now (synchronously); only the confirms are awaited in finish().
   const publishedAt = performance.now()
   const confirming =
-    batch.length > 0 ? publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs) : undefined
+    batch.length > 0
+      ? publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs, only !== undefined)
+      : undefined
   const finish = async (): Promise<BatchResult> => {
     try {
       const outcome = await confirming
@@ -192,6 +200,7 @@ export async function claimAndPublish(
       return {
         ...marked,
         channelBroken: outcome?.channelBroken ?? false,
+        suspects: outcome?.suspects ?? [],
         sinceClaimMs: confirmedAt - claimedAt,
         confirmMs: confirmedAt - publishedAt,
       }
@@ -223,7 +232,7 @@ async function markOutcome(
   publishedIds: string[],
   settings: BatchSettings,
   rejectedDelayMs: number,
-): Promise<Omit<BatchResult, 'channelBroken' | 'sinceClaimMs' | 'confirmMs'>> {
+): Promise<Omit<BatchResult, 'channelBroken' | 'suspects' | 'sinceClaimMs' | 'confirmMs'>> {
   const byId = new Map(rows.map((row) => [row.id, row]))
   const toMark = failures.map((failure) => {
     // A poison row's failure is its own: it backs off per row, counts an attempt and parks after
@@ -231,8 +240,9 @@ async function markOutcome(
     // be bound: it backs off per row too (its attempts grow the delay up to backoffMaxMs) but is
     // never parked. A transport failure is the link's (retried as soon as it works; the loop backs
     // off itself), a rejection the queue's (retried after the loop's short backoff): neither
-    // counts an attempt or parks.
-    const own = failure.kind === 'poison' || failure.kind === 'unroutable'
+    // counts an attempt or parks. A message the broker refused is parked at once: no retry
+    // changes its size.
+    const own = failure.kind === 'poison' || failure.kind === 'unroutable' || failure.kind === 'refused'
     const attempts = byId.get(failure.id)?.attempts ?? 0
     return {
       id: failure.id,
@@ -244,6 +254,7 @@ async function markOutcome(
           : 0,
       counts: own,
       parkable: failure.kind === 'poison',
+      parkNow: failure.kind === 'refused',
     }
   })
   // Two round trips when every row went out (the usual case), three otherwise.

@@ -148,6 +148,7 @@ export class CommitPublisher implements CommittedRowSink {
       published: rows.filter((row) => confirmed.has(row.id)),
       failed: [],
       channelBroken: outcome.channelBroken,
+      suspects: [],
       sinceClaimMs: confirmedAt - startedAt,
       confirmMs: confirmedAt - startedAt,
     })

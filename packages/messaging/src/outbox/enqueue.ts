@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid'
 import { assertInTransaction, deferOutboxRow, execute } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
-import { OUTBOX_INSERT_INTO } from './envelope.js'
+import { OUTBOX_INSERT_INTO, toPublishable } from './envelope.js'
 import type { OutgoingMessage, TransactionClient } from '../types.js'
 
 /** Thrown by `enqueue` for a message that cannot be stored (missing fields, payload not JSON). */
@@ -50,6 +50,29 @@ function serialise(payload: unknown, type: string): string {
   return json
 }
 
+/** Options of one `enqueue`. */
+export interface EnqueueOptions {
+  /**
+   * The largest message body the broker takes, in bytes: its `max_message_size` (RabbitMQ 3.10:
+   * 128 MiB by default, 4.x: 16 MiB; operators lower it). A message whose body (the CloudEvents
+   * envelope with the payload, as the relay will publish it, less its `source` attribute's few
+   * bytes) is larger is refused before anything is written, instead of being parked by the relay
+   * when the broker refuses it. Absent: no check (and no cost).
+   */
+  maxMessageBytes?: number
+}
+
+/**
+ * @throws InvalidMessageError when the body the relay would publish for `row` is over `max` bytes
+ */
+function assertFits(row: Parameters<typeof toPublishable>[0], max: number): void {
+  const bytes = toPublishable(row, '').content.length
+  if (bytes > max)
+    throw new InvalidMessageError(
+      `enqueue: ${row.type} is ${bytes} bytes as a message, over maxMessageBytes ${max} (the broker's max_message_size); nothing was written`,
+    )
+}
+
 function validTime(at: Date, type: string): string {
   if (!(at instanceof Date) || Number.isNaN(at.getTime()))
     throw new InvalidMessageError(`enqueue: occurredAt of ${type} must be a valid Date`)
@@ -75,9 +98,13 @@ function validTime(at: Date, type: string): string {
  *
  * @throws NotInTransactionError when `tx` is a root PrismaClient, a pg Pool or a pg client outside BEGIN.
  * @throws InvalidMessageError when type, routingKey or correlationId is empty, the payload is not
- * JSON, or occurredAt is not a valid Date.
+ * JSON, occurredAt is not a valid Date, or the message is over `options.maxMessageBytes`.
  */
-export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage<P>): Promise<string> {
+export async function enqueue<P>(
+  tx: TransactionClient,
+  message: OutgoingMessage<P>,
+  options?: EnqueueOptions,
+): Promise<string> {
   const type = required(message.type, 'type')
   const routingKey = required(message.routingKey, 'routingKey')
   const headers: OutboxHeaders = { correlationId: required(message.correlationId, 'correlationId') }
@@ -92,9 +119,16 @@ export async function enqueue<P>(tx: TransactionClient, message: OutgoingMessage
   if (message.occurredAt) headers.occurredAt = validTime(message.occurredAt, type)
   if (message.dataschema) headers.dataschema = message.dataschema
   const payload = serialise(message.payload, type)
-  await assertInTransaction(tx, 'enqueue')
   const id = uuidv7()
   const aggregateId = message.aggregateId ?? null
+  if (options?.maxMessageBytes !== undefined) {
+    const row = { id, type, routing_key: routingKey, payload: undefined, payload_json: payload, headers }
+    assertFits(
+      { ...row, aggregate_id: aggregateId, occurred_at: new Date(), attempts: 0 },
+      options.maxMessageBytes,
+    )
+  }
+  await assertInTransaction(tx, 'enqueue')
   // In a pgDatabase transaction the INSERT goes with COMMIT, one round trip fewer (database.ts).
   const deferred = deferOutboxRow(tx, {
     id,

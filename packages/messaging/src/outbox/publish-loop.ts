@@ -71,8 +71,11 @@ class PublishLoop {
   // queue that stays full is not hammered, yet rows go out within seconds once it takes them.
   #rejectedStreak = 0
   #changedSinceIdle = false
+  // Rows the broker refused one of without naming it: published one at a time, each alone on the
+  // channel, until the refusal names its row.
+  readonly #suspects: string[] = []
   // The batch whose confirms are in flight while the next one is claimed, and its channel.
-  #inFlight: { batch: PublishedBatch; on: ConfirmChannel } | undefined
+  #inFlight: { batch: PublishedBatch; on: ConfirmChannel; alone: boolean } | undefined
 
   constructor(options: PublishLoopOptions) {
     this.#options = options
@@ -111,8 +114,9 @@ class PublishLoop {
     // The previous batch's confirms were in flight while `next` was claimed and published.
     let outcome = await this.#drainPipeline()
     this.#inFlight = next
-    // A full, clean batch means more may be due: claim the next while this one confirms.
-    if (outcome === 'clean' && next.batch.claimed === settings.batchSize) return
+    // A full, clean batch means more may be due: claim the next while this one confirms. A suspect
+    // is published alone, so it is settled first.
+    if (outcome === 'clean' && next.batch.claimed === settings.batchSize && !next.alone) return
     outcome = worst(outcome, await this.#drainPipeline())
     if (outcome === 'transport' || outcome === 'database') {
       const failures = outcome === 'transport' ? this.#transportFailures++ : this.#databaseFailures++
@@ -126,7 +130,7 @@ class PublishLoop {
   }
 
   /** Opens a channel if needed, then claims and publishes a batch; undefined after a failure (backed off). */
-  async #claimNext(): Promise<{ batch: PublishedBatch; on: ConfirmChannel } | undefined> {
+  async #claimNext(): Promise<{ batch: PublishedBatch; on: ConfirmChannel; alone: boolean } | undefined> {
     const { waker, pool, settings, logger: log } = this.#options
     let open: ConfirmChannel
     try {
@@ -137,9 +141,17 @@ class PublishLoop {
       await waker.sleep(backoffDelay(this.#transportFailures++, 100, 1_000))
       return undefined
     }
+    // The pipeline is empty here whenever there are suspects: the batch that made them failed, so
+    // it was settled, with the one in flight beside it, before this claim.
+    const suspect = this.#suspects.shift()
+    const only = suspect === undefined ? undefined : [suspect]
     try {
       const rejectedDelay = backoffDelay(this.#rejectedStreak, REJECTED_BASE_MS, REJECTED_MAX_MS)
-      return { batch: await claimAndPublish(pool, open, settings, rejectedDelay), on: open }
+      return {
+        batch: await claimAndPublish(pool, open, settings, rejectedDelay, only),
+        on: open,
+        alone: !!only,
+      }
     } catch (error) {
       await this.#drainPipeline()
       this.#logDatabaseFailure(error)
@@ -182,6 +194,7 @@ class PublishLoop {
       return 'database'
     }
     if (result.published.length + result.failed.length > 0) this.#changedSinceIdle = true
+    for (const id of result.suspects) if (!this.#suspects.includes(id)) this.#suspects.push(id)
     // Only the batch's own channel: the loop may already publish on a fresh one.
     if (result.channelBroken) this.#channel.discard(on)
     if (result.failed.some((failure) => failure.kind === 'rejected')) this.#rejectedStreak += 1

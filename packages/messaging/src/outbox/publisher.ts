@@ -20,8 +20,12 @@ export interface PublishFailure {
    * backoff (at most 5 s), never parked, and the channel is replaced: a quorum queue's
    * `reject-publish` state sticks to the channel that saw it (RabbitMQ 3.10: the same channel was
    * nacked for minutes after the limit was lifted while a fresh one was acked).
+   * `refused`: the broker closed the channel with 406 PRECONDITION_FAILED on `basic.publish` and
+   * named this message, e.g. `message size 3002 is larger than configured max size 3000`
+   * (RabbitMQ's `max_message_size`). The message's own fault, and no retry can change it: parked at
+   * once with the broker's reason, for a person to retry once the limit is raised.
    */
-  kind: 'poison' | 'unroutable' | 'transport' | 'rejected'
+  kind: 'poison' | 'unroutable' | 'transport' | 'rejected' | 'refused'
 }
 
 /** Outcome of one batch: confirmed ids and failures; together they cover every message. */
@@ -30,6 +34,36 @@ export interface BatchOutcome {
   failed: PublishFailure[]
   /** The channel can no longer be used (closed, a confirm timed out, or nacked): open a new one. */
   channelBroken: boolean
+  /**
+   * The broker refused one message of these (a 406 on `basic.publish`) without saying which: each is
+   * to be published alone next, so that the refusal names it. Their failures are `transport`.
+   */
+  suspects: readonly string[]
+}
+
+/** basic.publish (class 60, method 40): the method a per-message refusal closes the channel on. */
+const BASIC_PUBLISH = { classId: 60, methodId: 40 }
+const PRECONDITION_FAILED = 406
+
+/** A channel-closing error of the broker: its AMQP reply code and the method it closed on. */
+type ChannelCloseError = Error & { code?: number; classId?: number; methodId?: number }
+
+/** RabbitMQ's text for a body over `max_message_size` (rabbit_channel:check_msg_size/3). */
+const TOO_LARGE = /message size (\d+) is larger than configured max size (\d+)/
+
+/** No message refused: the usual batch's answer, shared. */
+const NONE_REFUSED: { refused: ReadonlySet<string>; suspects: readonly string[] } = {
+  refused: new Set(),
+  suspects: [],
+}
+
+/** True when the broker closed the channel refusing a published message itself (406 on basic.publish). */
+function refusesMessage(error: ChannelCloseError): boolean {
+  return (
+    error.code === PRECONDITION_FAILED &&
+    error.classId === BASIC_PUBLISH.classId &&
+    error.methodId === BASIC_PUBLISH.methodId
+  )
 }
 
 /** basic.return fields: https://www.rabbitmq.com/amqp-0-9-1-reference#basic.return */
@@ -43,6 +77,8 @@ class BatchConfirms {
   readonly #returned = new Map<string, string>()
   readonly #outcome = new Map<string, PublishFailure | 'ok'>()
   #closeReason = ''
+  // The broker's 406 on basic.publish, when it closed the channel for a message of this batch.
+  #refusal: ChannelCloseError | undefined
   #nacked = false
   #settle: () => void = () => undefined
   readonly done = new Promise<void>((resolve) => (this.#settle = resolve))
@@ -50,6 +86,7 @@ class BatchConfirms {
   constructor(
     readonly exchange: string,
     readonly size: number,
+    readonly alone: boolean,
   ) {}
 
   readonly onReturn = (message: Message): void => {
@@ -68,8 +105,9 @@ class BatchConfirms {
     this.#settle()
   }
 
-  readonly onError = (error: Error): void => {
+  readonly onError = (error: ChannelCloseError): void => {
     this.#closeReason = `channel closed: ${error.message}`
+    if (refusesMessage(error)) this.#refusal = error
   }
 
   /** The publish timeout passed: whatever has no answer now is counted as timed out. */
@@ -106,21 +144,58 @@ class BatchConfirms {
     if (this.#outcome.size === this.size) this.#settle()
   }
 
-  /** The outcome of every message of `ids`; one without an answer timed out or was cut off. */
-  result(ids: readonly string[], timeoutMs: number): BatchOutcome {
+  /**
+   * The outcome of every message of `batch`; one without an answer timed out or was cut off, or
+   * was refused by the broker (see `#refused`).
+   */
+  result(batch: readonly { id: string; message: Publishable }[], timeoutMs: number): BatchOutcome {
     const timedOut = this.#outcome.size < this.size && this.#closeReason === ''
+    const { refused, suspects } = this.#refusal ? this.#refused(batch, this.#refusal) : NONE_REFUSED
     const published: string[] = []
     const failed: PublishFailure[] = []
-    for (const id of ids) {
+    for (const { id } of batch) {
       const result = this.#outcome.get(id)
       if (result === 'ok') published.push(id)
+      else if (refused.has(id))
+        failed.push({ id, error: `refused by the broker: ${this.#refusal?.message}`, kind: 'refused' })
       else if (result) failed.push(result)
       else {
         const error = timedOut ? `broker confirm timed out after ${timeoutMs} ms` : this.#closeReason
         failed.push({ id, error, kind: 'transport' })
       }
     }
-    return { published, failed, channelBroken: this.#closeReason !== '' || timedOut || this.#nacked }
+    return {
+      published,
+      failed,
+      channelBroken: this.#closeReason !== '' || timedOut || this.#nacked,
+      suspects,
+    }
+  }
+
+  /**
+   * Which unanswered messages the broker's 406 refused. The broker checks a message when it
+   * arrives and closes the channel at the first it refuses, so the culprit is among those without
+   * a confirm: for a size refusal, every one whose body is over the limit it names (each would be
+   * refused in turn); for another, the only one left of a batch published `alone` on its channel;
+   * otherwise they are all suspects, to be published alone one at a time.
+   */
+  #refused(
+    batch: readonly { id: string; message: Publishable }[],
+    refusal: ChannelCloseError,
+  ): { refused: ReadonlySet<string>; suspects: readonly string[] } {
+    // The channel's close fails every unconfirmed publish as `transport`: those are unanswered too.
+    const unanswered = batch.filter(({ id }) => {
+      const result = this.#outcome.get(id)
+      return result === undefined || (result !== 'ok' && result.kind === 'transport')
+    })
+    const tooLarge = TOO_LARGE.exec(refusal.message)
+    const named = tooLarge
+      ? unanswered.filter(({ message }) => message.content.length > Number(tooLarge[2]))
+      : this.alone && unanswered.length === 1
+        ? unanswered
+        : []
+    if (named.length > 0) return { refused: new Set(named.map(({ id }) => id)), suspects: [] }
+    return { refused: NONE_REFUSED.refused, suspects: unanswered.map(({ id }) => id) }
   }
 }
 
@@ -135,15 +210,19 @@ class BatchConfirms {
  * is known by the time the confirm callback runs.
  *
  * A timeout or a closed channel leaves every unconfirmed message unpublished (it may still have
- * reached the broker: delivery is at least once). Never rejects.
+ * reached the broker: delivery is at least once). A 406 on `basic.publish` is the broker refusing a
+ * message: the one it names is `refused`, or, when it cannot be told, the unconfirmed ones are
+ * `suspects`. `alone`: no other batch is in flight on `channel`, so a refusal with one message
+ * unconfirmed is that message's. Never rejects.
  */
 export async function publishBatch(
   channel: ConfirmChannel,
   exchange: string,
   batch: { id: string; message: Publishable }[],
   timeoutMs: number,
+  alone = false,
 ): Promise<BatchOutcome> {
-  const confirms = new BatchConfirms(exchange, batch.length)
+  const confirms = new BatchConfirms(exchange, batch.length, alone)
   channel.on('return', confirms.onReturn)
   channel.on('close', confirms.onClose)
   channel.on('error', confirms.onError)
@@ -167,8 +246,5 @@ export async function publishBatch(
     channel.off('close', confirms.onClose)
     channel.off('error', confirms.onError)
   }
-  return confirms.result(
-    batch.map(({ id }) => id),
-    timeoutMs,
-  )
+  return confirms.result(batch, timeoutMs)
 }

@@ -202,18 +202,21 @@ class OutboxRelay implements Relay {
       const { id, type, attempts, error } = failure
       this.signals.emit('publishFailed', { id, type, attempts, error })
       if (!failure.parked) continue
+      if (failure.kind === 'refused') this.#current.refusedTotal += 1
       this.#current.parkedTotal += 1
       this.#current.parked += 1
       log?.error({ messageId: id, type, attempts, error }, 'outbox row parked')
       this.signals.emit('parked', { id, type, attempts, error })
     }
-    if (result.failed.length > 0) {
-      const [first] = result.failed
+    // A parked row was logged above, at error; the others go out again.
+    const retried = result.failed.filter((failure) => !failure.parked)
+    if (retried.length > 0) {
+      const [first] = retried
       // A batch cut off by a lost link is the outage the connection already logged once.
-      const level = result.failed.every((failure) => failure.kind === 'transport') ? 'debug' : 'warn'
+      const level = retried.every((failure) => failure.kind === 'transport') ? 'debug' : 'warn'
       log?.[level](
         {
-          failed: result.failed.length,
+          failed: retried.length,
           published: result.published.length,
           error: first?.error,
           kind: first?.kind,

@@ -23,16 +23,22 @@ export const CLAIM_LOCK_TIMEOUT_MS = 1_000
  * - `synchronous_commit = off`: the relay's marks need no WAL flush of their own. A mark lost in
  *   a database crash only means the row is published again (at least once; consumers dedupe),
  *   and it saves a disk flush per batch.
+ *
+ * `only`: claim among these rows alone (UUIDs; a suspect of a broker refusal is claimed by id).
+ * @throws RangeError for a `limit` or `guardMs` that is not a positive integer, Error for an `only`
+ * id that is not a UUID, and the database's errors
  */
 export async function beginAndClaim(
   client: pg.ClientBase,
   limit: number,
   guardMs: number,
+  only?: readonly string[],
 ): Promise<OutboxRow[]> {
   if (!Number.isInteger(limit) || limit < 1)
     throw new RangeError(`batch size must be a positive integer, got ${limit}`)
   if (!Number.isInteger(guardMs) || guardMs < 1)
     throw new RangeError(`guard must be a positive integer of ms, got ${guardMs}`)
+  const among = only ? `AND id = ANY(${uuidArrayLiteral(only, 'claim')})` : ''
   const results = (await client.query(
     `BEGIN;
      SET LOCAL idle_in_transaction_session_timeout = ${guardMs};
@@ -40,7 +46,7 @@ export async function beginAndClaim(
      SET LOCAL lock_timeout = ${CLAIM_LOCK_TIMEOUT_MS};
      SET LOCAL synchronous_commit = off;
      SELECT ${OUTBOX_COLUMNS} FROM outbox_message
-     WHERE published_at IS NULL AND failed_at IS NULL AND available_at <= now()
+     WHERE published_at IS NULL AND failed_at IS NULL AND available_at <= now() ${among}
      ORDER BY available_at, id
      LIMIT ${limit}
      FOR UPDATE SKIP LOCKED`,
@@ -86,6 +92,8 @@ export interface FailedRow {
    * broker or topology fault (false) never parks a row.
    */
   parkable: boolean
+  /** Parks the row now, whatever its attempts: the broker refused the message itself. */
+  parkNow: boolean
 }
 
 /** A failed row after the update: its attempts now, and whether it was parked. */
@@ -99,7 +107,7 @@ export interface FailedResult {
 /**
  * Records a failed publish: last_error, available_at = now + delay (the database's clock); a row
  * whose failure `counts` gets attempts + 1, and a `parkable` one `failed_at` once its attempts reach
- * `maxAttempts` (parked: never claimed again, kept for a person).
+ * `maxAttempts`, a `parkNow` one at once (parked: never claimed again, kept for a person).
  */
 export async function markFailed(
   client: pg.ClientBase,
@@ -112,9 +120,9 @@ export async function markFailed(
        attempts = o.attempts + f.counts::int,
        last_error = left(f.error, 2000),
        available_at = now() + f.delay_ms * interval '1 millisecond',
-       failed_at = CASE WHEN f.parkable AND o.attempts + 1 >= $4 THEN now() END
-     FROM unnest($1::uuid[], $2::text[], $3::int[], $5::bool[], $6::bool[])
-       AS f(id, error, delay_ms, parkable, counts)
+       failed_at = CASE WHEN f.park_now OR (f.parkable AND o.attempts + 1 >= $4) THEN now() END
+     FROM unnest($1::uuid[], $2::text[], $3::int[], $5::bool[], $6::bool[], $7::bool[])
+       AS f(id, error, delay_ms, parkable, counts, park_now)
      WHERE o.id = f.id
      RETURNING o.id, o.type, o.attempts, o.failed_at IS NOT NULL AS parked`,
     [
@@ -124,6 +132,7 @@ export async function markFailed(
       maxAttempts,
       failed.map((f) => f.parkable),
       failed.map((f) => f.counts),
+      failed.map((f) => f.parkNow),
     ],
   )
   return rows

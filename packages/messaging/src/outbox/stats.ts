@@ -7,7 +7,7 @@ export interface RelayStats {
   pending: number
   /** Age of the oldest pending row (now - occurred_at), ms; 0 when none. */
   oldestPendingAgeMs: number
-  /** Rows parked after their attempts ran out, as of the last parked refresh. */
+  /** Rows parked (attempts run out, or refused by the broker), as of the last parked refresh. */
   parked: number
   /** Rows this relay published since start. */
   publishedTotal: number
@@ -15,6 +15,11 @@ export interface RelayStats {
   failedTotal: number
   /** Rows this relay parked since start. */
   parkedTotal: number
+  /**
+   * Rows the broker refused for themselves since start (a 406 on basic.publish, e.g. over its
+   * `max_message_size`); each was parked at once, so each is in `parkedTotal` too.
+   */
+  refusedTotal: number
   /** When the pending figures were read (epoch ms); 0 before the first read. */
   refreshedAt: number
   /** When the pending figures were read (`performance.now()`, ms): their age without a wall clock. */
@@ -30,6 +35,7 @@ export function idleRelayStats(): RelayStats {
     publishedTotal: 0,
     failedTotal: 0,
     parkedTotal: 0,
+    refusedTotal: 0,
     refreshedAt: 0,
   }
 }
