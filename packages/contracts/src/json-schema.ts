@@ -4,7 +4,9 @@ import type { EventContract } from './define.js'
 /**
  * The JSON Schema (draft 2020-12) of an event's payload, as a producer must write it (zod's
  * `input` view). `$id` is the contract's `dataschema` (`urn:saga:event:<type>`), which every message
- * of the type carries, so a consumer can tell which schema a payload follows.
+ * of the type carries, so a consumer can tell which schema a payload follows. The routing key is
+ * said in `$comment`, the vocabulary's own place for notes: a keyword of our own (`x-…`) is one a
+ * strict validator refuses (ajv's default `strict` mode throws on unknown keywords).
  */
 export const eventJsonSchema = (event: EventContract): Record<string, unknown> => {
   const schema = z.toJSONSchema(event.schema, {
@@ -15,7 +17,7 @@ export const eventJsonSchema = (event: EventContract): Record<string, unknown> =
   return {
     $schema: schema.$schema,
     $id: event.dataschema,
-    'x-routing-key': event.routingKey,
+    $comment: `published with routing key ${event.routingKey}`,
     ...schema,
   }
 }

@@ -1,4 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
 import { describe, expect, it } from 'vitest'
 import { allEvents, eventJsonSchemaFiles } from './index.js'
 
@@ -13,6 +15,18 @@ describe('docs/events JSON Schemas', () => {
     for (const [name, content] of expected) {
       expect(await readFile(new URL(name, dir), 'utf8'), `${name} is ${hint}`).toBe(content)
     }
+  })
+
+  it('when a strict validator (ajv, default options, with the standard formats) compiles each schema, then it takes it and checks payloads by it', async () => {
+    const ajv = new Ajv2020()
+    addFormats.default(ajv)
+    for (const event of allEvents) {
+      const file = JSON.parse(await readFile(new URL(`${event.type}.json`, dir), 'utf8')) as object
+      expect(() => ajv.compile(file), event.type).not.toThrow()
+    }
+    const orderCreated = ajv.getSchema('urn:saga:event:order.created.v1')
+    expect(orderCreated?.({ orderId: 'not a uuid' })).toBe(false)
+    expect(orderCreated?.errors?.length).toBeGreaterThan(0)
   })
 
   it('when a schema is generated, then it names the event and requires its fields', () => {
