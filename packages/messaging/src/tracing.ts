@@ -202,6 +202,7 @@ export interface ConsumerSpanTarget {
   messageId: string
   correlationId: string
   traceparent: string | undefined
+  tracestate?: string | undefined
   attempt: number
 }
 
@@ -223,6 +224,7 @@ export const consumerSpanTarget = (
   messageId: message.id,
   correlationId: message.correlationId,
   traceparent: message.traceparent,
+  tracestate: message.tracestate,
   attempt: message.attempt,
 })
 
@@ -233,7 +235,7 @@ export const consumerSpanTarget = (
  * queries and its enqueues, runs in the span's context, so follow-up events continue the trace.
  */
 export function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<T>): Promise<T> {
-  const parent = extracted({ traceparent: target.traceparent })
+  const parent = extracted({ traceparent: target.traceparent, tracestate: target.tracestate })
   const destination = rabbitDestination(target.exchange, target.routingKey, target.queue)
   const span = tracer().startSpan(`process ${destination}`, { kind: SpanKind.CONSUMER }, parent)
   if (span.isRecording()) {
@@ -254,6 +256,7 @@ export function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<
 export interface BatchMember {
   id: string
   traceparent?: string | undefined
+  tracestate?: string | undefined
 }
 
 /**
@@ -273,7 +276,8 @@ export function inBatchConsumerSpan<T>(
   if (propagation.fields().length > 0) {
     for (const message of messages) {
       if (!message.traceparent) continue
-      const linked = trace.getSpanContext(extracted({ traceparent: message.traceparent }))
+      const carrier = { traceparent: message.traceparent, tracestate: message.tracestate }
+      const linked = trace.getSpanContext(extracted(carrier))
       if (linked) links.push({ context: linked, attributes: { [SEMCONV.messageId]: message.id } })
     }
   }

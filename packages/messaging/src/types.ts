@@ -85,13 +85,18 @@ export interface Envelope<P = unknown> {
   id: string
   source: string
   type: string
-  time: string
+  /** Always set by this package's producers; optional in CloudEvents, so a consumer may get none. */
+  time?: string | undefined
   subject?: string | undefined
-  datacontenttype: 'application/json'
+  /** Always `application/json` from this package's producers; absent means JSON too. */
+  datacontenttype?: string | undefined
   dataschema?: string | undefined
-  correlationid: string
+  /** Always set by this package's producers; see `parseDelivery` for a message without one. */
+  correlationid?: string | undefined
   causationid?: string | undefined
   traceparent?: string | undefined
+  /** W3C `tracestate` (vendor trace data) beside `traceparent`, when the producer's context had one. */
+  tracestate?: string | undefined
   data: P
 }
 
@@ -106,6 +111,8 @@ export interface ConsumedMessage<P = unknown> {
   correlationId: string
   causationId?: string | undefined
   traceparent?: string | undefined
+  /** W3C `tracestate` that came with `traceparent`, if any. */
+  tracestate?: string | undefined
   routingKey: string
   payload: P
   /** 1 on the first delivery to this handler, counting retries after handler errors. */

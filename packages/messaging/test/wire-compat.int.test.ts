@@ -1,11 +1,13 @@
 /**
  * Old and new builds exchange messages. `golden-v1.json` is what the build before the CloudEvents
  * content type published for `WIRE_ROWS` (captured with `test/wire/capture.ts`), `golden-v2.json`
- * what this build publishes. This build publishes v2 byte for byte; v2 differs from v1 only by the
- * AMQP content type (`application/cloudevents+json`) and a `dataschema` attribute where the row has
- * one, which a v1 consumer never reads (it parses the body, and the CloudEvents spec has consumers
- * ignore attributes they do not know: the v1 build's parseDelivery accepted every v2 message when
- * this was written); and this build's consumer handles v1 and v2 messages alike.
+ * what the build before `tracestate` in the envelope published, `golden-v3.json` what this build
+ * publishes. This build publishes v3 byte for byte. v2 differs from v1 only by the AMQP content type
+ * (`application/cloudevents+json`) and a `dataschema` attribute where the row has one; v3 from v2
+ * only by a `tracestate` attribute where the row has one. Neither is read by an older consumer (it
+ * parses the body, and the CloudEvents spec has consumers ignore attributes they do not know: the
+ * older builds' parseDelivery accepted every newer message when each was written); and this build's
+ * consumer handles v1, v2 and v3 messages alike.
  */
 import { readFileSync } from 'node:fs'
 import amqp from 'amqplib'
@@ -19,13 +21,27 @@ const readGolden = (name: string): WireMessage[] =>
   JSON.parse(readFileSync(new URL(`./wire/${name}`, import.meta.url), 'utf8')) as WireMessage[]
 const v1 = readGolden('golden-v1.json')
 const v2 = readGolden('golden-v2.json')
+const v3 = readGolden('golden-v3.json')
 
 const fixture = useFixture(() => createInboxFixture('wire'))
 
 describe('wire format', () => {
-  it('when the relay publishes the golden rows, then every body byte and every AMQP property is golden v2', async () => {
+  it('when the relay publishes the golden rows, then every body byte and every AMQP property is golden v3', async () => {
     const published = await publishWireRows(createRelay, fixture.db.pool)
-    expect(published).toEqual(v2)
+    expect(published).toEqual(v3)
+  })
+
+  it('when v3 is compared with v2, then only the rows’ tracestate differs, an attribute v2 consumers ignore', () => {
+    expect(v3).toHaveLength(v2.length)
+    v3.forEach((message, index) => {
+      const old = v2[index]!
+      expect(message.properties).toEqual(old.properties)
+      const { tracestate, ...rest } = JSON.parse(message.body) as Record<string, unknown>
+      expect(rest).toEqual(JSON.parse(old.body))
+      const row = WIRE_ROWS[index]!
+      expect(tracestate).toBe('tracestate' in row.headers ? row.headers.tracestate : undefined)
+      if (tracestate === undefined) expect(message.body).toBe(old.body)
+    })
   })
 
   it('when v2 is compared with v1, then only the content type and the rows’ dataschema differ', () => {
@@ -47,6 +63,7 @@ describe('wire format', () => {
   it.each([
     ['v1', v1],
     ['v2', v2],
+    ['v3', v3],
   ])(
     'when %s messages arrive (same bytes, same properties), then the consumer handles each once',
     async (name, golden) => {

@@ -218,7 +218,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
 ): Promise<void> {
   if (runtime.stopping.aborted) return
   const parsed = await parseDelivery(
-    { content: delivery.content, routingKey: delivery.fields.routingKey },
+    { content: delivery.content, routingKey: delivery.fields.routingKey, properties: delivery.properties },
     runtime.handler.message,
   )
   if (!parsed.ok) {

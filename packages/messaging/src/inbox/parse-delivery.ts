@@ -9,6 +9,13 @@ export type ParsedDelivery<P> =
 export interface RawDelivery {
   content: Buffer
   routingKey: string
+  /** The AMQP properties read: content type, correlation id, timestamp (s) and headers. */
+  properties?: {
+    contentType?: unknown
+    correlationId?: unknown
+    timestamp?: unknown
+    headers?: Record<string, unknown> | undefined
+  }
 }
 
 // Any RFC 9562 UUID (the producer makes v7); the inbox column is uuid, so anything else is poison.
@@ -23,6 +30,46 @@ const isObject = (value: unknown): value is Fields =>
 
 const text = (fields: Fields, key: string): string | undefined =>
   typeof fields[key] === 'string' && fields[key] !== '' ? fields[key] : undefined
+
+// A JSON media type (RFC 8259's, or a +json structured syntax suffix, RFC 6839), parameters allowed.
+const JSON_MEDIA_TYPE = /^\s*application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i
+
+/**
+ * Headers of the binary content mode: each CloudEvents attribute under a prefix (`cloudEvents_` or
+ * `cloudEvents:` of the AMQP binding, `ce-` or `ce_` as bridges from HTTP and Kafka write them).
+ */
+const BINARY_PREFIX = /^(?:cloudEvents[_:]|ce[-_])(.+)$/i
+
+/** The attributes of a binary-mode message from its headers; undefined when it has no specversion. */
+function binaryAttributes(headers: Record<string, unknown> | undefined): Fields | undefined {
+  if (!headers) return undefined
+  const attributes: Fields = {}
+  for (const [key, value] of Object.entries(headers)) {
+    const name = BINARY_PREFIX.exec(key)?.[1]
+    if (name !== undefined)
+      attributes[name.toLowerCase()] = Buffer.isBuffer(value) ? value.toString('utf8') : value
+  }
+  return 'specversion' in attributes ? attributes : undefined
+}
+
+/**
+ * The event as attributes and `data`: structured mode (the body is the JSON envelope) or binary mode
+ * (attributes in prefixed headers, the body is the data, JSON by its content type). A reason
+ * instead when the body is not what its mode needs.
+ */
+function readEvent(delivery: RawDelivery): Fields | string {
+  const attributes = binaryAttributes(delivery.properties?.headers)
+  let body: unknown
+  try {
+    body = JSON.parse(delivery.content.toString('utf8'))
+  } catch (error) {
+    return `body is not JSON: ${(error as Error).message}`
+  }
+  if (!attributes) return isObject(body) ? body : 'body is not a JSON object'
+  const contentType = delivery.properties?.contentType
+  attributes.datacontenttype ??= typeof contentType === 'string' ? contentType : undefined
+  return { ...attributes, data: body }
+}
 
 /** Problems with the envelope attributes, each as `attribute: what is wrong`; empty when valid. */
 function envelopeProblems(body: Fields, expectedType: string): string[] {
@@ -42,14 +89,17 @@ function envelopeProblems(body: Fields, expectedType: string): string[] {
   if (text(body, 'type') !== undefined && body.type !== expectedType) {
     problems.push(`type: '${String(body.type)}' is not the handled type '${expectedType}'`)
   }
-  required('time')
+  optional('time')
   if (text(body, 'time') !== undefined && !RFC3339.test(body.time as string))
     problems.push('time: not RFC 3339')
-  if (body.datacontenttype !== 'application/json')
-    problems.push(`datacontenttype: expected 'application/json'`)
-  required('correlationid')
+  // Absent means JSON (the JSON event format, section 3.1); handlers take JSON payloads only.
+  const contentType = body.datacontenttype
+  if (contentType !== undefined && !(typeof contentType === 'string' && JSON_MEDIA_TYPE.test(contentType)))
+    problems.push(`datacontenttype: ${JSON.stringify(contentType)} is not JSON`)
+  optional('correlationid')
   optional('causationid')
   optional('traceparent')
+  optional('tracestate')
   optional('subject')
   optional('dataschema')
   if (!('data' in body)) problems.push('data: missing')
@@ -62,22 +112,24 @@ const describeIssue = (issue: StandardSchemaV1.Issue): string => {
 }
 
 /**
- * Turns a delivery into the message a handler sees, or says why it is poison: not JSON, not a
- * CloudEvents 1.0 structured envelope (https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md)
- * with our extensions, a `type` other than the contract's (another version is another type),
- * or `data` the contract's schema rejects. A schema that throws is treated as rejecting.
+ * Turns a delivery into the message a handler sees, or says why it is poison: not a CloudEvents 1.0
+ * event in JSON, neither in structured mode (the body is the envelope,
+ * https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md) nor in binary
+ * mode (attributes in `cloudEvents_`/`cloudEvents:`/`ce-`/`ce_` headers, the body is the data), a
+ * `type` other than the contract's (another version is another type), data that is not JSON, or
+ * data the contract's schema rejects. A schema that throws is treated as rejecting.
+ *
+ * What the spec leaves optional gets a documented value: no `datacontenttype` is JSON; no `time`
+ * is the AMQP timestamp, else the time of receipt; no `correlationid` (this package's extension) is
+ * the AMQP correlation id, else `subject`, else the event's own `id` (an event from outside the saga
+ * starts one of its own).
  */
 export async function parseDelivery<P>(
   delivery: RawDelivery,
   contract: MessageContract<P>,
 ): Promise<ParsedDelivery<P>> {
-  let body: unknown
-  try {
-    body = JSON.parse(delivery.content.toString('utf8'))
-  } catch (error) {
-    return { ok: false, reason: `body is not JSON: ${(error as Error).message}` }
-  }
-  if (!isObject(body)) return { ok: false, reason: 'body is not a JSON object' }
+  const body = readEvent(delivery)
+  if (typeof body === 'string') return { ok: false, reason: body }
   const id = text(body, 'id')
   const type = text(body, 'type')
   const problems = envelopeProblems(body, contract.type)
@@ -99,13 +151,32 @@ export async function parseDelivery<P>(
       id: envelope.id,
       type: envelope.type,
       source: envelope.source,
-      time: new Date(envelope.time),
+      time: timeOf(envelope, delivery),
       subject: envelope.subject,
-      correlationId: envelope.correlationid,
+      correlationId: correlationIdOf(envelope, delivery),
       causationId: envelope.causationid,
       traceparent: envelope.traceparent,
+      tracestate: envelope.tracestate,
       routingKey: delivery.routingKey,
       payload: result.value,
     },
   }
+}
+
+/** CloudEvents `time`, else the AMQP timestamp (seconds since the epoch), else now. */
+function timeOf(envelope: Envelope<unknown>, delivery: RawDelivery): Date {
+  if (envelope.time !== undefined) return new Date(envelope.time)
+  const timestamp = delivery.properties?.timestamp
+  return typeof timestamp === 'number' && timestamp > 0 ? new Date(timestamp * 1000) : new Date()
+}
+
+/** `correlationid`, else the AMQP correlation id, else `subject`, else the event's id. */
+function correlationIdOf(envelope: Envelope<unknown>, delivery: RawDelivery): string {
+  const amqp = delivery.properties?.correlationId
+  return (
+    envelope.correlationid ??
+    (typeof amqp === 'string' && amqp !== '' ? amqp : undefined) ??
+    envelope.subject ??
+    envelope.id
+  )
 }

@@ -63,6 +63,7 @@ describe('parseDelivery', () => {
         correlationId: 'order-1',
         causationId: '0190f1d2-3c4b-7a5e-8f00-000000000000',
         traceparent: undefined,
+        tracestate: undefined,
         routingKey: 'payment.processed',
         payload: { orderId: 'order-1', amount: 1250 },
       },
@@ -84,9 +85,11 @@ describe('parseDelivery', () => {
   })
 
   it('when several attributes are wrong, then the reason lists each of them', async () => {
-    const parsed = await deliver(envelope({ id: 'not-a-uuid', time: 'yesterday', correlationid: undefined }))
+    const parsed = await deliver(
+      envelope({ id: 'not-a-uuid', time: 'yesterday', source: undefined, correlationid: 42 }),
+    )
     expect(!parsed.ok && parsed.reason).toBe(
-      'invalid envelope: id: not a UUID; time: not RFC 3339; correlationid: missing or not a non-empty string',
+      'invalid envelope: id: not a UUID; source: missing or not a non-empty string; time: not RFC 3339; correlationid: not a non-empty string',
     )
   })
 
@@ -98,5 +101,82 @@ describe('parseDelivery', () => {
 
   it('when the body is a JSON array, then it is poison', async () => {
     expect(await deliver([1, 2])).toEqual({ ok: false, reason: 'body is not a JSON object' })
+  })
+
+  it('when the optional attributes are absent, then the data is JSON, the time is the AMQP timestamp or now, and the correlation id falls back to the AMQP one, the subject, then the id', async () => {
+    const bare = envelope({ datacontenttype: undefined, time: undefined, correlationid: undefined })
+    const withProperties = await parseDelivery(
+      {
+        content: Buffer.from(JSON.stringify(bare)),
+        routingKey: 'payment.processed',
+        properties: { correlationId: 'amqp-corr', timestamp: 1_764_442_800 },
+      },
+      contract,
+    )
+    expect(withProperties).toMatchObject({
+      ok: true,
+      message: { correlationId: 'amqp-corr', time: new Date(1_764_442_800_000) },
+    })
+    const bySubject = await deliver({ ...bare, subject: 'order-9' })
+    expect(bySubject.ok && bySubject.message.correlationId).toBe('order-9')
+    const before = Date.now()
+    const byId = await deliver(bare)
+    expect(byId.ok && byId.message.correlationId).toBe('0190f1d2-3c4b-7a5e-8f00-000000000001')
+    expect(byId.ok && byId.message.time.getTime()).toBeGreaterThanOrEqual(before)
+  })
+
+  it('when datacontenttype is a JSON media type with parameters, then it is taken; another type is poison', async () => {
+    const charset = await deliver(envelope({ datacontenttype: 'application/json; charset=utf-8' }))
+    expect(charset.ok).toBe(true)
+    const suffix = await deliver(envelope({ datacontenttype: 'application/vnd.shop+json' }))
+    expect(suffix.ok).toBe(true)
+    const text = await deliver(envelope({ datacontenttype: 'text/plain' }))
+    expect(!text.ok && text.reason).toBe('invalid envelope: datacontenttype: "text/plain" is not JSON')
+  })
+
+  it.each([['ce-'], ['ce_'], ['cloudEvents_'], ['cloudEvents:']])(
+    'when the attributes come as %s headers (binary mode), then the body is the data and the message is as in structured mode',
+    async (prefix) => {
+      const { data, ...attributes } = envelope({ tracestate: 'vendor=1' })
+      const headers = Object.fromEntries(
+        Object.entries(attributes).map(([name, value]) => [`${prefix}${name}`, value]),
+      )
+      // amqplib hands long-string header values over as Buffers.
+      headers[`${prefix}source`] = Buffer.from('payment')
+      const parsed = await parseDelivery(
+        {
+          content: Buffer.from(JSON.stringify(data)),
+          routingKey: 'payment.processed',
+          properties: { contentType: 'application/json', headers },
+        },
+        contract,
+      )
+      expect(parsed).toMatchObject({
+        ok: true,
+        message: {
+          id: '0190f1d2-3c4b-7a5e-8f00-000000000001',
+          source: 'payment',
+          correlationId: 'order-1',
+          tracestate: 'vendor=1',
+          payload: { orderId: 'order-1', amount: 1250 },
+        },
+      })
+    },
+  )
+
+  it('when a binary-mode message has no datacontenttype header, then its AMQP content type says what the data is', async () => {
+    const { data, ...attributes } = envelope({ datacontenttype: undefined })
+    const headers = Object.fromEntries(
+      Object.entries(attributes).map(([name, value]) => [`ce-${name}`, value]),
+    )
+    const parsed = await parseDelivery(
+      {
+        content: Buffer.from(JSON.stringify(data)),
+        routingKey: 'payment.processed',
+        properties: { contentType: 'text/plain', headers },
+      },
+      contract,
+    )
+    expect(!parsed.ok && parsed.reason).toBe('invalid envelope: datacontenttype: "text/plain" is not JSON')
   })
 })

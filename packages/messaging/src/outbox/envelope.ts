@@ -63,6 +63,7 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
     correlationid: correlationId,
     causationid: headers.causationId,
     traceparent: headers.traceparent,
+    tracestate: headers.tracestate,
     data: row.payload_json === undefined ? row.payload : undefined,
   }
   const amqpHeaders: Record<string, string> = {}

@@ -178,7 +178,7 @@ async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOu
       continue
     }
     const parsed = await parseDelivery(
-      { content: delivery.content, routingKey: delivery.fields.routingKey },
+      { content: delivery.content, routingKey: delivery.fields.routingKey, properties: delivery.properties },
       contract,
     )
     if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
