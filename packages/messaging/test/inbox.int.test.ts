@@ -141,12 +141,12 @@ describe('inbox transaction', () => {
     const deadLettered = collect(signals, 'deadLettered')
     const wrongVersion = envelope({ type: 'test.happened.v2' })
     const wrongPayload = envelope({ data: { n: 'seven' } })
-    const noCorrelation = envelope({ correlationid: undefined })
+    const notJson = envelope({ datacontenttype: 'application/xml' })
 
     await fixture.publish('{"specversion": "1.0", ')
     await fixture.publish(wrongVersion)
     await fixture.publish(wrongPayload)
-    await fixture.publish(noCorrelation)
+    await fixture.publish(notJson)
 
     await eventually('four dead letters', () => deadLettered.length === 4)
     expect(deadLettered.map((s) => [s.id, s.reason])).toEqual([
@@ -156,7 +156,7 @@ describe('inbox transaction', () => {
         `invalid envelope: type: 'test.happened.v2' is not the handled type 'test.happened.v1'`,
       ],
       [wrongPayload.id, 'invalid payload: n: expected a number'],
-      [noCorrelation.id, 'invalid envelope: correlationid: missing or not a non-empty string'],
+      [notJson.id, 'invalid envelope: datacontenttype: "application/xml" is not JSON'],
     ])
     expect(retrying).toEqual([])
     expect(await fixture.effects('strict')).toEqual([])
