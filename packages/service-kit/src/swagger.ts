@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import { documentResponseHeaders } from './openapi-headers.js'
+import { strictOpenApi } from './openapi-strict.js'
 
 /** Whether any part of a route's schema is a zod schema (zod's objects carry `_zod`). */
 function hasZodPart(schema: Record<string, unknown>): boolean {
@@ -36,7 +37,7 @@ export interface SwaggerOptions {
  * at `/documentation`. Register it before the routes so their schemas are collected. A zod schema
  * registered with an id (`.meta({ id: 'Order' })`) becomes a component that responses and request
  * bodies reference (`Order` as sent, `OrderInput` as accepted); the response headers are components
- * too (openapi-headers.ts).
+ * too (openapi-headers.ts). The document is made strict for OpenAPI 3.0 tools (openapi-strict.ts).
  */
 export const swaggerPlugin = fp(
   async (app: FastifyInstance, opts: SwaggerOptions) => {
@@ -47,7 +48,8 @@ export const swaggerPlugin = fp(
         components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       },
       transform,
-      transformObject: (document) => documentResponseHeaders(jsonSchemaTransformObject(document)),
+      transformObject: (document) =>
+        strictOpenApi(documentResponseHeaders(jsonSchemaTransformObject(document))),
     })
     await app.register(swaggerUi, { routePrefix: '/documentation', logLevel: 'warn' })
   },

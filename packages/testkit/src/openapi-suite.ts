@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { operationsOf, typecheckOpenApiClient } from './openapi.js'
+import {
+  blindRequests,
+  checkAnswer,
+  redoclyErrors,
+  strictApi,
+  type ApiRequest,
+  type RequestableApp,
+} from './openapi-strict.js'
 import { startServiceUnderTest, type InjectableApp, type ServiceUnderTest } from './service-under-test.js'
 
 /** What `describeApiDocument` checks a service's OpenAPI document against. */
@@ -10,6 +18,12 @@ export interface ApiDocumentExpectations {
   usage: string
   /** A wrong use (a missing field, a wrong type) and a fragment of the error TypeScript must report. */
   misuse: { usage: string; error: string }
+  /**
+   * Requests with real data (a created resource and the reads of it), sent in order, each answer
+   * checked against the document like the blind requests every operation gets; `send` returns the
+   * answer's parsed JSON body so a later request can use what an earlier one created.
+   */
+  exercise?: (send: (request: ApiRequest) => Promise<unknown>) => Promise<void>
 }
 
 /**
@@ -17,7 +31,9 @@ export interface ApiDocumentExpectations {
  * by `startServiceUnderTest`: the document it serves at /documentation/json is the checked-in
  * `documentFile`; every operation has an operationId and every response names `x-request-id`; a
  * TypeScript client generated from it (openapi-typescript, openapi-fetch) type-checks `usage`
- * and refuses `misuse`.
+ * and refuses `misuse`; Redocly's recommended rules find no error; openapi-backend loads it in
+ * strict mode, and the service's answers to a blind request of every operation and to `exercise`'s
+ * requests have documented statuses and bodies the document allows.
  */
 export function describeApiDocument<A extends InjectableApp>(
   service: string,
@@ -56,6 +72,34 @@ export function describeApiDocument<A extends InjectableApp>(
       }
       const ids = operations.map((op) => op.operationId)
       expect(new Set(ids).size).toBe(ids.length)
+    })
+
+    it('when Redocly lints it with its recommended rules, then it finds no error', async () => {
+      expect(await redoclyErrors(document)).toEqual([])
+    })
+
+    it('when a strict loader reads it and every operation is called, then each answer has a documented status and a body the document allows', async () => {
+      const api = await strictApi(document)
+      const app = get().app as unknown as RequestableApp
+      const wrong: string[] = []
+      const answered = new Set<string>()
+      const send = async (request: ApiRequest): Promise<unknown> => {
+        const answer = await checkAnswer(api, app, request)
+        answered.add(answer.operationId)
+        for (const problem of answer.problems)
+          wrong.push(
+            `${request.method} ${request.url} (${answer.operationId} ${answer.statusCode}): ${problem}`,
+          )
+        return answer.body ? (JSON.parse(answer.body) as unknown) : undefined
+      }
+      for (const request of blindRequests(api)) await send(request)
+      await expected.exercise?.(send)
+      expect(wrong).toEqual([])
+      expect([...answered].sort()).toEqual(
+        operationsOf(document)
+          .map((op) => op.operationId)
+          .sort(),
+      )
     })
 
     it('when a TypeScript client is generated from it, then a use of it type-checks and a wrong use does not', async () => {

@@ -7,13 +7,20 @@ import { loadConfig } from '../src/config.js'
 
 const docs = (file: string) => fileURLToPath(new URL(`../../../docs/${file}`, import.meta.url))
 
-const body = `{
+const orderBody = {
   customerId: '7f1c2a4e-3b5d-4e6f-8a9b-0c1d2e3f4a5b',
   currency: 'EUR',
   items: [{ sku: 'MUG-001', quantity: 2, unitPrice: 1250 }],
-  shippingAddress: { name: 'Ada Lovelace', line1: '12 Engine St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
+  shippingAddress: {
+    name: 'Ada Lovelace',
+    line1: '12 Engine St',
+    city: 'London',
+    postalCode: 'N1 9GU',
+    country: 'GB',
+  },
   paymentMethod: 'tok_visa',
-}`
+}
+const body = JSON.stringify(orderBody)
 
 describeApiDocument(
   'order',
@@ -36,7 +43,7 @@ export async function placeReadCancel(): Promise<components['schemas']['OrderSta
   const stuck = await client.GET('/orders', {
     params: { query: { waitingFor: 'inventory', deadlineBefore: '2026-12-01T10:00:00Z', placedAfter: '2026-12-01T09:00:00Z' } },
   })
-  const step: components['schemas']['WaitingFor'] | null | undefined = stuck.data?.items[0]?.waitingFor
+  const step: 'payment' | 'inventory' | 'shipment' | null | undefined = stuck.data?.items[0]?.waitingFor
   const stats = await client.GET('/orders/stats', { params: { query: { windowSeconds: 300 } } })
   const overdue: number | undefined = stats.data?.pendingOverdue
   const p99: number | null | undefined = stats.data?.buckets[0]?.latencyP99Ms
@@ -52,6 +59,10 @@ export const headers: Created['headers'] = { location: '/orders/1', 'x-request-i
 export const busy: operations['listOrders']['responses'][503]['headers']['retry-after'] = 2
 export const problem: components['schemas']['ClientError'] = { error: 'Bad Request', message: 'invalid', details: [{ path: 'body.currency', issue: 'is invalid' }] }
 export type Names = [operations['getOrder'], operations['cancelOrder'], operations['listOrders'], operations['getOrderStats']]
+
+// What is null on a PENDING order is nullable in the generated types (this compiles only then).
+type Order = components['schemas']['Order']
+export const nullable: [null extends Order['failedStep'] ? 1 : 0, null extends Order['waitingFor'] ? 1 : 0, null extends Order['deadlineAt'] ? 1 : 0] = [1, 1, 1]
 `,
     misuse: {
       usage: `
@@ -61,6 +72,21 @@ const { paymentMethod: _, ...withoutPayment } = ${body}
 await createClient<paths>().POST('/orders', { body: withoutPayment })
 `,
       error: "Property 'paymentMethod' is missing",
+    },
+    // A PENDING order (failedStep, waitingFor and more null), a page, the stats and a cancel.
+    async exercise(send) {
+      const json = { 'content-type': 'application/json' }
+      const placed = (await send({
+        method: 'POST',
+        url: '/orders',
+        payload: orderBody,
+        headers: { ...json, 'idempotency-key': 'api-document-1' },
+      })) as { id: string }
+      await send({ method: 'GET', url: `/orders/${placed.id}` })
+      await send({ method: 'GET', url: '/orders?status=PENDING&limit=10' })
+      await send({ method: 'GET', url: '/orders/stats?windowSeconds=300' })
+      await send({ method: 'POST', url: `/orders/${placed.id}/cancel` })
+      await send({ method: 'GET', url: `/orders/${placed.id}` })
     },
   },
   (get) => {
