@@ -24,9 +24,36 @@ export const receiveOperationId = (reaction: Reaction): string =>
     ? `${reaction.service}.${reaction.handler}.${reaction.reactsTo.routingKey}`
     : `${reaction.service}.${reaction.handler}`
 
+type Schema = Record<string, unknown>
+
+const pascal = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
+
+/**
+ * `schema` with a `title` on every nested object and enum that has none, made of the path from
+ * `name` (`OrderCreated.shippingAddress` -> `OrderCreatedShippingAddress`, an array's items
+ * `...Item`), so a model generator names each type after where it is.
+ */
+function titled(schema: Schema, name: string): Schema {
+  const named = schema.title === undefined && (schema.properties !== undefined || schema.enum !== undefined)
+  const out: Schema = named ? { title: name, ...schema } : { ...schema }
+  if (typeof schema.properties === 'object' && schema.properties !== null)
+    out.properties = Object.fromEntries(
+      Object.entries(schema.properties as Record<string, Schema>).map(([key, value]) => [
+        key,
+        titled(value, `${name}${pascal(key)}`),
+      ]),
+    )
+  if (typeof schema.items === 'object' && schema.items !== null)
+    out.items = titled(schema.items as Schema, `${name}Item`)
+  return out
+}
+
 /**
  * The wire body of `event`: a CloudEvents 1.0 structured-mode envelope (packages/messaging README,
- * "Wire format") whose `data` is the event's payload schema (JSON Schema draft-07, zod's input view).
+ * "Wire format") whose `data` is the event's payload schema (JSON Schema draft-07, zod's input view,
+ * which AsyncAPI's default schema format takes as it is). The envelope is titled `<Message>Envelope`
+ * and the data keeps the event's title, so model generators (Modelina) name both instead of making
+ * `AnonymousSchema_<n>` of them.
  */
 const envelopeSchema = (event: EventContract): Record<string, unknown> => {
   const { $schema: _dialect, ...data } = z.toJSONSchema(event.schema, {
@@ -35,6 +62,7 @@ const envelopeSchema = (event: EventContract): Record<string, unknown> => {
     unrepresentable: 'throw',
   })
   return {
+    title: `${messageId(event)}Envelope`,
     type: 'object',
     required: ['specversion', 'id', 'source', 'type', 'time', 'datacontenttype', 'correlationid', 'data'],
     properties: {
@@ -49,7 +77,8 @@ const envelopeSchema = (event: EventContract): Record<string, unknown> => {
       correlationid: { type: 'string', description: 'The order id: every message of one saga.' },
       causationid: { type: 'string', description: 'The id of the message that caused this one.' },
       traceparent: { type: 'string', description: 'W3C trace context of the producer span.' },
-      data,
+      tracestate: { type: 'string', description: 'W3C tracestate beside traceparent, when there is one.' },
+      data: titled(data, messageId(event)),
     },
   }
 }
@@ -93,7 +122,7 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
       title: id,
       contentType: CLOUDEVENTS_CONTENT_TYPE,
       traits: [{ $ref: '#/components/messageTraits/CloudEvent' }],
-      payload: { schemaFormat: 'application/schema+json;version=draft-07', schema: envelopeSchema(event) },
+      payload: envelopeSchema(event),
     }
     channels[event.routingKey] = {
       address: event.routingKey,
@@ -125,6 +154,7 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
     }
   }
   return {
+    // 3.0.0, not 3.1.0: Modelina 5.10 reads a 3.1.0 document as one `Root` model.
     asyncapi: '3.0.0',
     info: {
       title: 'Order saga fleet events',

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { TypeScriptGenerator } from '@asyncapi/modelina'
 import { Parser } from '@asyncapi/parser'
 import { describe, expect, it } from 'vitest'
 import { asyncApiDocument, receiveOperationId } from './asyncapi.js'
@@ -29,5 +30,28 @@ describe('AsyncAPI document', () => {
   it('when compared with docs/asyncapi.json, then the checked-in file is current (npm run generate:asyncapi)', () => {
     const file = readFileSync(new URL('../../../docs/asyncapi.json', import.meta.url), 'utf8')
     expect(file).toBe(`${JSON.stringify(document, null, 2)}\n`)
+  })
+
+  it('when Modelina generates TypeScript models from it, then each envelope and each nested type has a name, and the envelope fields CloudEvents requires are required', async () => {
+    const models = await new TypeScriptGenerator({ modelType: 'interface' }).generate(document)
+    const names = models.map((model) => model.modelName)
+    expect(names.filter((name) => name.startsWith('AnonymousSchema'))).toEqual([])
+    const messageIds = Object.keys(document.components.messages)
+    expect(messageIds).toHaveLength(allEvents.length)
+    for (const id of messageIds) {
+      const envelope = models.find((model) => model.modelName === `${id}Envelope`)
+      expect(envelope, id).toBeDefined()
+      for (const required of [
+        'specversion',
+        'id',
+        'source',
+        'time',
+        'datacontenttype',
+        'correlationid',
+        'data',
+      ])
+        expect(envelope?.result, `${id} ${required}`).toMatch(new RegExp(`\\n  ${required}: `))
+      expect(envelope?.result).toMatch(/\n {2}subject\?: string;/)
+    }
   })
 })
