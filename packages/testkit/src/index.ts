@@ -27,7 +27,13 @@ export {
   type ShiftedTimeZones,
   type ShiftedTimeZonesOptions,
 } from './time-zone.js'
-export { clientModule, operationsOf, typecheckOpenApiClient, type DocumentedOperation } from './openapi.js'
+export {
+  clientModule,
+  operationsOf,
+  typecheckHeyApiTypes,
+  typecheckOpenApiClient,
+  type DocumentedOperation,
+} from './openapi.js'
 export { describeApiDocument, type ApiDocumentExpectations } from './openapi-suite.js'
 export {
   startUpstream,

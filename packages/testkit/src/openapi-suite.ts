@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { operationsOf, typecheckOpenApiClient } from './openapi.js'
+import { operationsOf, typecheckHeyApiTypes, typecheckOpenApiClient } from './openapi.js'
 import {
   blindRequests,
   checkAnswer,
@@ -24,6 +24,11 @@ export interface ApiDocumentExpectations {
    * answer's parsed JSON body so a later request can use what an earlier one created.
    */
   exercise?: (send: (request: ApiRequest) => Promise<unknown>) => Promise<void>
+  /**
+   * A module using the types @hey-api/openapi-ts generates from the document (imported from
+   * `./api.js`, e.g. `import type { Order } from './api.js'`); must type-check.
+   */
+  heyApiUsage?: string
 }
 
 /**
@@ -107,6 +112,13 @@ export function describeApiDocument<A extends InjectableApp>(
       const refused = await typecheckOpenApiClient(document, expected.misuse.usage)
       expect(refused.join('\n')).toContain(expected.misuse.error)
     })
+
+    if (expected.heyApiUsage !== undefined) {
+      const usage = expected.heyApiUsage
+      it('when @hey-api/openapi-ts generates types from it, then a use of them type-checks', async () => {
+        expect(await typecheckHeyApiTypes(document, usage)).toEqual([])
+      })
+    }
 
     more?.(get)
   })

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { createClient as createHeyApiClient } from '@hey-api/openapi-ts'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import ts from 'typescript'
 
@@ -17,7 +19,31 @@ const require = createRequire(import.meta.url)
  * empty when the use type-checks. The files are written under node_modules/.cache and removed.
  */
 export async function typecheckOpenApiClient(document: object, usage: string): Promise<string[]> {
-  const types = astToString(await openapiTS(document as OpenAPI3))
+  return typecheckAgainst(astToString(await openapiTS(document as OpenAPI3)), usage)
+}
+
+/**
+ * Like `typecheckOpenApiClient`, with the types @hey-api/openapi-ts generates (its
+ * `@hey-api/typescript` plugin: `types.gen.ts`, a type per component schema, e.g. `Order`) as
+ * `./api.js`. Returns TypeScript's diagnostics; empty when `usage` type-checks.
+ */
+export async function typecheckHeyApiTypes(document: object, usage: string): Promise<string[]> {
+  const out = mkdtempSync(path.join(tmpdir(), 'hey-api-'))
+  try {
+    await createHeyApiClient({
+      input: structuredClone(document) as never,
+      output: out,
+      plugins: ['@hey-api/typescript'],
+      logs: { level: 'silent' },
+    })
+    return typecheckAgainst(readFileSync(path.join(out, 'types.gen.ts'), 'utf8'), usage)
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
+}
+
+/** Type-checks `usage` (strict) with `types` as its `./api.js`; TypeScript's diagnostics, one line each. */
+function typecheckAgainst(types: string, usage: string): string[] {
   // Beside the node_modules that holds openapi-fetch, so `import createClient from 'openapi-fetch'`
   // resolves as it would in a project.
   const nodeModules = path.resolve(path.dirname(require.resolve('openapi-fetch/package.json')), '..')

@@ -73,6 +73,16 @@ await createClient<paths>().POST('/orders', { body: withoutPayment })
 `,
       error: "Property 'paymentMethod' is missing",
     },
+    heyApiUsage: `
+import type { Order, OrderSummary } from './api.js'
+// What is null on a PENDING order is nullable in the generated types (this compiles only then).
+export const nullable: [
+  null extends Order['failedStep'] ? 1 : 0,
+  null extends Order['waitingFor'] ? 1 : 0,
+  null extends Order['deadlineAt'] ? 1 : 0,
+  null extends OrderSummary['failedStep'] ? 1 : 0,
+] = [1, 1, 1, 1]
+`,
     // A PENDING order (failedStep, waitingFor and more null), a page, the stats and a cancel.
     async exercise(send) {
       const json = { 'content-type': 'application/json' }
