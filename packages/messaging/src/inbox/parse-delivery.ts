@@ -42,14 +42,16 @@ const BINARY_PREFIX = /^(?:cloudEvents[_:]|ce[-_])(.+)$/i
 
 /** The attributes of a binary-mode message from its headers; undefined when it has no specversion. */
 function binaryAttributes(headers: Record<string, unknown> | undefined): Fields | undefined {
-  if (!headers) return undefined
-  const attributes: Fields = {}
-  for (const [key, value] of Object.entries(headers)) {
+  // Allocates nothing for a structured-mode message (this package's), whose headers have no prefix.
+  let attributes: Fields | undefined
+  for (const key in headers) {
     const name = BINARY_PREFIX.exec(key)?.[1]
-    if (name !== undefined)
-      attributes[name.toLowerCase()] = Buffer.isBuffer(value) ? value.toString('utf8') : value
+    if (name === undefined) continue
+    const value = headers[key]
+    attributes ??= {}
+    attributes[name.toLowerCase()] = Buffer.isBuffer(value) ? value.toString('utf8') : value
   }
-  return 'specversion' in attributes ? attributes : undefined
+  return attributes !== undefined && 'specversion' in attributes ? attributes : undefined
 }
 
 /**
