@@ -86,7 +86,11 @@ describe('outbox: enqueue and atomicity', () => {
   })
 
   it('when a message is over maxMessageBytes, then enqueue refuses it by name and size and writes nothing; one at the limit is published with a body of that size', async () => {
-    const big = { ...message(10), payload: { n: 10, filler: 'é'.repeat(1_000) } }
+    const big = {
+      ...message(10),
+      payload: { n: 10, filler: 'é'.repeat(1_000) },
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    }
     const database = pgDatabase(f.db.pool)
     const before = (await f.rows()).length
     let measured = 0

@@ -31,10 +31,9 @@ function withNullValue(node: Json): Json {
 /**
  * A nullable schema as OpenAPI 3.0.3 has validators read it: an `enum` lists `null` among its values
  * (3.0.3, "nullable": an enum without null refuses null whatever `nullable` says); a nullable
- * `allOf` of one reference carries the `type` of what it references (`nullable` has no meaning
- * without a sibling `type`; strict loaders refuse it), and a reference to a scalar schema (an enum
- * of strings) is written out in place, since a null can never match the referenced schema that
- * `allOf` requires it to.
+ * `allOf` of one reference (`nullable` without a sibling `type`, which strict loaders refuse) is
+ * written out in place, the referenced schema with `nullable`, since a null can never match the
+ * referenced schema that `allOf` requires it to.
  */
 function strictNullable(node: Json, schemas: Json): Json {
   if (node.nullable !== true) return node
@@ -42,7 +41,6 @@ function strictNullable(node: Json, schemas: Json): Json {
   if (node.type !== undefined || !Array.isArray(allOf) || allOf.length !== 1) return withNullValue(node)
   const target = referenced(allOf[0], schemas)
   if (typeof target?.type !== 'string') return node
-  if (target.type === 'object' || target.type === 'array') return { ...node, type: target.type }
   const { allOf: _reference, ...rest } = node
   return withNullValue({ ...target, ...rest })
 }
@@ -73,7 +71,9 @@ function explicitSecurity(paths: unknown): unknown {
   )
 }
 
-const COMPONENT_REF = /^#\/components\/(schemas|headers|responses|parameters)\/(.+)$/
+/** The component kinds pruned of unused members; any other kind is kept whole. */
+const PRUNED = new Set(['schemas', 'headers', 'responses', 'parameters'])
+const COMPONENT_REF = /^#\/components\/([A-Za-z]+)\/(.+)$/
 
 /**
  * The components reachable by `$ref` from `roots`, through one another, as `<kind>/<name>` (e.g.
@@ -100,12 +100,12 @@ function reachableComponents(roots: unknown, components: Json): Set<string> {
   return seen
 }
 
-/** `components` with only the reachable members of its referenceable kinds; `securitySchemes` kept. */
+/** `components` with only the reachable members of the `PRUNED` kinds; the other kinds kept whole. */
 function usedComponents(components: Json, used: Set<string>): Json {
   return Object.fromEntries(
     Object.entries(components).map(([kind, group]) => [
       kind,
-      kind === 'securitySchemes' || !isObject(group)
+      !PRUNED.has(kind) || !isObject(group)
         ? group
         : Object.fromEntries(Object.entries(group).filter(([name]) => used.has(`${kind}/${name}`))),
     ]),

@@ -13,6 +13,9 @@ import { createServer } from 'node:net'
 const LOWEST = 20_000
 const RESERVED = new Set([25_672]) // RabbitMQ's default distribution port (AMQP port + 20000)
 
+// Ports this process handed out: two calls before either caller binds never get the same port.
+const handedOut = new Set<number>()
+
 /** The first port of the ephemeral range, from /proc when it says (Linux), else the default. */
 function ephemeralStart(): number {
   try {
@@ -43,15 +46,18 @@ async function bindable(port: number): Promise<boolean> {
 /**
  * A free TCP port on 127.0.0.1 for a server a test starts, drawn at random below the ephemeral
  * range so no client connection or port-0 listener of any process can take it before the caller
- * binds it. Another test that draws the same port at the same moment still can: the range holds
- * about 12,000 ports, so the odds stay small.
+ * binds it, and never one this process handed out before. A test in another process that draws the
+ * same port at the same moment still can: the range holds about 12,000 ports, so the odds stay
+ * small. Where the ephemeral range starts at 21,000 or below, the default range's start is used.
  * @throws Error when 100 draws found no port that could be bound
  */
 export async function freePort(): Promise<number> {
   const end = ephemeralStart()
   for (let draw = 0; draw < 100; draw++) {
     const port = LOWEST + Math.floor(Math.random() * (end - LOWEST))
-    if (!RESERVED.has(port) && (await bindable(port))) return port
+    if (RESERVED.has(port) || handedOut.has(port) || !(await bindable(port))) continue
+    handedOut.add(port)
+    return port
   }
   throw new Error(`no free port between ${LOWEST} and ${end - 1} after 100 draws`)
 }

@@ -60,7 +60,10 @@ function binaryAttributes(headers: Record<string, unknown> | undefined): Fields 
  * instead when the body is not what its mode needs.
  */
 function readEvent(delivery: RawDelivery): Fields | string {
-  const attributes = binaryAttributes(delivery.properties?.headers)
+  const contentType = delivery.properties?.contentType
+  // The structured mode's content type says the body is the event, whatever headers came along.
+  const structured = typeof contentType === 'string' && /^\s*application\/cloudevents/i.test(contentType)
+  const attributes = structured ? undefined : binaryAttributes(delivery.properties?.headers)
   let body: unknown
   try {
     body = JSON.parse(delivery.content.toString('utf8'))
@@ -68,7 +71,6 @@ function readEvent(delivery: RawDelivery): Fields | string {
     return `body is not JSON: ${(error as Error).message}`
   }
   if (!attributes) return isObject(body) ? body : 'body is not a JSON object'
-  const contentType = delivery.properties?.contentType
   attributes.datacontenttype ??= typeof contentType === 'string' ? contentType : undefined
   return { ...attributes, data: body }
 }
@@ -92,7 +94,8 @@ function envelopeProblems(body: Fields, expectedType: string): string[] {
     problems.push(`type: '${String(body.type)}' is not the handled type '${expectedType}'`)
   }
   optional('time')
-  if (text(body, 'time') !== undefined && !RFC3339.test(body.time as string))
+  const time = text(body, 'time')
+  if (time !== undefined && (!RFC3339.test(time) || Number.isNaN(Date.parse(time))))
     problems.push('time: not RFC 3339')
   // Absent means JSON (the JSON event format, section 3.1); handlers take JSON payloads only.
   const contentType = body.datacontenttype
@@ -165,11 +168,16 @@ export async function parseDelivery<P>(
   }
 }
 
-/** CloudEvents `time`, else the AMQP timestamp (seconds since the epoch), else now. */
+/**
+ * CloudEvents `time`, else the AMQP timestamp (seconds since the epoch), else now; a value that is
+ * no real date (a timestamp past the Date range) counts as absent.
+ */
 function timeOf(envelope: Envelope<unknown>, delivery: RawDelivery): Date {
-  if (envelope.time !== undefined) return new Date(envelope.time)
+  const time = envelope.time === undefined ? undefined : new Date(envelope.time)
+  if (time && Number.isFinite(time.getTime())) return time
   const timestamp = delivery.properties?.timestamp
-  return typeof timestamp === 'number' && timestamp > 0 ? new Date(timestamp * 1000) : new Date()
+  const stamped = typeof timestamp === 'number' && timestamp > 0 ? new Date(timestamp * 1000) : undefined
+  return stamped && Number.isFinite(stamped.getTime()) ? stamped : new Date()
 }
 
 /** `correlationid`, else the AMQP correlation id, else `subject`, else the event's id. */

@@ -179,4 +179,34 @@ describe('parseDelivery', () => {
     )
     expect(!parsed.ok && parsed.reason).toBe('invalid envelope: datacontenttype: "text/plain" is not JSON')
   })
+
+  it('when a structured-mode message also carries ce- headers, then its content type decides: the body is the event', async () => {
+    const parsed = await parseDelivery(
+      {
+        content: Buffer.from(JSON.stringify(envelope())),
+        routingKey: 'payment.processed',
+        properties: {
+          contentType: 'application/cloudevents+json; charset=utf-8',
+          headers: { 'ce-specversion': '1.0', 'ce-id': 'copied-by-a-bridge' },
+        },
+      },
+      contract,
+    )
+    expect(parsed.ok && parsed.message.id).toBe('0190f1d2-3c4b-7a5e-8f00-000000000001')
+  })
+
+  it('when time is no real date, then it is poison; an AMQP timestamp past the Date range counts as absent', async () => {
+    const impossible = await deliver(envelope({ time: '2026-13-01T10:00:00Z' }))
+    expect(!impossible.ok && impossible.reason).toBe('invalid envelope: time: not RFC 3339')
+    const before = Date.now()
+    const huge = await parseDelivery(
+      {
+        content: Buffer.from(JSON.stringify(envelope({ time: undefined }))),
+        routingKey: 'payment.processed',
+        properties: { timestamp: 1e13 },
+      },
+      contract,
+    )
+    expect(huge.ok && huge.message.time.getTime()).toBeGreaterThanOrEqual(before)
+  })
 })

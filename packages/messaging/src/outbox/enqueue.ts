@@ -56,17 +56,26 @@ export interface EnqueueOptions {
    * The largest message body the broker takes, in bytes: its `max_message_size` (RabbitMQ 3.10:
    * 128 MiB by default, 4.x: 16 MiB; operators lower it). A message whose body (the CloudEvents
    * envelope with the payload, as the relay will publish it, less its `source` attribute's few
-   * bytes) is larger is refused before anything is written, instead of being parked by the relay
-   * when the broker refuses it. Absent: no check (and no cost).
+   * bytes; a traceparent counted whether or not the row has one yet) is larger is refused before
+   * anything is written, instead of being parked by the relay when the broker refuses it. Absent:
+   * no check (and no cost). A `tracestate` the relay's producer span adds is not counted.
    */
   maxMessageBytes?: number
 }
 
+/** A W3C traceparent's length (55 characters), to measure a row that has none yet. */
+const TRACEPARENT_SIZED = `00-${'0'.repeat(32)}-${'0'.repeat(16)}-00`
+
 /**
  * @throws InvalidMessageError when the body the relay would publish for `row` is over `max` bytes
+ * @throws RangeError when `max` is not a positive integer
  */
 function assertFits(row: Parameters<typeof toPublishable>[0], max: number): void {
-  const bytes = toPublishable(row, '').content.length
+  if (!Number.isInteger(max) || max < 1)
+    throw new RangeError(`enqueue: maxMessageBytes must be a positive integer, got ${max}`)
+  // The relay's producer span gives a row without a traceparent one of its own: count its bytes.
+  const headers = row.headers?.traceparent ? row.headers : { ...row.headers, traceparent: TRACEPARENT_SIZED }
+  const bytes = toPublishable({ ...row, headers }, '').content.length
   if (bytes > max)
     throw new InvalidMessageError(
       `enqueue: ${row.type} is ${bytes} bytes as a message, over maxMessageBytes ${max} (the broker's max_message_size); nothing was written`,

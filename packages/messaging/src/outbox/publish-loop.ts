@@ -123,7 +123,8 @@ class PublishLoop {
       await waker.sleep(backoffDelay(failures, 100, 1_000))
       return
     }
-    if (next.batch.claimed === settings.batchSize) return
+    // More due, or suspects to publish one by one: no idle sleep between them.
+    if (next.batch.claimed === settings.batchSize || this.#suspects.length > 0) return
     this.#options.onIdle?.(this.#changedSinceIdle)
     this.#changedSinceIdle = false
     await waker.sleep(pollIntervalMs)

@@ -189,12 +189,14 @@ class BatchConfirms {
       return result === undefined || (result !== 'ok' && result.kind === 'transport')
     })
     const tooLarge = TOO_LARGE.exec(refusal.message)
-    const named = tooLarge
+    const overLimit = tooLarge
       ? unanswered.filter(({ message }) => message.content.length > Number(tooLarge[2]))
-      : this.alone && unanswered.length === 1
-        ? unanswered
-        : []
+      : []
+    const named = overLimit.length > 0 ? overLimit : this.alone && unanswered.length === 1 ? unanswered : []
     if (named.length > 0) return { refused: new Set(named.map(({ id }) => id)), suspects: [] }
+    // A size refusal is explained by its size: a batch beside the refused one (pipelined on the
+    // same channel) holds no suspect, only messages cut off by the close.
+    if (tooLarge) return NONE_REFUSED
     return { refused: NONE_REFUSED.refused, suspects: unanswered.map(({ id }) => id) }
   }
 }
