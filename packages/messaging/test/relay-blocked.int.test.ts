@@ -1,5 +1,5 @@
-import { startPrivateRabbitmq, tapQueue, useFixture, type PrivateRabbitmq } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PRIVATE_RABBITMQ_HOOKS, startPrivateRabbitmq, tapQueue, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
 import { pgDatabase } from '../src/database.js'
 import { createMessaging } from '../src/messaging.js'
 import { enqueue } from '../src/outbox/enqueue.js'
@@ -10,15 +10,7 @@ import { message, relayFixture } from './relay-fixture.js'
 // its own (startPrivateRabbitmq), never on the broker the other tests share.
 describe('relay: a connection the broker blocks', () => {
   const f = useFixture(() => relayFixture('relay_blocked'))
-  let broker: PrivateRabbitmq
-  // A node's start (start-up and wait, each bounded at 60 s by startPrivateRabbitmq) may take a good
-  // part of a minute on a loaded machine: the hook allows both bounds.
-  beforeAll(async () => {
-    broker = await startPrivateRabbitmq()
-  }, 150_000)
-  afterAll(async () => {
-    await broker?.stop()
-  }, 60_000)
+  const broker = useFixture(startPrivateRabbitmq, (b) => b.stop(), PRIVATE_RABBITMQ_HOOKS)
 
   it('when the broker raises its memory alarm, then health and metrics show the blocked connection with its reason, the relay waits without spending attempts, and publishes once unblocked', async () => {
     const messaging = createMessaging({

@@ -1,6 +1,6 @@
 import amqp from 'amqplib'
-import { startPrivateRabbitmq, tapQueue, useFixture, type PrivateRabbitmq } from '@saga/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PRIVATE_RABBITMQ_HOOKS, startPrivateRabbitmq, tapQueue, useFixture } from '@saga/testkit'
+import { describe, expect, it } from 'vitest'
 import { pgDatabase } from '../src/database.js'
 import { createMessaging } from '../src/messaging.js'
 import { enqueue } from '../src/outbox/enqueue.js'
@@ -23,16 +23,9 @@ function bigMessage(bytes: number): OutgoingMessage<{ n: number; filler: string 
 // the channels of new connections (an operator's broker restart; here the node closes its connections).
 describe('relay: a message the broker refuses', () => {
   const f = useFixture(() => relayFixture('relay_refused'))
-  let broker: PrivateRabbitmq
+  const broker = useFixture(startPrivateRabbitmq, (b) => b.stop(), PRIVATE_RABBITMQ_HOOKS)
   const setMaxMessageSize = (bytes: number) =>
     broker.ctl('eval', `application:set_env(rabbit, max_message_size, ${bytes}).`)
-  // A node's start may take a good part of a minute on a loaded machine (see relay-blocked).
-  beforeAll(async () => {
-    broker = await startPrivateRabbitmq()
-  }, 150_000)
-  afterAll(async () => {
-    await broker?.stop()
-  }, 60_000)
 
   it('when a message is over the broker limit, then its row is parked at once with the broker reason and logged once, the rest of its batch goes out, and it goes out once the limit is raised and the row retried', async () => {
     await setMaxMessageSize(3_000)

@@ -46,7 +46,7 @@ export {
   type UpstreamOptions,
 } from './app-run.js'
 export { describeCancellationsMigration, describeMessagingMigration } from './messaging-migration.js'
-export { useFixture } from './fixture.js'
+export { useFixture, type FixtureHooks } from './fixture.js'
 export { freePort } from './ports.js'
 export { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
-export { startPrivateRabbitmq, type PrivateRabbitmq } from './private-rabbitmq.js'
+export { PRIVATE_RABBITMQ_HOOKS, startPrivateRabbitmq, type PrivateRabbitmq } from './private-rabbitmq.js'

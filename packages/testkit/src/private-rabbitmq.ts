@@ -18,6 +18,13 @@ export interface PrivateRabbitmq {
   stop(): Promise<void>
 }
 
+/**
+ * Hook bounds for a private node as a fixture (`useFixture(startPrivateRabbitmq, (b) => b.stop(),
+ * PRIVATE_RABBITMQ_HOOKS)`): a start (start-up and wait, each bounded at 60 s) may take a good part
+ * of a minute on a loaded machine, so creating allows both bounds; stopping allows one.
+ */
+export const PRIVATE_RABBITMQ_HOOKS = { createMs: 150_000, cleanupMs: 60_000 }
+
 /** RabbitMQ's own scripts: RABBITMQ_BINDIR, else Debian's /usr/lib/rabbitmq/bin, else PATH. */
 function rabbitmqScript(name: string): string {
   const dir = process.env.RABBITMQ_BINDIR ?? '/usr/lib/rabbitmq/bin'
