@@ -113,6 +113,28 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
     durable: true,
     autoDelete: false,
   }
+  const { channels, messages } = channelsAndMessages(events, exchange)
+  return {
+    // 3.0.0, not 3.1.0: Modelina 5.10 reads a 3.1.0 document as one `Root` model.
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Order saga fleet events',
+      version: '1.0.0',
+      description:
+        'Facts the four services publish through their transactional outboxes and consume through their inboxes (generated from packages/contracts).',
+    },
+    defaultContentType: CLOUDEVENTS_CONTENT_TYPE,
+    servers: {
+      rabbitmq: { host: options.host ?? 'localhost:5672', protocol: 'amqp', protocolVersion: '0.9.1' },
+    },
+    channels,
+    operations: { ...sendOperations(), ...receiveOperations() },
+    components: { messages, messageTraits: { CloudEvent: CLOUD_EVENT_TRAIT } },
+  }
+}
+
+/** A channel per event (its routing key on `exchange`) and its message, the envelope as payload. */
+function channelsAndMessages(events: readonly EventContract[], exchange: { name: string }) {
   const channels: Record<string, unknown> = {}
   const messages: Record<string, unknown> = {}
   for (const event of events) {
@@ -131,6 +153,11 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
       bindings: { amqp: { is: 'routingKey', exchange, bindingVersion: '0.3.0' } },
     }
   }
+  return { channels, messages }
+}
+
+/** A `send` operation per producing service and fact (saga map's `producers`). */
+function sendOperations(): Record<string, unknown> {
   const operations: Record<string, unknown> = {}
   for (const service of SERVICES) {
     for (const event of producers[service]) {
@@ -143,6 +170,12 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
       }
     }
   }
+  return operations
+}
+
+/** A `receive` operation per handler and recorder of the saga map. */
+function receiveOperations(): Record<string, unknown> {
+  const operations: Record<string, unknown> = {}
   for (const reaction of sagaMap) {
     const emits = reaction.mayEmit.map((e) => e.type).join(' or ')
     const how = reaction.recorder === true ? ', a batch recorder (no inbox transaction, emits nothing)' : ''
@@ -153,37 +186,19 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
       messages: [messageRef(reaction.reactsTo)],
     }
   }
-  return {
-    // 3.0.0, not 3.1.0: Modelina 5.10 reads a 3.1.0 document as one `Root` model.
-    asyncapi: '3.0.0',
-    info: {
-      title: 'Order saga fleet events',
-      version: '1.0.0',
-      description:
-        'Facts the four services publish through their transactional outboxes and consume through their inboxes (generated from packages/contracts).',
+  return operations
+}
+
+/** The envelope's common parts: CloudEvents structured mode and the AMQP headers beside it. */
+const CLOUD_EVENT_TRAIT = {
+  summary: 'CloudEvents 1.0 structured mode; AMQP messageId = id, type, correlationId, persistent.',
+  correlationId: { location: '$message.payload#/correlationid' },
+  headers: {
+    type: 'object',
+    properties: {
+      'causation-id': { type: 'string' },
+      traceparent: { type: 'string' },
+      tracestate: { type: 'string' },
     },
-    defaultContentType: CLOUDEVENTS_CONTENT_TYPE,
-    servers: {
-      rabbitmq: { host: options.host ?? 'localhost:5672', protocol: 'amqp', protocolVersion: '0.9.1' },
-    },
-    channels,
-    operations,
-    components: {
-      messages,
-      messageTraits: {
-        CloudEvent: {
-          summary: 'CloudEvents 1.0 structured mode; AMQP messageId = id, type, correlationId, persistent.',
-          correlationId: { location: '$message.payload#/correlationid' },
-          headers: {
-            type: 'object',
-            properties: {
-              'causation-id': { type: 'string' },
-              traceparent: { type: 'string' },
-              tracestate: { type: 'string' },
-            },
-          },
-        },
-      },
-    },
-  }
+  },
 }
