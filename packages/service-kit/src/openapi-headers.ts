@@ -66,7 +66,7 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 const ref = (name: ResponseHeader) => ({ $ref: `#/components/headers/${name}` })
 
 /** `record` with `fn` applied to each value that is an object; other values kept. */
-const mapObjects = (record: unknown, fn: (key: string, value: Json) => unknown): Json =>
+export const mapObjects = (record: unknown, fn: (key: string, value: Json) => unknown): Json =>
   Object.fromEntries(
     Object.entries(isObject(record) ? record : {}).map(([key, value]) => [
       key,

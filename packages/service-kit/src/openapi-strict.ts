@@ -5,6 +5,8 @@
  * components no operation uses.
  */
 
+import { mapObjects } from './openapi-headers.js'
+
 type Json = Record<string, unknown>
 
 const isObject = (value: unknown): value is Json =>
@@ -54,20 +56,11 @@ function referenced(node: unknown, schemas: Json): Json | undefined {
 }
 
 /** Every operation says its security: the open ones `security: []` (no scheme needed). */
-function explicitSecurity(paths: unknown): unknown {
-  if (!isObject(paths)) return paths
-  return Object.fromEntries(
-    Object.entries(paths).map(([path, item]) => [
-      path,
-      isObject(item)
-        ? Object.fromEntries(
-            Object.entries(item).map(([method, op]) => [
-              method,
-              METHODS.has(method) && isObject(op) && op.security === undefined ? { ...op, security: [] } : op,
-            ]),
-          )
-        : item,
-    ]),
+function explicitSecurity(paths: unknown): Json {
+  return mapObjects(paths, (_path, item) =>
+    mapObjects(item, (method, operation) =>
+      METHODS.has(method) && operation.security === undefined ? { ...operation, security: [] } : operation,
+    ),
   )
 }
 

@@ -173,8 +173,8 @@ export async function parseDelivery<P>(
  * no real date (a timestamp past the Date range) counts as absent.
  */
 function timeOf(envelope: Envelope<unknown>, delivery: RawDelivery): Date {
-  const time = envelope.time === undefined ? undefined : new Date(envelope.time)
-  if (time && Number.isFinite(time.getTime())) return time
+  // A `time` present was checked to be a real date (envelopeProblems).
+  if (envelope.time !== undefined) return new Date(envelope.time)
   const timestamp = delivery.properties?.timestamp
   const stamped = typeof timestamp === 'number' && timestamp > 0 ? new Date(timestamp * 1000) : undefined
   return stamped && Number.isFinite(stamped.getTime()) ? stamped : new Date()
