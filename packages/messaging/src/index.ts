@@ -36,21 +36,6 @@ export {
   type PgDatabaseOptions,
 } from './database.js'
 export { TopologyError } from './topology.js'
-export {
-  createMessagingAdmin,
-  MessagingAdminError,
-  type AdminQueue,
-  type AdminWrite,
-  type AdminWriteResult,
-  type DeadLetterOutcome,
-  type DeadLetterQueueView,
-  type MessagingAdmin,
-  type MessagingAdminOptions,
-  type MessagingSummary,
-} from './admin/admin.js'
-export { recordAdminAction, type AdminAction, type AdminActionInput } from './admin/actions.js'
-export type { DeadLetter } from './admin/dead-letters.js'
-export type { InboxRecord, OutboxRecord, OutboxState, OutboxSummary } from './admin/outbox-records.js'
 export type { Signals, SignalListener } from './signals.js'
 export type { HealthArea, HealthAreaName, HealthSettings, MessagingHealth } from './observability/health.js'
 export type { HistogramMetric, MetricDescriptor, MetricSample, ValueMetric } from './observability/metrics.js'

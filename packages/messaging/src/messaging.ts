@@ -1,5 +1,4 @@
 import pg from 'pg'
-import { createMessagingAdmin, type MessagingAdmin } from './admin/admin.js'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
 import { pgDatabase } from './database.js'
 import { createConsumer, type Consumer, type ConsumerOptions } from './inbox/consumer.js'
@@ -10,7 +9,7 @@ import { createRelay, type Relay, type RelayOptions } from './outbox/relay.js'
 import { createBatchRecorder, type BatchRecorder } from './recorder/recorder.js'
 import type { RecorderDefinition } from './recorder/types.js'
 import { createSignals, type Signals } from './signals.js'
-import { deadLetterQueueName, queueName, topologyDefinitions } from './topology.js'
+import { topologyDefinitions } from './topology.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from './types.js'
 
 /** Relay settings of `createMessaging` (see `createRelay` for each default). */
@@ -102,12 +101,6 @@ export interface Messaging<Tx extends TransactionClient = pg.PoolClient> {
   readonly metrics: readonly MetricDescriptor[]
   /** Every counter and gauge now, as one typed object. */
   stats(): MessagingStats
-  /**
-   * Reads and repairs for operators (outbox, inbox, dead letters, parked rows, recorded actions):
-   * `createMessagingAdmin` on this service's pool, queues and relay. Its broker connection opens on
-   * first use; `stop` closes it.
-   */
-  readonly admin: MessagingAdmin
   /**
    * Stops consuming, lets running handlers finish (bounded), stops the relay after its batch, closes
    * every channel and connection. The pg pool is the caller's to end afterwards. Idempotent.
@@ -230,17 +223,6 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
     signals,
     recorders: side.recorders.length > 0,
   })
-  const admin = createMessagingAdmin({
-    service: options.service,
-    pool: options.pool,
-    amqpUrl: options.amqpUrl,
-    queues: [...(options.handlers ?? []), ...(options.recorders ?? [])].map(({ name }) => {
-      const queue = queueName(queuePrefix, name)
-      return { handler: name, queue, deadLetterQueue: deadLetterQueueName(queue) }
-    }),
-    wake,
-    logger,
-  })
   let stopping: Promise<void> | undefined
 
   return {
@@ -254,14 +236,12 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
     health,
     metrics,
     stats,
-    admin,
     stop() {
       // Consumers first: their handlers may still enqueue rows and wake the relay.
       stopping ??= (async () => {
         await Promise.all([side.consumer?.stop(), ...side.recorders.map((recorder) => recorder.stop())])
         await side.connection?.close()
         await relay?.stop()
-        await admin.close()
       })()
       return stopping
     },

@@ -77,9 +77,15 @@ describe('relay: a message the broker refuses', () => {
       // The tap's connection went too, and its exclusive queue with it.
       await tap.delete().catch(() => undefined)
       tap = await tapQueue(broker.url, f.exchange)
-      // What the console's and the CLI's retry run: the row pending again, the relay woken.
-      const retried = await messaging.admin.retryParked([big], { actor: 'test', dryRun: false })
-      expect(retried.results).toEqual([{ id: big, outcome: 'retried' }])
+      // What @saga/messaging-admin's retry (the console's, the CLI's) runs: the row pending again,
+      // then a NOTIFY on the relays' wake-up channel.
+      const retried = await f.db.pool.query(
+        `UPDATE outbox_message SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
+          WHERE id = $1 AND failed_at IS NOT NULL AND published_at IS NULL RETURNING id`,
+        [big],
+      )
+      expect(retried.rows).toEqual([{ id: big }])
+      await f.db.pool.query('SELECT pg_notify($1, $2)', ['outbox', 'refused-test-admin'])
       await tap.waitFor((m) => m.messageId === big, 60_000, 'the retried big row')
       // Refused once by the sweep, at most once more by publish on commit: never a retry loop.
       expect(failures.length).toBeLessThanOrEqual(2)

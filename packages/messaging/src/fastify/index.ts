@@ -1,10 +1,10 @@
 /**
  * @saga/messaging/fastify: messaging as a fastify plugin. The
  * service keeps only its typed augmentation (`messaging: Messaging<Tx>` on FastifyInstance), since
- * the transaction client type is the service's own.
+ * the transaction client type is the service's own. Types only from fastify: the package has no
+ * runtime dependency on it (fastify is an optional peer).
  */
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyPluginAsync, FastifyPluginOptions } from 'fastify'
 import { createMessaging, type MessagingOptions } from '../messaging.js'
 import type { TransactionClient } from '../types.js'
 
@@ -12,14 +12,32 @@ import type { TransactionClient } from '../types.js'
 export type MessagingPluginOptions<Tx extends TransactionClient = TransactionClient> = MessagingOptions<Tx>
 
 /**
+ * Marks `plugin` as fastify-plugin would, without depending on it: `skip-override` (fastify
+ * registers it in the parent's context, so the `messaging` decorator is visible outside, i.e. not
+ * encapsulated), its display name, and `plugin-meta` (the name other plugins list as a dependency,
+ * the plugins it depends on, the fastify versions it supports; fastify checks both at registration).
+ */
+function pluginMeta<Options extends FastifyPluginOptions>(
+  plugin: FastifyPluginAsync<Options>,
+  meta: { name: string; dependencies: string[]; fastify: string },
+): FastifyPluginAsync<Options> {
+  return Object.assign(plugin, {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: meta.name,
+    [Symbol.for('plugin-meta')]: meta,
+  })
+}
+
+/**
  * Creates the messaging of the service (outbox relay, inbox consumers), decorates `app.messaging`
  * and starts it. `start()` never throws because the broker is down (it keeps reconnecting and
  * `health()` says so). In `preClose`, before the database plugin's `onClose` ends the pool, it stops
  * consuming and drains in-flight handlers and the relay's batch. Named `messaging`; depends on the
- * plugin named `db`, which provides the pool and the transaction client.
+ * plugin named `db`, which provides the pool and the transaction client. Not encapsulated: the
+ * decorator is visible to the app that registers it.
  */
-export const messagingPlugin = fp(
-  async (app: FastifyInstance, options: MessagingPluginOptions) => {
+export const messagingPlugin = pluginMeta<MessagingPluginOptions>(
+  async (app: FastifyInstance, options) => {
     const messaging = createMessaging({ logger: app.log, ...options })
     app.decorate('messaging', messaging)
     await messaging.start()
@@ -29,14 +47,3 @@ export const messagingPlugin = fp(
   },
   { name: 'messaging', dependencies: ['db'], fastify: '5.x' },
 )
-
-export { messagingAdminPlugin, type MessagingAdminPluginOptions } from './admin-plugin.js'
-export {
-  adminActor,
-  adminWriteGuard,
-  ADMIN_ACTOR_HEADER,
-  MIN_ADMIN_TOKEN_LENGTH,
-  type AdminAccessOptions,
-} from './admin-guard.js'
-export { recordAdminAction, type AdminAction, type AdminActionInput } from '../admin/actions.js'
-export { MessagingAdminError } from '../admin/admin.js'

@@ -1,7 +1,12 @@
 import type { ChannelModel } from 'amqplib'
 import type pg from 'pg'
-import { createAmqpConnection, type AmqpConnection } from '../amqp/connection.js'
-import type { Logger } from '../types.js'
+import type { MessagingOptions, TransactionClient } from '@saga/messaging'
+import {
+  createAmqpConnection,
+  deadLetterQueueName,
+  queueName,
+  type AmqpConnection,
+} from '@saga/messaging/parts'
 import { recentAdminActions, recordAdminAction, type AdminAction } from './actions.js'
 import {
   browseQueue,
@@ -20,6 +25,7 @@ import {
   type OutboxRecord,
   type OutboxSummary,
 } from './outbox-records.js'
+import { BEGIN, COMMIT, NOTIFY_RELAYS, ROLLBACK } from './sql.js'
 
 /** A queue this service consumes: its handler (or recorder) name, the queue and its dead-letter queue. */
 export interface AdminQueue {
@@ -28,21 +34,23 @@ export interface AdminQueue {
   deadLetterQueue: string
 }
 
-/** Options of `createMessagingAdmin`. */
-export interface MessagingAdminOptions {
-  /** The service's name, echoed in every answer. */
-  service: string
-  /** A pg Pool on the service's database (with the messaging tables and `messaging_admin_action`). */
-  pool: pg.Pool
-  /** `amqp://user:pass@host:5672/vhost`: the admin opens its own connection, on first use. */
-  amqpUrl: string
-  /** The queues this service consumes (see `queueName`, `deadLetterQueueName`). */
-  queues: readonly AdminQueue[]
-  /** Wakes the relay after parked rows were retried, so it publishes them now. Default: nothing (it polls). */
-  wake?: () => void
-  logger?: Logger
+/** The admin's own settings, under `admin` in the options object. */
+export interface MessagingAdminSettings {
   /** Longest a read or write waits for the broker before it counts as down, ms. Default 2,000. */
   brokerWaitMs?: number
+}
+
+/**
+ * Options of `createMessagingAdmin`: the options object of `createMessaging`, so a service builds
+ * both from one object. The admin reads `service` (echoed in every answer), `pool` (a pg Pool on a
+ * database with the messaging tables and `messaging_admin_action`), `amqpUrl` (it opens a
+ * connection of its own, named `<service>-admin`, on first use), `handlers`, `recorders` and
+ * `queuePrefix` (the queues it browses and repairs, named as `createMessaging` names them),
+ * `relay.wakeup.channel` (the NOTIFY channel that wakes the relays after a parked-row retry,
+ * default `outbox`) and `logger`; `admin` holds its own settings. The rest is ignored.
+ */
+export type MessagingAdminOptions<Tx extends TransactionClient = pg.PoolClient> = MessagingOptions<Tx> & {
+  admin?: MessagingAdminSettings
 }
 
 /** The answer of `summary()`; the queue counts are null while the broker is down. */
@@ -192,7 +200,8 @@ interface AdminContext {
   service: string
   pool: pg.Pool
   queues: readonly AdminQueue[]
-  wake: () => void
+  /** Wakes the relays of the service's database (a NOTIFY on their wake-up channel). */
+  wake: () => Promise<void>
   /** Runs broker operations one at a time. */
   exclusive: <T>(fn: () => Promise<T>) => Promise<T>
   /**
@@ -347,7 +356,7 @@ async function retryParkedOf(
   let changed: string[]
   let actionId: string | null = null
   try {
-    await client.query('BEGIN')
+    await client.query(BEGIN)
     changed = await retryParkedRows(client, ids, !write.dryRun)
     if (!write.dryRun && changed.length > 0) {
       actionId = await recordAdminAction(client, {
@@ -358,14 +367,14 @@ async function retryParkedOf(
         detail: { asked: ids.length, retried: changed.length },
       })
     }
-    await client.query('COMMIT')
+    await client.query(COMMIT)
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
+    await client.query(ROLLBACK).catch(() => undefined)
     throw error
   } finally {
     client.release()
   }
-  if (actionId) context.wake()
+  if (actionId) await context.wake()
   const found = new Set(changed)
   const results = ids.map((id) => ({
     id,
@@ -378,15 +387,44 @@ async function retryParkedOf(
   return { dryRun: write.dryRun, actionId, results }
 }
 
+/** The queues `options` consumes, named as `createMessaging` names them: one per handler and recorder. */
+function queuesOf(options: MessagingAdminOptions<TransactionClient>): AdminQueue[] {
+  const prefix = options.queuePrefix ?? options.service
+  return [...(options.handlers ?? []), ...(options.recorders ?? [])].map(({ name }) => {
+    const queue = queueName(prefix, name)
+    return { handler: name, queue, deadLetterQueue: deadLetterQueueName(queue) }
+  })
+}
+
 /**
- * Creates the admin of one service's messaging: the reads and repairs behind `messagingAdminPlugin`
- * (`@saga/messaging/fastify`), on the service's pool and a broker connection of its own (opened on
- * first use, closed by `close`). Writes that are not dry runs are recorded with `recordAdminAction`.
- * `createMessaging` makes one as `messaging.admin`.
+ * A NOTIFY on the relays' wake-up channel (`relay.wakeup.channel`, default `outbox`): every relay
+ * on the database (this process's too) looks for due rows now instead of at its next poll. A
+ * failed NOTIFY is logged only: the relays' polling finds the rows anyway.
  */
-export function createMessagingAdmin(options: MessagingAdminOptions): MessagingAdmin {
-  const { service, pool, queues } = options
-  const waitMs = options.brokerWaitMs ?? 2_000
+function wakeRelays(options: MessagingAdminOptions<TransactionClient>): () => Promise<void> {
+  const channel = options.relay?.wakeup?.channel ?? 'outbox'
+  return async () => {
+    await options.pool.query(NOTIFY_RELAYS, [channel, `${options.service}-admin`]).catch((error: unknown) => {
+      options.logger?.warn({ err: error }, 'messaging admin: the relay wake-up NOTIFY failed; relays poll')
+    })
+  }
+}
+
+/**
+ * Creates the admin of one service's messaging from the options object of its `createMessaging`:
+ * the reads and repairs behind `messagingAdminPlugin` (`@saga/messaging-admin/fastify`), on the
+ * service's pool and a broker connection of its own (opened on first use, closed by `close`, which
+ * the caller owns: call it when the service stops). Writes that are not dry runs are recorded with
+ * `recordAdminAction`. Example:
+ * `const admin = createMessagingAdmin(options)` beside `const messaging = createMessaging(options)`.
+ */
+export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClient>(
+  options: MessagingAdminOptions<Tx>,
+): MessagingAdmin {
+  const settings = options as unknown as MessagingAdminOptions<TransactionClient>
+  const { service, pool } = options
+  const queues = queuesOf(settings)
+  const waitMs = options.admin?.brokerWaitMs ?? 2_000
   let amqp: AmqpConnection | undefined
   let closed = false
   const broker = async (quick = false): Promise<ChannelModel> => {
@@ -404,7 +442,7 @@ export function createMessagingAdmin(options: MessagingAdminOptions): MessagingA
     service,
     pool,
     queues,
-    wake: options.wake ?? (() => undefined),
+    wake: wakeRelays(settings),
     exclusive: serial(),
     broker,
   }

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { MessagingAdminError } from '../admin/admin.js'
+import { MessagingAdminError } from '../admin.js'
 
 /** Options of `adminWriteGuard` and `messagingAdminPlugin`. */
 export interface AdminAccessOptions {

@@ -1,6 +1,6 @@
 import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifySchema } from 'fastify'
-import type { MessagingAdmin } from '../admin/admin.js'
+import type { MessagingAdmin } from '../admin.js'
 import { adminActor, adminWriteGuard, type AdminAccessOptions } from './admin-guard.js'
 import { ADMIN_RESPONSES } from './admin-schemas.js'
 
@@ -8,7 +8,7 @@ type AdminGuard = ReturnType<typeof adminWriteGuard>
 
 /** Options of `messagingAdminPlugin`. */
 export interface MessagingAdminPluginOptions extends AdminAccessOptions {
-  /** The service's admin: `messaging.admin`, or `createMessagingAdmin(...)`. */
+  /** The service's admin: `createMessagingAdmin(options)`. The plugin does not close it. */
   admin: MessagingAdmin
   /** Where the routes are mounted. Default `/admin/messaging`. */
   routePrefix?: string
@@ -170,7 +170,7 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
 
 /**
  * The messaging admin surface of one service as fastify routes, under `/admin/messaging` (see
- * packages/messaging/README.md, "Admin surface"): GET `summary`, `records?aggregateId=`,
+ * this package's README.md, "Routes"): GET `summary`, `records?aggregateId=`,
  * `inbox?messageId=…`, `dead-letters`, `parked`, `actions`; POST `dead-letters/requeue`,
  * `dead-letters/discard`, `parked/retry` (guarded by `adminWriteGuard(options)`). Inputs are
  * validated with the routes' JSON Schemas by the plugin's own ajv; errors (validation, 4xx of the

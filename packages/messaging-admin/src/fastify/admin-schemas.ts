@@ -1,6 +1,6 @@
 /**
  * JSON Schemas of the admin routes' answers, for the OpenAPI document of the host (they describe;
- * the plugin serialises with JSON.stringify). Shapes as in README.md, "Admin surface".
+ * the plugin serialises with JSON.stringify). Shapes as in README.md, "Routes".
  */
 
 const str = { type: 'string' } as const

@@ -2,21 +2,19 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AMQP_URL } from '@saga/testkit'
-import { createMessagingAdmin, type MessagingAdmin } from '../src/admin/admin.js'
-import { pgDatabase } from '../src/database.js'
+import pg from 'pg'
+import { enqueue, pgDatabase } from '@saga/messaging'
+import { deadLetterQueueName } from '@saga/messaging/parts'
+import { createMessagingAdmin, type MessagingAdmin } from '../src/index.js'
 import { messagingAdminPlugin } from '../src/fastify/index.js'
-import { enqueue } from '../src/outbox/enqueue.js'
-import { deadLetterQueueName } from '../src/topology.js'
 import {
   collect,
-  createInboxFixture,
+  createAdminFixture,
   envelope,
   eventually,
   recordingHandler,
-  type InboxFixture,
-  type RunningConsumer,
-} from './inbox-fixture.js'
+  type AdminFixture,
+} from './admin-fixture.js'
 
 const TOKEN = 'admin-token-for-tests-0123456789'
 const HANDLER = 'flaky'
@@ -42,13 +40,14 @@ async function hostApp(admin: MessagingAdmin, token: string | undefined): Promis
   return app
 }
 
-let fx: InboxFixture
+let fx: AdminFixture
 let admin: MessagingAdmin
 let app: FastifyInstance
 let readOnly: FastifyInstance
-let running: RunningConsumer
 let failing = true
-let wakes = 0
+/** A session LISTENing on the relays' wake-up channel, and the payloads it heard. */
+let listener: pg.Client
+const wakes: string[] = []
 const dlq = () => deadLetterQueueName(fx.queue(HANDLER))
 
 const write = (url: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -66,7 +65,7 @@ const read = async <T>(url: string): Promise<T> => {
 
 /** Publishes a message the handler fails on while `failing`, and waits until it is dead-lettered. */
 async function deadLetteredMessage(aggregateId = randomUUID()): Promise<string> {
-  const dead = collect(running.signals, 'deadLettered')
+  const dead = collect(fx.messaging.signals, 'deadLettered')
   const message = envelope({ subject: aggregateId, data: { n: 7 } })
   await fx.publish(message)
   await eventually('dead-lettered', () => dead.some((d) => d.id === message.id))
@@ -74,8 +73,8 @@ async function deadLetteredMessage(aggregateId = randomUUID()): Promise<string> 
 }
 
 beforeAll(async () => {
-  fx = await createInboxFixture('admin')
-  running = await fx.startConsumer(
+  fx = await createAdminFixture(
+    'admin',
     [
       recordingHandler(HANDLER, () => {
         if (failing) throw new Error('downstream is down')
@@ -83,14 +82,12 @@ beforeAll(async () => {
     ],
     { maxAttempts: 1 },
   )
-  const queue = fx.queue(HANDLER)
-  admin = createMessagingAdmin({
-    service: 'test',
-    pool: fx.db.pool,
-    amqpUrl: AMQP_URL,
-    queues: [{ handler: HANDLER, queue, deadLetterQueue: deadLetterQueueName(queue) }],
-    wake: () => void wakes++,
-  })
+  listener = new pg.Client({ connectionString: fx.db.url })
+  await listener.connect()
+  listener.on('notification', (n) => wakes.push(n.payload ?? ''))
+  await listener.query('LISTEN outbox')
+  // The options object the service gave createMessaging.
+  admin = createMessagingAdmin(fx.options)
   app = await hostApp(admin, TOKEN)
   readOnly = await hostApp(admin, undefined)
 })
@@ -99,6 +96,7 @@ afterAll(async () => {
   await app?.close()
   await readOnly?.close()
   await admin?.close()
+  await listener?.end()
   await fx?.cleanup()
 })
 
@@ -219,7 +217,7 @@ describe('dead letters browsed and requeued', () => {
     expect(await fx.ready(dlq())).toBe(1)
 
     failing = false
-    const handled = collect(running.signals, 'handled')
+    const handled = collect(fx.messaging.signals, 'handled')
     const res = await write(
       '/dead-letters/requeue',
       { queue: dlq(), messageIds: [id, randomUUID()] },
@@ -256,12 +254,12 @@ describe('dead letters requeued twice, discarded, refused', () => {
     failing = true
     const id = await deadLetteredMessage()
     failing = false
-    const handled = collect(running.signals, 'handled')
+    const handled = collect(fx.messaging.signals, 'handled')
     await write('/dead-letters/requeue', { queue: fx.queue(HANDLER), messageIds: [id] })
     await eventually('handled', () => handled.some((h) => h.id === id))
     // Put the same message into the DLQ again, as a second dead-lettering would, and requeue it.
     await fx.publishToQueue(dlq(), envelope({ id, data: { n: 7 } }))
-    const duplicates = collect(running.signals, 'duplicate')
+    const duplicates = collect(fx.messaging.signals, 'duplicate')
     const again = await write('/dead-letters/requeue', { queue: dlq(), messageIds: [id] })
     expect(again.json<{ results: unknown }>().results).toEqual([{ messageId: id, outcome: 'requeued' }])
     await eventually('duplicate', () => duplicates.some((d) => d.id === id))
@@ -314,17 +312,19 @@ describe('parked rows', () => {
       expect.objectContaining({ id, state: 'parked', attempts: 10, lastError: 'refused' }),
     ])
 
+    const wakesBefore = wakes.length
     const dry = await write('/parked/retry', { ids: [id], dryRun: true })
     expect(dry.json()).toEqual({ dryRun: true, actionId: null, results: [{ id, outcome: 'would-retry' }] })
     const other = randomUUID()
-    const wakesBefore = wakes
     const res = await write('/parked/retry', { ids: [id, other] })
     const body = res.json<{ actionId: string; results: unknown }>()
     expect(body.results).toEqual([
       { id, outcome: 'retried' },
       { id: other, outcome: 'not-parked' },
     ])
-    expect(wakes).toBe(wakesBefore + 1)
+    // One NOTIFY on the relays' channel; the dry run sent none.
+    await eventually('the relays woken', () => wakes.length > wakesBefore)
+    expect(wakes.slice(wakesBefore)).toEqual(['test-admin'])
     const row = await fx.db.pool.query(
       'SELECT attempts, failed_at, last_error FROM outbox_message WHERE id = $1',
       [id],
@@ -391,11 +391,9 @@ describe('messaging admin without a broker', () => {
   it('when the broker is unreachable, then the summary says down with null counts and a requeue is 503', async () => {
     const queue = fx.queue(HANDLER)
     const offline = createMessagingAdmin({
-      service: 'test',
-      pool: fx.db.pool,
+      ...fx.options,
       amqpUrl: 'amqp://guest:guest@127.0.0.1:1',
-      queues: [{ handler: HANDLER, queue, deadLetterQueue: deadLetterQueueName(queue) }],
-      brokerWaitMs: 300,
+      admin: { brokerWaitMs: 300 },
     })
     const host = await hostApp(offline, TOKEN)
     try {

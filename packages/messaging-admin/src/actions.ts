@@ -1,4 +1,12 @@
-import type { Queryable } from '../recorder/types.js'
+import { INSERT_ADMIN_ACTION, RECENT_ADMIN_ACTIONS } from './sql.js'
+
+/**
+ * What the admin runs its statements on: a pg `Pool`, `PoolClient` or `Client` (a transaction's
+ * client, so a record commits with the change it records).
+ */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>
+}
 
 /** An admin write to record: who, what, on what, which ids, and whatever else explains it. */
 export interface AdminActionInput {
@@ -26,27 +34,26 @@ export interface AdminAction {
 }
 
 /**
- * Records one admin action in table `messaging_admin_action` (sql/messaging.sql) on `client` (a pool,
- * or the client of the transaction that made the change, so both commit or neither). Dry runs are not
- * recorded: call it only for a write that changed something. Returns the new row's id.
+ * Records one admin action in table `messaging_admin_action`
+ * (`@saga/messaging-admin/sql/messaging-admin.sql`) on `client` (a pool, or the client of the
+ * transaction that made the change, so both commit or neither). Dry runs are not recorded: call it
+ * only for a write that changed something. Returns the new row's id.
  * @throws the database's error (e.g. the table is missing: the service lacks the migration)
  */
 export async function recordAdminAction(client: Queryable, input: AdminActionInput): Promise<string> {
-  const { rows } = await client.query(
-    `INSERT INTO messaging_admin_action (actor, action, target, ids, detail)
-     VALUES ($1, $2, $3, $4::text[], $5::jsonb) RETURNING id::text AS id`,
-    [input.actor, input.action, input.target, [...input.ids], JSON.stringify(input.detail ?? {})],
-  )
+  const { rows } = await client.query(INSERT_ADMIN_ACTION, [
+    input.actor,
+    input.action,
+    input.target,
+    [...input.ids],
+    JSON.stringify(input.detail ?? {}),
+  ])
   return (rows[0] as { id: string }).id
 }
 
 /** The newest `limit` admin actions, newest first. */
 export async function recentAdminActions(db: Queryable, limit: number): Promise<AdminAction[]> {
-  const { rows } = await db.query(
-    `SELECT id::text AS id, at, actor, action, target, ids, detail FROM messaging_admin_action
-      ORDER BY id DESC LIMIT $1`,
-    [limit],
-  )
+  const { rows } = await db.query(RECENT_ADMIN_ACTIONS, [limit])
   return (rows as (Omit<AdminAction, 'at'> & { at: Date })[]).map((row) => ({
     ...row,
     at: row.at.toISOString(),

@@ -1,4 +1,12 @@
-import type { Queryable } from '../recorder/types.js'
+import type { Queryable } from './actions.js'
+import {
+  INBOX_RECORDS,
+  OUTBOX_SUMMARY,
+  PARKED_OF,
+  PARKED_RECORDS,
+  RECORDS_OF_AGGREGATE,
+  RETRY_PARKED,
+} from './sql.js'
 
 /** Where an outbox row stands: waiting for the relay, on the broker, or given up on (parked). */
 export type OutboxState = 'pending' | 'published' | 'parked'
@@ -45,12 +53,6 @@ interface RecordRow {
   payload: unknown
 }
 
-const RECORD_COLUMNS =
-  'id, type, routing_key, aggregate_id, headers, attempts, last_error, occurred_at, published_at, failed_at, payload'
-
-// Parked: the relay gave up (failed_at) and never published; outbox_message_parked_idx covers it.
-const PARKED = 'failed_at IS NOT NULL AND published_at IS NULL'
-
 const iso = (at: Date | null): string | null => (at ? at.toISOString() : null)
 
 // W3C Trace Context: `version-traceid-parentid-flags`, the trace id 32 lowercase hex digits, not all zero.
@@ -86,12 +88,7 @@ function toRecord(row: RecordRow): OutboxRecord {
  * partial indexes (pending: `outbox_message_pending_idx`, parked: `outbox_message_parked_idx`).
  */
 export async function outboxSummary(db: Queryable): Promise<OutboxSummary> {
-  const { rows } = await db.query(
-    `SELECT p.pending, p.oldest, (SELECT count(*) FROM outbox_message WHERE ${PARKED})::int AS parked,
-            (extract(epoch from clock_timestamp() - p.oldest) * 1000)::float8 AS age_ms
-       FROM (SELECT count(*)::int AS pending, min(occurred_at) AS oldest FROM outbox_message
-              WHERE published_at IS NULL AND failed_at IS NULL) p`,
-  )
+  const { rows } = await db.query(OUTBOX_SUMMARY)
   const row = rows[0] as { pending: number; parked: number; oldest: Date | null; age_ms: number | null }
   return {
     pending: row.pending,
@@ -107,10 +104,7 @@ export async function recordsOfAggregate(
   aggregateId: string,
   limit: number,
 ): Promise<OutboxRecord[]> {
-  const { rows } = await db.query(
-    `SELECT ${RECORD_COLUMNS} FROM outbox_message WHERE aggregate_id = $1 ORDER BY occurred_at, id LIMIT $2`,
-    [aggregateId, limit],
-  )
+  const { rows } = await db.query(RECORDS_OF_AGGREGATE, [aggregateId, limit])
   return (rows as RecordRow[]).map(toRecord)
 }
 
@@ -120,11 +114,7 @@ export async function parkedRecords(
   aggregateId: string | undefined,
   limit: number,
 ): Promise<OutboxRecord[]> {
-  const { rows } = await db.query(
-    `SELECT ${RECORD_COLUMNS} FROM outbox_message
-      WHERE ${PARKED} AND ($1::text IS NULL OR aggregate_id = $1) ORDER BY failed_at, id LIMIT $2`,
-    [aggregateId ?? null, limit],
-  )
+  const { rows } = await db.query(PARKED_RECORDS, [aggregateId ?? null, limit])
   return (rows as RecordRow[]).map(toRecord)
 }
 
@@ -138,13 +128,7 @@ export async function retryParkedRows(
   ids: readonly string[],
   retry: boolean,
 ): Promise<string[]> {
-  const { rows } = retry
-    ? await db.query(
-        `UPDATE outbox_message SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
-          WHERE id = ANY($1::uuid[]) AND ${PARKED} RETURNING id`,
-        [ids],
-      )
-    : await db.query(`SELECT id FROM outbox_message WHERE id = ANY($1::uuid[]) AND ${PARKED}`, [ids])
+  const { rows } = await db.query(retry ? RETRY_PARKED : PARKED_OF, [ids])
   return (rows as { id: string }[]).map((row) => row.id)
 }
 
@@ -157,11 +141,7 @@ export interface InboxRecord {
 
 /** The inbox rows of `messageIds` (UUIDs), by received_at: which of this service's handlers consumed them. */
 export async function inboxRecords(db: Queryable, messageIds: readonly string[]): Promise<InboxRecord[]> {
-  const { rows } = await db.query(
-    `SELECT message_id, handler, received_at FROM inbox_message
-      WHERE message_id = ANY($1::uuid[]) ORDER BY received_at, handler`,
-    [messageIds],
-  )
+  const { rows } = await db.query(INBOX_RECORDS, [messageIds])
   return (rows as { message_id: string; handler: string; received_at: Date }[]).map((row) => ({
     messageId: row.message_id,
     handler: row.handler,
