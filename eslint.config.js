@@ -14,6 +14,8 @@ export default defineConfig(
       '**/.turbo/**',
       // A project installed apart from the workspace by its test (not part of any tsconfig).
       'packages/messaging/test/cloudevents-sdk/**',
+      // The admin's quick start, installed apart from the workspace from packed tarballs by its test.
+      'packages/messaging-admin/examples/**',
     ],
   },
   js.configs.recommended,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
-import { MIN_ADMIN_TOKEN_LENGTH } from '@saga/messaging/fastify'
+import { MIN_ADMIN_TOKEN_LENGTH } from '@saga/messaging-admin/fastify'
 import type { Env } from './start-env.js'
 
 /** Where a local fleet's admin token came from, for the one line `npm start` says about it. */
@@ -13,7 +13,7 @@ export interface LocalAdminToken {
   created: boolean
 }
 
-/** Tokens shorter than this are refused by the services (messaging's admin guard, service-kit's ADMIN_TOKEN setting). */
+/** Tokens shorter than this are refused by the services (the messaging admin's guard, service-kit's ADMIN_TOKEN setting). */
 export { MIN_ADMIN_TOKEN_LENGTH }
 
 /**

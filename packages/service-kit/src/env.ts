@@ -1,5 +1,5 @@
 import type { ServiceName } from '@saga/contracts'
-import { MIN_ADMIN_TOKEN_LENGTH } from '@saga/messaging/fastify'
+import { MIN_ADMIN_TOKEN_LENGTH } from '@saga/messaging-admin/fastify'
 import { z } from 'zod'
 import { DEFAULT_POOL_IDLE_TIMEOUT_MS, DEFAULT_SESSION_LIMITS } from './database-session.js'
 import { localDatabaseUrl } from './local-database-url.js'

@@ -4,7 +4,9 @@ import {
   type ReactionDeps,
   type RecorderDefinition,
 } from '@saga/messaging'
-import { messagingAdminPlugin, messagingPlugin } from '@saga/messaging/fastify'
+import { messagingPlugin } from '@saga/messaging/fastify'
+import { createMessagingAdmin } from '@saga/messaging-admin'
+import { messagingAdminPlugin } from '@saga/messaging-admin/fastify'
 import type pg from 'pg'
 import { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
 import { databasePlugin, type DatabaseDefinition, type DisconnectableClient } from './database-plugin.js'
@@ -100,8 +102,9 @@ export function sagaApp<Config extends BaseServiceConfig, Extra extends object =
  * 7. health: `database`, `schema` (not ready against a schema older than this build, i.e. before the
  *    migrate step ran) and messaging's areas;
  * 8. `/metrics` with messaging's descriptors;
- * 9. the messaging admin surface under `/admin/messaging` (`messagingAdminPlugin`; writes need
- *    `ADMIN_TOKEN` as bearer, read-only without it);
+ * 9. the messaging admin surface under `/admin/messaging` (`@saga/messaging-admin`, built from the
+ *    messaging options, its broker connection closed in `onClose`; writes need `ADMIN_TOKEN` as
+ *    bearer, read-only without it);
  * 10. `routes`.
  * Tests build it and `inject`; the server hosts it (`runServer`).
  * @throws MigrationError when MIGRATE_ON_START and a migration fails; whatever a step throws
@@ -120,16 +123,15 @@ export async function sagaService<Extra extends object = Record<never, never>>(
   await app.register(overloadPlugin, overloadOptions(config, app.pool))
   const deps = { logger: app.log, clock: () => new Date(), ...options.deps } as ReactionDeps & Extra
   await options.beforeMessaging?.(app, deps)
-  await app.register(
-    messagingPlugin,
-    messagingOptions(config, {
-      service,
-      // No database: messaging's own pgDatabase over the pool, whose rows it publishes on commit.
-      pool: app.pool,
-      handlers: options.reactions(deps),
-      recorders: options.recorders?.(deps),
-    }),
-  )
+  // One options object for messaging and its admin, which names the same queues.
+  const messaging = messagingOptions(config, {
+    service,
+    // No database: messaging's own pgDatabase over the pool, whose rows it publishes on commit.
+    pool: app.pool,
+    handlers: options.reactions(deps),
+    recorders: options.recorders?.(deps),
+  })
+  await app.register(messagingPlugin, messaging)
   await options.afterMessaging?.(app, deps)
   await app.register(healthPlugin, {
     checks: [
@@ -139,7 +141,9 @@ export async function sagaService<Extra extends object = Record<never, never>>(
     ],
   })
   await app.register(metricsPlugin, { service, metrics: app.messaging.metrics })
-  await app.register(messagingAdminPlugin, { admin: app.messaging.admin, token: config.ADMIN_TOKEN })
+  const admin = createMessagingAdmin({ logger: app.log, ...messaging })
+  app.addHook('onClose', () => admin.close())
+  await app.register(messagingAdminPlugin, { admin, token: config.ADMIN_TOKEN })
   await options.routes(app, deps)
   return app
 }

@@ -16,11 +16,17 @@ const queuePrefix = uniqueName('sk_saga')
 
 beforeAll(async () => {
   db = await createScratchDatabase('saga')
-  // The service's migrations: messaging's own tables, as every service ships them.
+  // The service's migrations: messaging's own tables and the admin's, as every service ships them.
   migrationsDir = await mkdtemp(join(tmpdir(), 'saga-service-'))
-  await mkdir(join(migrationsDir, '20260101000000_messaging'))
-  const messagingSql = createRequire(import.meta.url).resolve('@saga/messaging/sql/messaging.sql')
-  await copyFile(messagingSql, join(migrationsDir, '20260101000000_messaging', 'migration.sql'))
+  const resolve = createRequire(import.meta.url).resolve
+  const shipped = {
+    '20260101000000_messaging': resolve('@saga/messaging/sql/messaging.sql'),
+    '20260101000001_messaging_admin': resolve('@saga/messaging-admin/sql/messaging-admin.sql'),
+  }
+  for (const [folder, sql] of Object.entries(shipped)) {
+    await mkdir(join(migrationsDir, folder))
+    await copyFile(sql, join(migrationsDir, folder, 'migration.sql'))
+  }
 })
 
 afterAll(async () => {

@@ -9,12 +9,16 @@ import { describe, expect, it } from 'vitest'
  * package (a specifier such as `@saga/messaging/sql/messaging.sql`, resolved as the service resolves it).
  */
 function migrationAndShipped(testFileUrl: string, folder: string, shipped: string) {
-  const read = (path: string) => readFileSync(path, 'utf8')
-  return {
-    own: read(fileURLToPath(new URL(`../prisma/migrations/${folder}/migration.sql`, testFileUrl))),
-    shipped: read(createRequire(testFileUrl).resolve(shipped)),
-  }
+  return { own: ownMigration(testFileUrl, folder), shipped: shippedSql(testFileUrl, shipped) }
 }
+
+/** The service's migration `folder` under `prisma/migrations`, beside the calling test file's `test` folder. */
+const ownMigration = (testFileUrl: string, folder: string): string =>
+  readFileSync(fileURLToPath(new URL(`../prisma/migrations/${folder}/migration.sql`, testFileUrl)), 'utf8')
+
+/** The SQL file `specifier` of a package, resolved as the calling test file resolves it. */
+const shippedSql = (testFileUrl: string, specifier: string): string =>
+  readFileSync(createRequire(testFileUrl).resolve(specifier), 'utf8')
 
 /** The SQL of `sql` without its comment lines: the statements alone. */
 const statements = (sql: string) =>
@@ -24,37 +28,56 @@ const statements = (sql: string) =>
     .join('\n')
     .trim()
 
-/** The SQL of `sql` as its statements, comments aside and whitespace collapsed, in order. */
+/**
+ * The SQL of `sql` as its statements, comments aside, whitespace collapsed and `IF NOT EXISTS`
+ * dropped (the shipped SQL may be applied again; a migration runs once, so that guard is the one
+ * difference allowed), in order.
+ */
 const statementList = (sql: string): string[] =>
   statements(sql)
     .split(';')
-    .map((statement) => statement.replace(/\s+/g, ' ').trim())
+    .map((statement) =>
+      statement
+        .replace(/\s+/g, ' ')
+        .replace(/ IF NOT EXISTS /gi, ' ')
+        .trim(),
+    )
     .filter(Boolean)
 
-/** The migrations that copy `@saga/messaging/sql/messaging.sql`, in the order they apply. */
+/**
+ * The migrations that copy the shipped messaging SQL, in the order they apply: together they hold
+ * `@saga/messaging/sql/messaging.sql`, then `@saga/messaging-admin/sql/messaging-admin.sql`.
+ */
 export const MESSAGING_MIGRATIONS = [
   '20261129000000_messaging',
   '20261201230000_messaging_admin_action',
 ] as const
 
+/** The SQL files the messaging migrations copy, in order: the core's tables, then the admin's. */
+export const MESSAGING_SHIPPED_SQL = [
+  '@saga/messaging/sql/messaging.sql',
+  '@saga/messaging-admin/sql/messaging-admin.sql',
+] as const
+
 /**
  * A service's check that its messaging migrations (`MESSAGING_MIGRATIONS` under `prisma/migrations`,
  * beside the service's `test` folder) hold, together and in order, exactly the statements of
- * `@saga/messaging/sql/messaging.sql` as the service resolves it. A change to messaging.sql needs
- * a new migration in every service (and its name here); this check is what says so.
+ * `MESSAGING_SHIPPED_SQL` (`@saga/messaging/sql/messaging.sql`, then
+ * `@saga/messaging-admin/sql/messaging-admin.sql`) as the service resolves them. A change to either
+ * file needs a new migration in every service (and its name here); this check is what says so.
  * @param service names the `describe`
- * @param testFileUrl the calling test file's `import.meta.url`: locates the service and resolves its `@saga/messaging`
+ * @param testFileUrl the calling test file's `import.meta.url`: locates the service and resolves its
+ *   `@saga/messaging` and `@saga/messaging-admin`
  */
 export function describeMessagingMigration(service: string, testFileUrl: string): void {
   describe(`${service} messaging migration`, () => {
-    it('when the service migrates, then its messaging tables are exactly @saga/messaging/sql/messaging.sql', () => {
-      const texts = MESSAGING_MIGRATIONS.map((folder) =>
-        migrationAndShipped(testFileUrl, folder, '@saga/messaging/sql/messaging.sql'),
+    it('when the service migrates, then its messaging tables are exactly those of @saga/messaging and @saga/messaging-admin', () => {
+      const own = MESSAGING_MIGRATIONS.flatMap((folder) => statementList(ownMigration(testFileUrl, folder)))
+      const shipped = MESSAGING_SHIPPED_SQL.map((specifier) =>
+        statementList(shippedSql(testFileUrl, specifier)),
       )
-      const own = texts.flatMap((text) => statementList(text.own))
-      const shipped = statementList(texts[0]?.shipped ?? '')
-      expect(shipped.length).toBeGreaterThan(0)
-      expect(own).toEqual(shipped)
+      expect(shipped.every((list) => list.length > 0)).toBe(true)
+      expect(own).toEqual(shipped.flat())
     })
   })
 }

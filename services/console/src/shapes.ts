@@ -5,16 +5,16 @@
  * missing when a service answers an older shape.
  */
 
-// The messaging admin surface's answers are @saga/messaging's own types (README.md, "Admin surface"):
-// the console reads what the package serialises, so one definition serves both ends.
+// The messaging admin surface's answers are @saga/messaging-admin's own types (its README.md,
+// "Routes"): the console reads what the package serialises, so one definition serves both ends.
 export type {
   AdminAction,
   DeadLetter,
   InboxRecord as InboxRow,
   MessagingSummary,
   OutboxRecord,
-} from '@saga/messaging'
-import type { DeadLetterQueueView } from '@saga/messaging'
+} from '@saga/messaging-admin'
+import type { DeadLetterQueueView } from '@saga/messaging-admin'
 
 /** `GET /admin/messaging/dead-letters`. */
 export interface DeadLetterPage {

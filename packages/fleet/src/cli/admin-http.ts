@@ -1,4 +1,4 @@
-import type { DeadLetter, OutboxRecord } from '@saga/messaging'
+import type { DeadLetter, OutboxRecord } from '@saga/messaging-admin'
 import { noAnswerReason } from './http.js'
 import { SERVICES, type CliSettings, type ServiceName } from './settings.js'
 

@@ -1,4 +1,5 @@
-import { adminActor, adminWriteGuard, recordAdminAction } from '@saga/messaging/fastify'
+import { recordAdminAction } from '@saga/messaging-admin'
+import { adminActor, adminWriteGuard } from '@saga/messaging-admin/fastify'
 import { errorResponses, HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
