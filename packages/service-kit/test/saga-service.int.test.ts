@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AMQP_URL, deleteBrokerObjects, uniqueName } from '@saga/testkit'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceEnvSchema } from '../src/env.js'
 import { sagaService } from '../src/saga-service.js'
@@ -176,6 +177,47 @@ describe('sagaService admin surface', () => {
         '/admin/messaging/dead-letters/requeue',
       )
     } finally {
+      await app.close()
+    }
+  })
+
+  it("when a parked row is retried, then the admin, built from the messaging options, wakes the relays on the service's channel and records the retry", async () => {
+    const app = await build({ ADMIN_TOKEN: TOKEN })
+    const listener = new pg.Client({ connectionString: db.url })
+    await listener.connect()
+    try {
+      // The fleet's wake-up channel (FLEET_MESSAGING_NAMES), not the package's default `outbox`.
+      const woken = new Promise<string | undefined>((resolve) =>
+        listener.on('notification', (n) => resolve(n.payload)),
+      )
+      await listener.query('LISTEN saga_outbox')
+      const id = randomUUID()
+      await listener.query(
+        `INSERT INTO outbox_message (id, type, routing_key, payload, attempts, last_error, failed_at)
+         VALUES ($1, 'parked.v1', 'parked', '{}', 10, 'refused', now())`,
+        [id],
+      )
+      const res = await app.inject({
+        ...retry(TOKEN, { ids: [id], dryRun: false }),
+        headers: { ...retry(TOKEN).headers, 'x-admin-actor': 'ops@test' },
+      })
+      expect(res.json()).toMatchObject({ dryRun: false, results: [{ id, outcome: 'retried' }] })
+      expect(await woken).toBe('payment-admin')
+      const { actions } = (await app.inject({ url: '/admin/messaging/actions?limit=1' })).json<{
+        actions: unknown[]
+      }>()
+      expect(actions).toEqual([
+        expect.objectContaining({
+          actor: 'ops@test',
+          action: 'parked.retry',
+          target: 'outbox_message',
+          ids: [id],
+        }),
+      ])
+    } finally {
+      // The next tests expect an empty outbox and no recorded action.
+      await listener.query('DELETE FROM outbox_message; DELETE FROM messaging_admin_action')
+      await listener.end()
       await app.close()
     }
   })
