@@ -139,7 +139,7 @@ export interface MessagingAdmin {
   ): Promise<AdminWriteResult<{ messageId: string; outcome: DeadLetterOutcome }>>
   /** Parked outbox rows, oldest parked first, of `aggregateId` only when given. */
   parked(filter: { aggregateId?: string; limit: number }): Promise<OutboxRecord[]>
-  /** Makes parked rows pending again (attempts 0, available now), records it and wakes the relay. */
+  /** Makes parked rows pending again (attempts 0, available now), records it, then wakes the relays (a NOTIFY). */
   retryParked(
     ids: readonly string[],
     write: AdminWrite,
