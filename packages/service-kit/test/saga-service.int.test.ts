@@ -8,6 +8,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceEnvSchema } from '../src/env.js'
 import { sagaService } from '../src/saga-service.js'
+import { ownBrokerConnections } from './support/broker-connections.js'
 import { createScratchDatabase, type ScratchDatabase } from './support/database.js'
 
 let db: ScratchDatabase
@@ -220,6 +221,20 @@ describe('sagaService admin surface', () => {
       await listener.end()
       await app.close()
     }
+  })
+
+  it("when the app closes, then the admin's broker connection, opened by its first summary, is closed", async () => {
+    const app = await build({ ADMIN_TOKEN: TOKEN })
+    try {
+      expect(await ownBrokerConnections('payment-admin')).toBe(0)
+      expect((await app.inject({ url: '/admin/messaging/summary' })).json()).toMatchObject({
+        broker: 'connected',
+      })
+      expect(await ownBrokerConnections('payment-admin')).toBe(1)
+    } finally {
+      await app.close()
+    }
+    expect(await ownBrokerConnections('payment-admin')).toBe(0)
   })
 
   it('when ADMIN_TOKEN is unset, then admin writes are 403 and reads answer', async () => {
