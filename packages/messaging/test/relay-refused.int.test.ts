@@ -9,6 +9,10 @@ import { publishBatch } from '../src/outbox/publisher.js'
 import type { OutgoingMessage } from '../src/types.js'
 import { message, relayFixture } from './relay-fixture.js'
 
+/** A parked row pending again, as @saga/messaging-admin's `retryParked` makes it: `$1` the row's id. */
+const RETRY_PARKED = `UPDATE outbox_message SET failed_at = NULL, attempts = 0, last_error = NULL,
+  available_at = now() WHERE id = $1 AND failed_at IS NOT NULL AND published_at IS NULL RETURNING id`
+
 /** RabbitMQ's default `max_message_size` (3.10: 128 MiB). */
 const DEFAULT_MAX_MESSAGE_SIZE = 134_217_728
 
@@ -79,11 +83,7 @@ describe('relay: a message the broker refuses', () => {
       tap = await tapQueue(broker.url, f.exchange)
       // What @saga/messaging-admin's retry (the console's, the CLI's) runs: the row pending again,
       // then a NOTIFY on the relays' wake-up channel.
-      const retried = await f.db.pool.query(
-        `UPDATE outbox_message SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
-          WHERE id = $1 AND failed_at IS NOT NULL AND published_at IS NULL RETURNING id`,
-        [big],
-      )
+      const retried = await f.db.pool.query(RETRY_PARKED, [big])
       expect(retried.rows).toEqual([{ id: big }])
       await f.db.pool.query('SELECT pg_notify($1, $2)', ['outbox', 'refused-test-admin'])
       await tap.waitFor((m) => m.messageId === big, 60_000, 'the retried big row')

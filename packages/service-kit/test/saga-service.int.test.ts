@@ -114,34 +114,36 @@ describe('sagaService', () => {
   })
 })
 
-describe('sagaService admin surface', () => {
-  const TOKEN = 'sk-admin-token-0123456789abcdef'
-  const build = (env: Record<string, string>) =>
-    sagaService({
-      service: 'payment',
-      config: serviceEnvSchema({ service: 'payment', port: 0 }).parse({
-        DATABASE_URL: db.url,
-        AMQP_URL,
-        AMQP_EXCHANGE: exchange,
-        AMQP_QUEUE_PREFIX: queuePrefix,
-        LOG_LEVEL: 'silent',
-        ...env,
-      }),
-      fastify: { logger: false },
-      database: { migrationsDir, createClient: () => ({ $disconnect: () => Promise.resolve() }) },
-      reactions: () => [],
-      routes: () => Promise.resolve(),
-    })
-  const retry = (
-    token?: string,
-    payload = { ids: ['8f0c2f43-3d38-4a57-9a43-0b6b1e0c0a11'], dryRun: true },
-  ) => ({
-    method: 'POST' as const,
-    url: '/admin/messaging/parked/retry',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    payload,
+const TOKEN = 'sk-admin-token-0123456789abcdef'
+/** The payment service as sagaService builds it, with no reactions and no routes of its own, and `env`. */
+const build = (env: Record<string, string>) =>
+  sagaService({
+    service: 'payment',
+    config: serviceEnvSchema({ service: 'payment', port: 0 }).parse({
+      DATABASE_URL: db.url,
+      AMQP_URL,
+      AMQP_EXCHANGE: exchange,
+      AMQP_QUEUE_PREFIX: queuePrefix,
+      LOG_LEVEL: 'silent',
+      ...env,
+    }),
+    fastify: { logger: false },
+    database: { migrationsDir, createClient: () => ({ $disconnect: () => Promise.resolve() }) },
+    reactions: () => [],
+    routes: () => Promise.resolve(),
   })
+/** A `POST /admin/messaging/parked/retry` (by default a dry run of one id), with `token` as bearer when given. */
+const retry = (
+  token?: string,
+  payload = { ids: ['8f0c2f43-3d38-4a57-9a43-0b6b1e0c0a11'], dryRun: true },
+) => ({
+  method: 'POST' as const,
+  url: '/admin/messaging/parked/retry',
+  headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+  payload,
+})
 
+describe('sagaService admin surface', () => {
   it('when ADMIN_TOKEN is set, then the admin routes answer, and refusals are in the error shape', async () => {
     const app = await build({ ADMIN_TOKEN: TOKEN })
     try {
@@ -182,6 +184,31 @@ describe('sagaService admin surface', () => {
     }
   })
 
+  it('when ADMIN_TOKEN is unset, then admin writes are 403 and reads answer', async () => {
+    const app = await build({})
+    try {
+      const refused = await app.inject(retry(TOKEN))
+      expect(refused.statusCode).toBe(403)
+      expect(refused.json()).toMatchObject({
+        error: 'Forbidden',
+        message: 'admin writes are disabled: set ADMIN_TOKEN',
+      })
+      expect((await app.inject({ url: '/admin/messaging/actions' })).json()).toEqual({
+        service: 'payment',
+        actions: [],
+      })
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('when ADMIN_TOKEN is shorter than 16 characters, then the environment does not parse', () => {
+    const parsed = serviceEnvSchema({ service: 'payment', port: 0 }).safeParse({ ADMIN_TOKEN: 'short' })
+    expect(parsed.error?.issues[0]?.path).toEqual(['ADMIN_TOKEN'])
+  })
+})
+
+describe('sagaService admin, built from the messaging options', () => {
   it("when a parked row is retried, then the admin, built from the messaging options, wakes the relays on the service's channel and records the retry", async () => {
     const app = await build({ ADMIN_TOKEN: TOKEN })
     const listener = new pg.Client({ connectionString: db.url })
@@ -235,28 +262,5 @@ describe('sagaService admin surface', () => {
       await app.close()
     }
     expect(await ownBrokerConnections('payment-admin')).toBe(0)
-  })
-
-  it('when ADMIN_TOKEN is unset, then admin writes are 403 and reads answer', async () => {
-    const app = await build({})
-    try {
-      const refused = await app.inject(retry(TOKEN))
-      expect(refused.statusCode).toBe(403)
-      expect(refused.json()).toMatchObject({
-        error: 'Forbidden',
-        message: 'admin writes are disabled: set ADMIN_TOKEN',
-      })
-      expect((await app.inject({ url: '/admin/messaging/actions' })).json()).toEqual({
-        service: 'payment',
-        actions: [],
-      })
-    } finally {
-      await app.close()
-    }
-  })
-
-  it('when ADMIN_TOKEN is shorter than 16 characters, then the environment does not parse', () => {
-    const parsed = serviceEnvSchema({ service: 'payment', port: 0 }).safeParse({ ADMIN_TOKEN: 'short' })
-    expect(parsed.error?.issues[0]?.path).toEqual(['ADMIN_TOKEN'])
   })
 })
