@@ -4,7 +4,8 @@
  */
 import amqp from 'amqplib'
 import type pg from 'pg'
-import { toPublishable, OUTBOX_COLUMNS, type OutboxRow } from '../src/outbox/envelope.js'
+import { toPublishable, type OutboxRow } from '../src/outbox/envelope.js'
+import { OUTBOX_COLUMNS } from '../src/sql.js'
 
 export interface NaiveRelay {
   stop(): Promise<void>

@@ -1,6 +1,19 @@
-import pg from 'pg'
-import type { OutboxHeaders } from './outbox/enqueue.js'
-import { OUTBOX_INSERT_INTO } from './outbox/envelope.js'
+import type pg from 'pg'
+import type { OutboxHeaders } from './outbox/envelope.js'
+import {
+  BEGIN,
+  BEGIN_WITH_INBOX_RESULTS,
+  beginWithInboxBatchInsert,
+  beginWithInboxInsert,
+  COMMIT,
+  dueOutboxInsert,
+  expectResults,
+  heldOutboxInsert,
+  RELEASE_SAVEPOINT_PROBE,
+  ROLLBACK,
+  SAVEPOINT_PROBE,
+  type StatementResult,
+} from './sql.js'
 import type {
   Database,
   InboxEntry,
@@ -81,20 +94,31 @@ export interface CommittedRow {
 }
 
 /**
- * What a `pgDatabase` transaction sends in the COMMIT's round trip (`tail`, see `deferOutboxRow`) and
- * the outbox rows it hands to its sink after the COMMIT, per checked-out client; only clients inside
- * a `pgDatabase` transaction are keys.
+ * What a `pgDatabase` transaction's COMMIT will carry: the outbox INSERTs `enqueue` deferred to it
+ * (`deferOutboxRow`), and the rows to hand to the sink once it committed.
  */
-interface PendingCommit {
-  tail: string[]
+interface CommitTail {
+  /** The deferred INSERTs, in enqueue order; COMMIT follows them in the same simple query. */
+  inserts: string[]
   sink: CommittedRowSink | undefined
-  /** Rows handed over after COMMIT, each with the index of its INSERT in `tail` (which returns occurred_at). */
+  /** Rows handed over after COMMIT, each with the index of its INSERT in `inserts` (which returns occurred_at). */
   held: { row: Omit<CommittedRow, 'occurred_at' | 'committedAt'>; at: number }[]
   /** Outbox rows inserted due at once. */
   due: number
 }
 
-const pendingCommits = new WeakMap<object, PendingCommit>()
+/**
+ * The pg clients of the `pgDatabase` transactions whose `fn` is running, each with its COMMIT's
+ * tail. This is how `enqueue(tx)` tells a pgDatabase transaction's client from any other (a Prisma
+ * transaction, a pg client its caller began itself), part of the `Database` contract (types.ts):
+ * for a registered client the outbox INSERT goes with the COMMIT, one round trip fewer per
+ * message, and publish on commit takes the row; for any other it runs at once. A client is
+ * registered after its BEGIN and removed before its COMMIT is sent (or on any failure), so only a
+ * transaction that is still open defers. A WeakMap keyed by pg's own client rather than a wrapper
+ * object: `fn` gets the very client it would get from the pool, and no wrapper sits on the path of
+ * each of its statements.
+ */
+const deferredToCommit = new WeakMap<object, CommitTail>()
 
 /**
  * `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction, deferred to its COMMIT: it is
@@ -102,80 +126,79 @@ const pendingCommits = new WeakMap<object, PendingCommit>()
  * transaction, so it commits with everything else or not at all (a failing INSERT aborts the rest of
  * the message, COMMIT included, and the transaction rolls back); nothing in the transaction can read
  * the row back. When the transaction's sink takes rows now, the row is inserted `holdMs` ahead
- * (of `clock_timestamp()`, the time of the COMMIT's message, not of the transaction's start, so a
- * long transaction does not eat into the hold) and handed to the sink after the COMMIT. Values are inlined as literals (a simple query has no
- * parameters). Returns false when `tx` is not in a `pgDatabase` transaction (a Prisma transaction, a
- * pg client the caller began itself): the caller then inserts the row at once.
+ * (`heldOutboxInsert`) and handed to the sink after the COMMIT. Values are inlined (`sql.ts`'s
+ * `literal`: a simple query has no parameters). Returns false when `tx` is not a pgDatabase
+ * transaction's client (see `deferredToCommit`): the caller then inserts the row at once.
+ * @throws SqlValueError for a value with a NUL character (nothing deferred)
  */
 export function deferOutboxRow(
   tx: TransactionClient,
   row: Omit<CommittedRow, 'occurred_at' | 'committedAt'>,
 ): boolean {
-  const pending = pendingCommits.get(tx)
-  if (!pending) return false
-  const literal = pg.escapeLiteral
-  const values = [
-    `${literal(row.id)}::uuid`,
-    literal(row.type),
-    literal(row.routing_key),
-    literal(row.payload_json),
-    literal(JSON.stringify(row.headers)),
-    row.aggregate_id === null ? 'NULL' : literal(row.aggregate_id),
-  ]
-  const holdMs = pending.sink?.holdMs()
+  const tail = deferredToCommit.get(tx)
+  if (!tail) return false
+  const values = {
+    id: row.id,
+    type: row.type,
+    routing_key: row.routing_key,
+    payload_json: row.payload_json,
+    headers_json: JSON.stringify(row.headers),
+    aggregate_id: row.aggregate_id,
+  }
+  const holdMs = tail.sink?.holdMs()
   if (holdMs === undefined) {
-    pending.due += 1
-    pending.tail.push(`${OUTBOX_INSERT_INTO}) VALUES (${values.join(', ')})`)
+    tail.inserts.push(dueOutboxInsert(values))
+    tail.due += 1
     return true
   }
-  pending.held.push({ row, at: pending.tail.length })
-  pending.tail.push(
-    `${OUTBOX_INSERT_INTO}, available_at) VALUES (${values.join(', ')}, clock_timestamp() + ${Math.ceil(holdMs)} * interval '1 millisecond') RETURNING occurred_at`,
-  )
+  tail.inserts.push(heldOutboxInsert(values, Math.ceil(holdMs)))
+  tail.held.push({ row, at: tail.inserts.length - 1 })
   return true
 }
 
-/** Hands a committed transaction's rows to its sink (`results`: the COMMIT message's, one per statement). */
-function handOver(pending: PendingCommit, results: pg.QueryResult | pg.QueryResult[]): void {
-  const sink = pending.sink
+/**
+ * Sends COMMIT with the tail's INSERTs in one simple query and checks the answer: one `INSERT` per
+ * deferred row, then `COMMIT`.
+ * @throws SqlResultError when the COMMIT answered ROLLBACK (the transaction had failed), and the
+ * database's errors
+ */
+async function commitWithTail(client: pg.PoolClient, tail: CommitTail): Promise<StatementResult[]> {
+  const statements = [...tail.inserts, COMMIT]
+  const results = (await client.query(statements.join(';\n'))) as StatementResult | StatementResult[]
+  const commands = statements.map((_, i) => (i < tail.inserts.length ? 'INSERT' : COMMIT))
+  return expectResults(results, commands, 'pgDatabase transaction')
+}
+
+/** Hands a committed transaction's rows to its sink (`results`: the COMMIT message's, checked). */
+function handOver(tail: CommitTail, results: readonly StatementResult[]): void {
+  const sink = tail.sink
   if (!sink) return
-  if (pending.held.length > 0) {
+  if (tail.held.length > 0) {
     const committedAt = performance.now()
-    const all = Array.isArray(results) ? results : [results]
     sink.publish(
-      pending.held.map(({ row, at }) => ({
+      tail.held.map(({ row, at }) => ({
         ...row,
-        occurred_at: (all[at]?.rows[0] as { occurred_at?: Date } | undefined)?.occurred_at ?? new Date(),
+        occurred_at: (results[at]?.rows[0] as { occurred_at?: Date } | undefined)?.occurred_at ?? new Date(),
         committedAt,
       })),
     )
   }
-  if (pending.due > 0) sink.wake()
+  if (tail.due > 0) sink.wake()
 }
-
-const recordInboxSql = (entry: InboxEntry): string =>
-  `INSERT INTO inbox_message (message_id, handler) VALUES (${pg.escapeLiteral(entry.messageId)}::uuid, ${pg.escapeLiteral(entry.handler)}) ON CONFLICT DO NOTHING`
-
-const recordInboxBatchSql = (entries: readonly InboxEntry[]): string =>
-  'INSERT INTO inbox_message (message_id, handler) VALUES ' +
-  entries
-    .map((entry) => `(${pg.escapeLiteral(entry.messageId)}::uuid, ${pg.escapeLiteral(entry.handler)})`)
-    .join(', ') +
-  ' ON CONFLICT DO NOTHING RETURNING message_id::text AS id'
 
 /**
  * One transaction on a pooled client: sends `begin` (BEGIN, or BEGIN and the inbox INSERT in one
- * simple query), runs `fn` with the client and the begin's results, then COMMIT preceded by every
- * statement `deferOutboxRow` collected, in one simple query, and hands the outbox rows held for the
- * sink to it once the client is back in the pool. ROLLBACK when anything throws (the original error
- * is rethrown); a client whose ROLLBACK failed, or whose connection died during the transaction, is
- * destroyed, not reused.
+ * simple query) and checks its results are `beginsWith`, runs `fn` with the client and those
+ * results, then COMMIT preceded by every statement `deferOutboxRow` collected, in one simple query,
+ * and hands the outbox rows held for the sink to it once the client is back in the pool. ROLLBACK
+ * when anything throws (the original error is rethrown); a client whose ROLLBACK failed, or whose
+ * connection died during the transaction, is destroyed, not reused.
  */
 async function onPooledClient<T>(
   pool: pg.Pool,
   sink: CommittedRowSink | undefined,
-  begin: string,
-  fn: (client: pg.PoolClient, begun: pg.QueryResult | pg.QueryResult[]) => Promise<T>,
+  begin: { text: string; beginsWith: readonly string[] },
+  fn: (client: pg.PoolClient, begun: readonly StatementResult[]) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect()
   let broken: Error | undefined
@@ -186,27 +209,26 @@ async function onPooledClient<T>(
     broken = error
   }
   client.on('error', onError)
-  const pending: PendingCommit = { tail: [], sink, held: [], due: 0 }
-  let committed: pg.QueryResult | pg.QueryResult[] | undefined
+  const tail: CommitTail = { inserts: [], sink, held: [], due: 0 }
+  let committed: StatementResult[]
   let result: T
   try {
-    const begun = (await client.query(begin)) as pg.QueryResult | pg.QueryResult[]
-    pendingCommits.set(client, pending)
-    result = await fn(client, begun)
-    pendingCommits.delete(client)
-    pending.tail.push('COMMIT')
-    committed = (await client.query(pending.tail.join(';\n'))) as pg.QueryResult | pg.QueryResult[]
+    const begun = (await client.query(begin.text)) as StatementResult | StatementResult[]
+    deferredToCommit.set(client, tail)
+    result = await fn(client, expectResults(begun, begin.beginsWith, 'pgDatabase BEGIN'))
+    deferredToCommit.delete(client)
+    committed = await commitWithTail(client, tail)
   } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+    await client.query(ROLLBACK).catch((rollbackError: Error) => {
       broken = rollbackError
     })
     throw error
   } finally {
-    pendingCommits.delete(client)
+    deferredToCommit.delete(client)
     client.off('error', onError)
     client.release(broken)
   }
-  handOver(pending, committed)
+  handOver(tail, committed)
   return result
 }
 
@@ -219,7 +241,9 @@ export interface PgDatabaseOptions {
 /**
  * `Database` over a pg Pool: BEGIN on a pooled client, COMMIT when `fn` resolves, ROLLBACK when it
  * throws (the original error is rethrown). A client whose ROLLBACK failed, or whose connection died
- * during the transaction, is destroyed, not reused.
+ * during the transaction, is destroyed, not reused. A transaction in which a statement failed
+ * (its error caught inside `fn`) cannot commit: the server answers the COMMIT with ROLLBACK, and the
+ * transaction rejects with `SqlResultError` instead of resolving as if it had written anything.
  *
  * Round trips: `enqueue`'s outbox INSERTs are sent with COMMIT, in one simple-query message
  * (`deferOutboxRow`), and `inboxTransaction` sends BEGIN and the inbox INSERT as one, so a handler
@@ -234,16 +258,15 @@ export interface PgDatabaseOptions {
  */
 export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Database<pg.PoolClient> {
   const sink = options.committed
+  const plainBegin = { text: BEGIN, beginsWith: [BEGIN] }
   return {
-    transaction: (fn) => onPooledClient(pool, sink, 'BEGIN', (client) => fn(client)),
+    transaction: (fn) => onPooledClient(pool, sink, plainBegin, (client) => fn(client)),
     inboxTransaction: <T>(entry: InboxEntry, fn: (tx: pg.PoolClient) => Promise<T>) =>
       onPooledClient<InboxOutcome<T>>(
         pool,
         sink,
-        `BEGIN;\n${recordInboxSql(entry)}`,
-        async (client, begun) => {
-          // A two-statement simple query answers with one result per statement.
-          const inserted = Array.isArray(begun) ? begun[1] : undefined
+        { text: beginWithInboxInsert(entry), beginsWith: BEGIN_WITH_INBOX_RESULTS },
+        async (client, [, inserted]) => {
           if (inserted?.rowCount !== 1) return { fresh: false }
           return { fresh: true, value: await fn(client) }
         },
@@ -252,11 +275,15 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
       entries: readonly InboxEntry[],
       fn: (tx: pg.PoolClient, fresh: ReadonlySet<string>) => Promise<T>,
     ) =>
-      onPooledClient<T>(pool, sink, `BEGIN;\n${recordInboxBatchSql(entries)}`, (client, begun) => {
-        const inserted = Array.isArray(begun) ? begun[1] : undefined
-        const rows = (inserted?.rows ?? []) as Array<{ id: string }>
-        return fn(client, new Set(rows.map((row) => row.id)))
-      }),
+      onPooledClient<T>(
+        pool,
+        sink,
+        { text: beginWithInboxBatchInsert(entries), beginsWith: BEGIN_WITH_INBOX_RESULTS },
+        (client, [, inserted]) => {
+          const rows = (inserted?.rows ?? []) as Array<{ id: string }>
+          return fn(client, new Set(rows.map((row) => row.id)))
+        },
+      ),
   }
 }
 
@@ -331,9 +358,9 @@ export async function assertInTransaction(tx: TransactionClient, what = 'enqueue
     throw new NotInTransactionError(`${what} got a pg client outside BEGIN`)
   }
   try {
-    await client.query('SAVEPOINT messaging_probe')
+    await client.query(SAVEPOINT_PROBE)
   } catch {
     throw new NotInTransactionError(`${what} got a pg client outside BEGIN`)
   }
-  await client.query('RELEASE SAVEPOINT messaging_probe')
+  await client.query(RELEASE_SAVEPOINT_PROBE)
 }

@@ -138,6 +138,17 @@ export type TransactionClient = PrismaTransactionLike | PgClientLike
 /**
  * How messaging opens a transaction in the service's database: commits when `fn` resolves, rolls
  * back when it throws. See `prismaDatabase` and `pgDatabase`.
+ *
+ * Deferred outbox INSERTs, part of this contract: `enqueue(tx, ...)` behaves by where `tx` came from.
+ * While the `fn` of a `pgDatabase` transaction runs, its client is registered as one whose COMMIT
+ * carries deferred statements (`deferredToCommit` in database.ts, keyed by the client object):
+ * `enqueue` on that client sends its outbox INSERT in the COMMIT's own message (one round trip fewer
+ * per message; the row cannot be read back inside the transaction; a failing INSERT fails the
+ * COMMIT) and, with publish on commit, has this process publish the row right after it. On any
+ * other client (a Prisma transaction, a pg client its caller began, the `tx` of another `Database`
+ * implementation) `enqueue` runs the INSERT at once and the relay's sweep publishes the row. Both
+ * give the same rows and the same at-least-once publishing; only the round trips and the publishing
+ * process differ. A client is registered from its BEGIN until its COMMIT is sent.
  */
 export interface Database<Tx extends TransactionClient> {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { ConfirmChannel, Message, Options } from 'amqplib'
+import type { Signals } from '../signals.js'
+import { deadLetterQueueName } from '../topology.js'
+import type { Logger } from '../types.js'
 
 /** Why and where a message is dead-lettered. */
 export interface DeadLetterDetails {
@@ -99,4 +102,27 @@ export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPu
       }
     })
   }
+}
+
+/** Who dead-lettered a message: a handler, with the attempts it made, or a batch recorder. */
+export type DeadLetteredBy = { handler: string; attempts: number } | { recorder: string }
+
+/**
+ * Counts, logs and signals a message whose dead-letter copy the broker confirmed (its original is
+ * acked): `deadLetteredTotal` + 1, an error log with the ids an operator needs to act (the message
+ * id a requeue takes, the queue and its dead-letter queue) and the `deadLettered` signal, whose
+ * `handler` is the handler's or the recorder's name. Never throws.
+ */
+export function reportDeadLettered(
+  to: { counters: { deadLetteredTotal: number }; logger: Logger; signals: Signals },
+  message: { id: string | undefined; type: string | undefined; queue: string; reason: string },
+  by: DeadLetteredBy,
+): void {
+  const { id, type, queue, reason } = message
+  to.counters.deadLetteredTotal += 1
+  const who = 'handler' in by ? { handler: by.handler } : { recorder: by.recorder }
+  const fields = { messageId: id, type, ...who, queue, deadLetterQueue: deadLetterQueueName(queue), reason }
+  to.logger.error('handler' in by ? { ...fields, attempts: by.attempts } : fields, 'message dead-lettered')
+  const name = 'handler' in by ? by.handler : by.recorder
+  to.signals.emit('deadLettered', { id, type, handler: name, reason })
 }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Message } from 'amqplib'
 import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
@@ -6,7 +5,8 @@ import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
 import { isTransientDatabaseError } from '../database-errors.js'
 import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
-import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
+import { reportDeadLettered } from './dead-letter.js'
+import { afterFailure, pause, retryDelayMs, type RetryPolicy } from './retry-policy.js'
 import type { Release, Slots } from './slots.js'
 
 /** Counters of one handler; the consumer's metrics read them. */
@@ -77,10 +77,6 @@ const codeOf = (error: unknown): string | undefined => {
   return typeof code === 'string' ? code : undefined
 }
 
-/** Resolves true after `ms`, or false at once when `signal` aborts first. */
-const pause = (ms: number, signal: AbortSignal): Promise<boolean> =>
-  sleep(ms, true, { signal }).catch(() => false)
-
 /**
  * Deliveries this message had before this one. Quorum queues count returned deliveries in
  * `x-delivery-count` (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling), so the
@@ -135,7 +131,7 @@ async function deadLetter<Tx extends TransactionClient>(
   attempts: number,
   ids: { id?: string | undefined; type?: string | undefined },
 ): Promise<void> {
-  const { handler, signals, logger, counters, stopping, policy } = runtime
+  const { handler, logger, stopping, policy } = runtime
   // The channel is gone (or the consumer stops): the copy could not be confirmed nor the original
   // acked on it; the redelivered copy dead-letters itself.
   if (stopping.aborted) return
@@ -152,22 +148,11 @@ async function deadLetter<Tx extends TransactionClient>(
     return
   }
   control.ack()
-  counters.deadLetteredTotal += 1
-  // The ids an operator needs to act: the message id (what a requeue takes) and the queues.
-  const deadLetterQueue = `${runtime.queue}.dlq`
-  logger.error(
-    {
-      messageId: ids.id,
-      type: ids.type,
-      handler: handler.name,
-      queue: runtime.queue,
-      deadLetterQueue,
-      reason,
-      attempts,
-    },
-    'message dead-lettered',
+  reportDeadLettered(
+    runtime,
+    { id: ids.id, type: ids.type, queue: runtime.queue, reason },
+    { handler: handler.name, attempts },
   )
-  signals.emit('deadLettered', { id: ids.id, type: ids.type, handler: handler.name, reason })
 }
 
 /**

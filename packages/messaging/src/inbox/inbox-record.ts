@@ -1,4 +1,5 @@
 import { execute } from '../database.js'
+import { INBOX_INSERT } from '../sql.js'
 import type { Database, InboxEntry, InboxOutcome, TransactionClient } from '../types.js'
 
 /**
@@ -14,11 +15,7 @@ export async function recordInbox(
   messageId: string,
   handler: string,
 ): Promise<boolean> {
-  const { rowCount } = await execute(
-    tx,
-    'INSERT INTO inbox_message (message_id, handler) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING',
-    [messageId, handler],
-  )
+  const { rowCount } = await execute(tx, INBOX_INSERT, [messageId, handler])
   return rowCount === 1
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { backoffDelay } from '../amqp/backoff.js'
 
 /** How a handler that throws is retried. All durations in milliseconds. */
@@ -34,3 +35,10 @@ export const afterFailure = (
   attempt: number,
   policy: Pick<RetryPolicy, 'maxAttempts'>,
 ): 'retry' | 'dead-letter' => (attempt < policy.maxAttempts ? 'retry' : 'dead-letter')
+
+/**
+ * Waits out a retry delay: resolves true after `ms`, or false at once when `stopping` aborts first
+ * (the channel went or the consumer stops: the caller gives up and leaves the delivery unacked).
+ */
+export const pause = (ms: number, stopping: AbortSignal): Promise<boolean> =>
+  sleep(ms, true, { signal: stopping }).catch(() => false)

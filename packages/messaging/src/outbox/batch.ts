@@ -4,6 +4,7 @@ import { backoffDelay } from '../amqp/backoff.js'
 import { toPublishable, type OutboxRow, type Publishable } from './envelope.js'
 import { publishBatch, type PublishFailure } from './publisher.js'
 import { beginAndClaim, markFailed, markPublished, type FailedResult } from './rows.js'
+import { COMMIT, ROLLBACK } from '../sql.js'
 import { endProducerSpan, startProducerSpan, type ProducerTrace } from '../tracing.js'
 
 /** What one batch needs; see `RelayOptions` for the meaning and units of each setting. */
@@ -98,7 +99,7 @@ class RelayTransaction {
 
   /** ROLLBACK, destroy the client, rethrow `error`. */
   async fail(error: unknown): Promise<never> {
-    await this.client.query('ROLLBACK').catch(() => undefined)
+    await this.client.query(ROLLBACK).catch(() => undefined)
     this.release(error as Error)
     throw error
   }
@@ -165,7 +166,7 @@ export async function claimAndPublish(
     const guardMs = Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS
     rows = await beginAndClaim(transaction.client, only?.length ?? settings.batchSize, guardMs, only)
     if (rows.length === 0) {
-      await transaction.client.query('COMMIT')
+      await transaction.client.query(COMMIT)
       transaction.release()
       return { claimed: 0, finish: () => Promise.resolve(NOTHING_DUE) }
     }
@@ -211,19 +212,6 @@ export async function claimAndPublish(
   return { claimed: rows.length, finish }
 }
 
-/**
- * One whole round (`claimAndPublish`, then `finish`): claim, publish, await the confirms, mark,
- * COMMIT. @throws database errors; the rows then stay pending.
- */
-export async function runBatch(
-  pool: pg.Pool,
-  channel: ConfirmChannel,
-  settings: BatchSettings,
-  rejectedDelayMs = 0,
-): Promise<BatchResult> {
-  return (await claimAndPublish(pool, channel, settings, rejectedDelayMs)).finish()
-}
-
 /** Marks the confirmed rows published and the failed ones for retry or parking, and COMMITs. */
 async function markOutcome(
   client: pg.PoolClient,
@@ -259,7 +247,7 @@ async function markOutcome(
   })
   // Two round trips when every row went out (the usual case), three otherwise.
   const marked = await markFailed(client, toMark, settings.maxAttempts)
-  await markPublished(client, publishedIds, true)
+  await markPublished(client, publishedIds)
   const failureById = new Map(failures.map((failure) => [failure.id, failure]))
   return {
     claimed: rows.length,

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { bounded, BOUNDED_RESULTS, expectResults, ROLLBACK, type StatementResult } from '../sql.js'
 
 /** How long the relay's own statements may wait, ms; see `boundedQuery`. */
 export interface StatementBounds {
@@ -24,7 +25,7 @@ const checked = (name: string, ms: number): number => {
 }
 
 /**
- * Runs `sql` (one statement, values inlined by the caller as checked numbers: the simple protocol
+ * Runs `sql` (one statement of sql.ts, values inlined by its checked `int`: the simple protocol
  * takes no parameters) in its own short transaction with `lock_timeout` and `statement_timeout`
  * set for that transaction only (`SET LOCAL`), so the limits never leak to the pool's other users.
  * One round trip: `BEGIN; SET LOCAL ...; <sql>; COMMIT`. On an error the transaction is rolled back
@@ -44,14 +45,11 @@ export async function boundedQuery<R extends pg.QueryResultRow>(
   client.on('error', onError)
   let broken: Error | undefined
   try {
-    const results = (await client.query(
-      `BEGIN; SET LOCAL lock_timeout = ${lock}; SET LOCAL statement_timeout = ${statement}; ${sql}; COMMIT`,
-    )) as unknown as pg.QueryResult<R>[]
-    const result = results[3]
-    if (!result) throw new Error('boundedQuery: the statement returned no result')
-    return result
+    const results = (await client.query(bounded(sql, lock, statement))) as StatementResult | StatementResult[]
+    const [, , , result] = expectResults(results, BOUNDED_RESULTS, 'boundedQuery')
+    return result as pg.QueryResult<R>
   } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError as Error))
+    await client.query(ROLLBACK).catch((rollbackError: unknown) => (broken = rollbackError as Error))
     throw error
   } finally {
     client.off('error', onError)

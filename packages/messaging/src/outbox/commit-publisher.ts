@@ -9,7 +9,13 @@ import type { Logger } from '../types.js'
 import { endSpans, toBatch, type BatchResult, type BatchSettings } from './batch.js'
 import type { OutboxRow } from './envelope.js'
 import { publishBatch } from './publisher.js'
-import { uuidArrayLiteral } from './rows.js'
+import {
+  expectResults,
+  GIVE_BACK,
+  MARK_HELD_RESULTS,
+  markHeldPublished,
+  type StatementResult,
+} from '../sql.js'
 
 /**
  * How much longer than the publish timeout a row handed over at commit is held from the sweep, ms:
@@ -177,7 +183,9 @@ export class CommitPublisher implements CommittedRowSink {
     this.#flushing = this.#flushing.then(async () => {
       const ids = rounds.flatMap((round) => round.published.map((row) => row.id))
       try {
-        await this.#options.pool.query(markSql(ids))
+        const results = (await this.#options.pool.query(markHeldPublished(ids, STILL_HELD_MS))) as
+          StatementResult | StatementResult[]
+        expectResults(results, MARK_HELD_RESULTS, 'publish on commit mark')
       } catch (error) {
         this.#options.logger?.warn(
           { err: error, rows: ids.length },
@@ -193,7 +201,7 @@ export class CommitPublisher implements CommittedRowSink {
   /** Makes `ids` due now, so the relay's sweep publishes them without waiting out the hold. */
   async #giveBack(ids: readonly string[]): Promise<void> {
     try {
-      await this.#options.pool.query(giveBackSql(ids))
+      await this.#options.pool.query(GIVE_BACK, [ids])
       this.#options.wakeRelay()
     } catch (error) {
       reportBackgroundFailure(this.#options.logger, error, 'outbox give-back after publish on commit')
@@ -216,17 +224,3 @@ function asOutboxRow(row: CommittedRow, now: number): OutboxRow {
     age_ms: now - row.committedAt,
   }
 }
-
-/** `ids` as a uuid[] literal (`uuidArrayLiteral`); they are `enqueue`'s own. */
-const idArray = (ids: readonly string[]): string => uuidArrayLiteral(ids, 'publish on commit')
-
-/** Marks `ids` published where they are still pending and held (see `#flushMarks`). */
-const markSql = (ids: readonly string[]): string =>
-  `BEGIN; SET LOCAL synchronous_commit = off;
-   UPDATE outbox_message SET published_at = now()
-    WHERE id = ANY(${idArray(ids)}) AND published_at IS NULL
-      AND available_at > now() + interval '${STILL_HELD_MS} milliseconds';
-   COMMIT`
-
-const giveBackSql = (ids: readonly string[]): string =>
-  `UPDATE outbox_message SET available_at = now() WHERE id = ANY(${idArray(ids)}) AND published_at IS NULL`

@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from 'uuid'
 import { assertInTransaction, deferOutboxRow, execute } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
-import { OUTBOX_INSERT_INTO, toPublishable } from './envelope.js'
+import { OUTBOX_INSERT } from '../sql.js'
+import { toPublishable, type OutboxHeaders } from './envelope.js'
 import type { OutgoingMessage, TransactionClient } from '../types.js'
 
 /** Thrown by `enqueue` for a message that cannot be stored (missing fields, payload not JSON). */
@@ -11,24 +12,6 @@ export class InvalidMessageError extends Error {
     this.name = 'InvalidMessageError'
   }
 }
-
-/** What the `headers` column holds: the envelope attributes that have no column of their own. */
-export interface OutboxHeaders {
-  correlationId: string
-  causationId?: string
-  traceparent?: string
-  /** W3C `tracestate` of the active context at enqueue, when it had one. */
-  tracestate?: string
-  /** The caller's `occurredAt` (ISO 8601), sent as CloudEvents `time`; absent: `occurred_at`. */
-  occurredAt?: string
-  /** The payload's schema URI, sent as CloudEvents `dataschema`. */
-  dataschema?: string
-}
-
-// occurred_at is always the database's now(): every age, backoff and retention judgement on the
-// row compares it with the database's clock, so a service whose clock is off cannot make a row
-// look old at birth or hide a stuck one. The caller's own time travels in headers.
-const INSERT = `${OUTBOX_INSERT_INTO}) VALUES ($1::uuid, $2, $3, $4::jsonb, $5::jsonb, $6)`
 
 function required(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
@@ -108,6 +91,8 @@ function validTime(at: Date, type: string): string {
  * @throws NotInTransactionError when `tx` is a root PrismaClient, a pg Pool or a pg client outside BEGIN.
  * @throws InvalidMessageError when type, routingKey or correlationId is empty, the payload is not
  * JSON, occurredAt is not a valid Date, or the message is over `options.maxMessageBytes`.
+ * @throws SqlValueError (sql.ts) in a `pgDatabase` transaction when a value holds a NUL character,
+ * which PostgreSQL text cannot store (elsewhere the database refuses it).
  */
 export async function enqueue<P>(
   tx: TransactionClient,
@@ -149,6 +134,6 @@ export async function enqueue<P>(
     attempts: 0,
   })
   if (!deferred)
-    await execute(tx, INSERT, [id, type, routingKey, payload, JSON.stringify(headers), aggregateId])
+    await execute(tx, OUTBOX_INSERT, [id, type, routingKey, payload, JSON.stringify(headers), aggregateId])
   return id
 }

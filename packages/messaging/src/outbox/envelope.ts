@@ -1,6 +1,18 @@
 import type { Options } from 'amqplib'
 import type { Envelope } from '../types.js'
-import type { OutboxHeaders } from './enqueue.js'
+
+/** What the `headers` column holds: the envelope attributes that have no column of their own. */
+export interface OutboxHeaders {
+  correlationId: string
+  causationId?: string
+  traceparent?: string
+  /** W3C `tracestate` of the active context at enqueue, when it had one. */
+  tracestate?: string
+  /** The caller's `occurredAt` (ISO 8601), sent as CloudEvents `time`; absent: `occurred_at`. */
+  occurredAt?: string
+  /** The payload's schema URI, sent as CloudEvents `dataschema`. */
+  dataschema?: string
+}
 
 /** An outbox row as the relay reads it (column names as in sql/messaging.sql). */
 export interface OutboxRow {
@@ -17,19 +29,6 @@ export interface OutboxRow {
   /** The row's age when claimed, ms, by the database's clock (the one that wrote occurred_at). */
   age_ms?: number
 }
-
-/**
- * The start of every outbox INSERT, up to the column list's open end: `enqueue`'s values follow in
- * this order, a held row (publish on commit, database.ts) adds `available_at`. `occurred_at` is left
- * to the database's `now()`, so every age is judged on one clock.
- */
-export const OUTBOX_INSERT_INTO =
-  'INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id'
-
-/** The columns `toPublish` needs, for the claim query. */
-export const OUTBOX_COLUMNS =
-  'id, type, routing_key, payload, headers, aggregate_id, occurred_at, attempts, ' +
-  '(extract(epoch from clock_timestamp() - occurred_at) * 1000)::float8 AS age_ms'
 
 /**
  * The AMQP content type of a structured-mode CloudEvent (the AMQP protocol binding, "Structured

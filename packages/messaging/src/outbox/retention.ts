@@ -1,4 +1,11 @@
 import type pg from 'pg'
+import {
+  deleteOldInbox,
+  deletePublishedOutbox,
+  RESET_STATEMENT_TIMEOUT,
+  SET_SESSION_STATEMENT_TIMEOUT,
+  VACUUM_OUTBOX,
+} from '../sql.js'
 import { boundedQuery, HOUSEKEEPING_BOUNDS } from './bounded-query.js'
 
 /** Options of `deleteExpired`. */
@@ -24,25 +31,6 @@ export interface RetentionResult {
 
 /** Default inbox retention, ms (7 days). */
 export const DEFAULT_INBOX_RETENTION_MS = 7 * 24 * 3_600_000
-
-// Only published rows: pending and parked rows have published_at NULL and never match. The
-// subselect walks the published_at partial index; SKIP LOCKED keeps concurrent relays from
-// queueing on each other's chunks.
-// The numbers are inlined (boundedQuery uses the simple protocol) and checked integers.
-const DELETE_OUTBOX = (ageMs: number, limit: number): string => `DELETE FROM outbox_message WHERE id IN (
-  SELECT id FROM outbox_message
-  WHERE published_at IS NOT NULL AND published_at < now() - ${ageMs} * interval '1 millisecond'
-  ORDER BY published_at
-  LIMIT ${limit}
-  FOR UPDATE SKIP LOCKED)`
-
-const DELETE_INBOX = (ageMs: number, limit: number): string => `DELETE FROM inbox_message
-  WHERE (message_id, handler) IN (
-  SELECT message_id, handler FROM inbox_message
-  WHERE received_at < now() - ${ageMs} * interval '1 millisecond'
-  ORDER BY received_at
-  LIMIT ${limit}
-  FOR UPDATE SKIP LOCKED)`
 
 async function inChunks(
   pool: pg.Pool,
@@ -80,10 +68,10 @@ async function inChunks(
 export async function deleteExpired(pool: pg.Pool, options: RetentionOptions): Promise<RetentionResult> {
   const chunkSize = options.chunkSize ?? 1_000
   const maxChunks = options.maxChunks ?? 20
-  const outbox = await inChunks(pool, DELETE_OUTBOX, options.retentionMs, chunkSize, maxChunks)
+  const outbox = await inChunks(pool, deletePublishedOutbox, options.retentionMs, chunkSize, maxChunks)
   const inbox = await inChunks(
     pool,
-    DELETE_INBOX,
+    deleteOldInbox,
     options.inboxRetentionMs ?? DEFAULT_INBOX_RETENTION_MS,
     chunkSize,
     maxChunks,
@@ -114,10 +102,10 @@ export async function vacuumOutbox(pool: pg.Pool, timeoutMs = VACUUM_TIMEOUT_MS)
   try {
     // VACUUM cannot run inside a transaction block, so there is no SET LOCAL: the session's bound is
     // raised around it and RESET to the connection's own default (its startup options) afterwards.
-    await client.query(`SET statement_timeout = ${Math.max(1, Math.trunc(timeoutMs))}`)
-    await client.query('VACUUM (SKIP_LOCKED) outbox_message')
+    await client.query(SET_SESSION_STATEMENT_TIMEOUT, [String(Math.max(1, Math.trunc(timeoutMs)))])
+    await client.query(VACUUM_OUTBOX)
   } finally {
-    await client.query('RESET statement_timeout').catch((error: Error) => {
+    await client.query(RESET_STATEMENT_TIMEOUT).catch((error: Error) => {
       broken = error
     })
     client.release(broken)

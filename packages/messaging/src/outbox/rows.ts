@@ -1,5 +1,14 @@
 import type pg from 'pg'
-import { OUTBOX_COLUMNS, type OutboxRow } from './envelope.js'
+import {
+  CLAIM_RESULTS,
+  claimDue,
+  COMMIT,
+  expectResults,
+  MARK_FAILED,
+  markPublishedAndCommit,
+  type StatementResult,
+} from '../sql.js'
+import type { OutboxRow } from './envelope.js'
 
 /**
  * The claim's longest wait for a lock, ms. SKIP LOCKED never waits for a row, but the table lock
@@ -11,8 +20,8 @@ export const CLAIM_LOCK_TIMEOUT_MS = 1_000
 
 /**
  * Opens the relay's transaction and claims up to `limit` due rows, oldest first, locking them for
- * this transaction, in one round trip (a simple-protocol query of several statements; the numbers
- * are ours, checked integers).
+ * this transaction, in one round trip (`claimDue`: a simple-protocol query of several statements,
+ * its numbers and ids inlined by sql.ts's checked `int` and `uuidArray`).
  *
  * - SKIP LOCKED lets any number of relays claim side by side without ever holding the same row (a
  *   row locked by another relay is skipped, not waited for).
@@ -25,8 +34,9 @@ export const CLAIM_LOCK_TIMEOUT_MS = 1_000
  *   and it saves a disk flush per batch.
  *
  * `only`: claim among these rows alone (UUIDs; a suspect of a broker refusal is claimed by id).
- * @throws RangeError for a `limit` or `guardMs` that is not a positive integer, Error for an `only`
- * id that is not a UUID, and the database's errors
+ * @throws RangeError for a `limit` or `guardMs` that is not a positive integer, SqlValueError for an
+ * `only` id that is not a UUID, SqlResultError for an answer that is not the claim's, and the
+ * database's errors
  */
 export async function beginAndClaim(
   client: pg.ClientBase,
@@ -38,45 +48,26 @@ export async function beginAndClaim(
     throw new RangeError(`batch size must be a positive integer, got ${limit}`)
   if (!Number.isInteger(guardMs) || guardMs < 1)
     throw new RangeError(`guard must be a positive integer of ms, got ${guardMs}`)
-  const among = only ? `AND id = ANY(${uuidArrayLiteral(only, 'claim')})` : ''
   const results = (await client.query(
-    `BEGIN;
-     SET LOCAL idle_in_transaction_session_timeout = ${guardMs};
-     SET LOCAL statement_timeout = ${guardMs};
-     SET LOCAL lock_timeout = ${CLAIM_LOCK_TIMEOUT_MS};
-     SET LOCAL synchronous_commit = off;
-     SELECT ${OUTBOX_COLUMNS} FROM outbox_message
-     WHERE published_at IS NULL AND failed_at IS NULL AND available_at <= now() ${among}
-     ORDER BY available_at, id
-     LIMIT ${limit}
-     FOR UPDATE SKIP LOCKED`,
-  )) as unknown as pg.QueryResult<OutboxRow>[]
-  return results.at(-1)?.rows ?? []
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/**
- * `ids` as a `uuid[]` literal to inline in a simple query (which takes no parameters); inlining is
- * safe only because each id is checked to be a UUID (they are the outbox's own).
- * @throws Error naming `what` when an id is not a UUID
- */
-export function uuidArrayLiteral(ids: readonly string[], what: string): string {
-  if (!ids.every((id) => UUID.test(id))) throw new Error(`${what}: every id must be a UUID`)
-  return `'{${ids.join(',')}}'::uuid[]`
+    claimDue(limit, { guardMs, lockTimeoutMs: CLAIM_LOCK_TIMEOUT_MS }, only),
+  )) as StatementResult | StatementResult[]
+  const [, , , , , claimed] = expectResults(results, CLAIM_RESULTS, 'outbox claim')
+  return (claimed?.rows ?? []) as OutboxRow[]
 }
 
 /**
- * Marks rows published (confirmed by the broker) and, with `commit`, commits in the same round
- * trip. The ids are inlined (`uuidArrayLiteral`; they come from the claim).
+ * Marks the claimed rows `ids` published (confirmed by the broker) and commits the claim's
+ * transaction in the same round trip (`markPublishedAndCommit`: the ids are inlined, checked UUIDs
+ * from the claim). With no ids it only commits.
+ * @throws SqlResultError when the COMMIT answered ROLLBACK, and the database's errors
  */
-export async function markPublished(client: pg.ClientBase, ids: string[], commit = false): Promise<void> {
+export async function markPublished(client: pg.ClientBase, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) {
-    if (commit) await client.query('COMMIT')
+    expectResults(await client.query(COMMIT), [COMMIT], 'outbox claim commit')
     return
   }
-  const update = `UPDATE outbox_message SET published_at = now() WHERE id = ANY(${uuidArrayLiteral(ids, 'markPublished')})`
-  await client.query(commit ? `${update}; COMMIT` : update)
+  const results = (await client.query(markPublishedAndCommit(ids))) as StatementResult | StatementResult[]
+  expectResults(results, ['UPDATE', COMMIT], 'outbox mark published')
 }
 
 /** One row whose publish failed this attempt. */
@@ -115,25 +106,14 @@ export async function markFailed(
   maxAttempts: number,
 ): Promise<FailedResult[]> {
   if (failed.length === 0) return []
-  const { rows } = await client.query<FailedResult>(
-    `UPDATE outbox_message AS o SET
-       attempts = o.attempts + f.counts::int,
-       last_error = left(f.error, 2000),
-       available_at = now() + f.delay_ms * interval '1 millisecond',
-       failed_at = CASE WHEN f.park_now OR (f.parkable AND o.attempts + 1 >= $4) THEN now() END
-     FROM unnest($1::uuid[], $2::text[], $3::int[], $5::bool[], $6::bool[], $7::bool[])
-       AS f(id, error, delay_ms, parkable, counts, park_now)
-     WHERE o.id = f.id
-     RETURNING o.id, o.type, o.attempts, o.failed_at IS NOT NULL AS parked`,
-    [
-      failed.map((f) => f.id),
-      failed.map((f) => f.error),
-      failed.map((f) => f.delayMs),
-      maxAttempts,
-      failed.map((f) => f.parkable),
-      failed.map((f) => f.counts),
-      failed.map((f) => f.parkNow),
-    ],
-  )
+  const { rows } = await client.query<FailedResult>(MARK_FAILED, [
+    failed.map((f) => f.id),
+    failed.map((f) => f.error),
+    failed.map((f) => f.delayMs),
+    maxAttempts,
+    failed.map((f) => f.parkable),
+    failed.map((f) => f.counts),
+    failed.map((f) => f.parkNow),
+  ])
   return rows
 }

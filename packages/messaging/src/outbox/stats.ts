@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { PARKED_COUNT, PENDING_STATS } from '../sql.js'
 import { boundedQuery, HOUSEKEEPING_BOUNDS } from './bounded-query.js'
 
 /** Relay figures for metrics and readiness. */
@@ -48,9 +49,7 @@ export function idleRelayStats(): RelayStats {
 export async function readPending(pool: pg.Pool): Promise<{ pending: number; oldestPendingAgeMs: number }> {
   const { rows } = await boundedQuery<{ pending: number; oldest_ms: number | null }>(
     pool,
-    `SELECT count(*)::int AS pending,
-            (extract(epoch FROM now() - min(occurred_at)) * 1000)::float8 AS oldest_ms
-     FROM outbox_message WHERE published_at IS NULL AND failed_at IS NULL`,
+    PENDING_STATS,
     HOUSEKEEPING_BOUNDS,
   )
   const row = rows[0]
@@ -62,10 +61,6 @@ export async function readPending(pool: pg.Pool): Promise<{ pending: number; old
  * often than the pending figures (retention keeps the table small).
  */
 export async function readParked(pool: pg.Pool): Promise<number> {
-  const { rows } = await boundedQuery<{ parked: number }>(
-    pool,
-    'SELECT count(*)::int AS parked FROM outbox_message WHERE failed_at IS NOT NULL AND published_at IS NULL',
-    HOUSEKEEPING_BOUNDS,
-  )
+  const { rows } = await boundedQuery<{ parked: number }>(pool, PARKED_COUNT, HOUSEKEEPING_BOUNDS)
   return rows[0]?.parked ?? 0
 }

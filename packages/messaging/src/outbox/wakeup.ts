@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { backoffDelay } from '../amqp/backoff.js'
 import { reportBackgroundFailure } from '../database-errors.js'
+import { listen, NOTIFY } from '../sql.js'
 import type { Logger } from '../types.js'
 
 /**
@@ -119,7 +120,7 @@ class NotifyWakeup implements CrossInstanceWakeup {
 
   #send(): void {
     this.#inFlight = this.#pool
-      .query('SELECT pg_notify($1, $2)', [this.#channel, this.instanceId])
+      .query(NOTIFY, [this.#channel, this.instanceId])
       .then(() => undefined)
       // Polling covers a lost NOTIFY.
       .catch((error: unknown) => reportBackgroundFailure(this.#log, error, 'outbox wake-up NOTIFY'))
@@ -152,7 +153,7 @@ class NotifyWakeup implements CrossInstanceWakeup {
     this.#listener = client
     try {
       await client.connect()
-      await client.query(`LISTEN "${this.#channel}"`)
+      await client.query(listen(this.#channel))
     } catch (error) {
       this.#lost(client, onWake, error as Error)
       return

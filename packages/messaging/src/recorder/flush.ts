@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { ConsumeMessage } from 'amqplib'
 import { parseDelivery } from '../inbox/parse-delivery.js'
-import { retryDelayMs, type RetryPolicy } from '../inbox/retry-policy.js'
+import { reportDeadLettered } from '../inbox/dead-letter.js'
+import { pause, retryDelayMs, type RetryPolicy } from '../inbox/retry-policy.js'
 import type { Signals } from '../signals.js'
 import { inBatchConsumerSpan } from '../tracing.js'
 import type { ConsumedMessage, Logger, MessageContract } from '../types.js'
@@ -73,9 +73,6 @@ function contractOf(delivery: ConsumeMessage, contracts: FlushRuntime['contracts
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-const pause = (ms: number, signal: AbortSignal): Promise<boolean> =>
-  sleep(ms, true, { signal }).catch(() => false)
-
 /**
  * Records `messages` in one `record` call, waiting out an unavailable database (backoff, no attempt
  * limit). Resolves 'ok', 'refused' (a fault of the rows: the caller isolates or dead-letters), or
@@ -144,18 +141,15 @@ class FlushOutcomes {
 
   /** Dead-letters `delivery`; when the broker does not take the copy, it is to be requeued instead. */
   async deadLetter(delivery: ConsumeMessage, reason: string, id?: string, type?: string): Promise<void> {
-    const { counters, signals, logger, definition } = this.runtime
+    const { logger, definition } = this.runtime
     try {
       await this.control.deadLetter(delivery, reason)
       this.done(delivery)
-      counters.deadLetteredTotal += 1
-      const queue = this.runtime.queue
-      const deadLetterQueue = `${queue}.dlq`
-      logger.error(
-        { messageId: id, type, recorder: definition.name, queue, deadLetterQueue, reason },
-        'message dead-lettered',
+      reportDeadLettered(
+        this.runtime,
+        { id, type, queue: this.runtime.queue, reason },
+        { recorder: definition.name },
       )
-      signals.emit('deadLettered', { id, type, handler: definition.name, reason })
     } catch (error) {
       // The copy is not safely in the DLQ, so the original must not be acked.
       logger.error(

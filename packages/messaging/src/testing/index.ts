@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type pg from 'pg'
 import { pgDatabase, prismaDatabase, type PrismaClientLike } from '../database.js'
 import { deliverToHandler } from '../inbox/deliver-to-handler.js'
+import { OUTBOX_OF_AGGREGATE } from '../sql.js'
 import type { ConsumedMessage, HandlerDefinition, MessageContract, PrismaTransactionLike } from '../types.js'
 
 export { testStats, type TestStatsFigures } from './stats.js'
@@ -102,9 +103,6 @@ export interface OutboxRowOf {
 
 /** The outbox rows about one aggregate (the order id) in enqueue order (ids are UUIDv7). */
 export async function outboxOf(pool: pg.Pool, aggregateId: string): Promise<OutboxRowOf[]> {
-  const { rows } = await pool.query<OutboxRowOf>(
-    'SELECT type, routing_key, payload, headers FROM outbox_message WHERE aggregate_id = $1 ORDER BY id',
-    [aggregateId],
-  )
+  const { rows } = await pool.query<OutboxRowOf>(OUTBOX_OF_AGGREGATE, [aggregateId])
   return rows
 }

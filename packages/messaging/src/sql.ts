@@ -1,0 +1,398 @@
+/**
+ * Every SQL statement of the messaging core, in one module, so the whole database contract is
+ * audited in one sitting. The tables are those of `sql/messaging.sql`: `outbox_message` and
+ * `inbox_message`.
+ *
+ * Two kinds of statement:
+ * - **Parameterised** (`$1`, `$2`, ...): sent with the extended protocol; the values never become
+ *   SQL text. Every statement that can be sent alone is one of these.
+ * - **Simple-query text**: several statements in one message, one round trip (`BEGIN; ...; COMMIT`).
+ *   The simple protocol takes no parameters, so values are inlined, and only through the four
+ *   functions of the first section (`literal`, `int`, `uuidArray`, `identifier`), each of which
+ *   refuses what it cannot write safely. Their answers are read with `expectResults`, which checks
+ *   how many results came and each one's command before any is used.
+ *
+ * Sections: inlining values; reading a simple query's results; transactions; producer (enqueue and
+ * its COMMIT); relay (claim, marks, publish on commit, wake-up); inbox and consumer; retention;
+ * stats; testing.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Inlining values into simple-query text
+// ---------------------------------------------------------------------------------------------
+
+/** Thrown when a value cannot be inlined into SQL text (a NUL byte, a non-integer, a non-UUID id). */
+export class SqlValueError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'SqlValueError'
+  }
+}
+
+/** A character that needs more than plain quoting: NUL, a single quote or a backslash. */
+const NEEDS_ESCAPING = /[\0'\\]/
+
+/**
+ * `value` as a SQL string constant, or `NULL` for null. Safe whatever the server's
+ * `standard_conforming_strings`: a value without backslashes is `'...'` with each `'` doubled
+ * (read the same with the setting on or off); a value with backslashes is an escape string
+ * `E'...'` with each `\` and `'` doubled (read the same whatever the setting). Examples:
+ * `literal("it's")` -> `'it''s'`, `literal('a\\b')` -> `E'a\\\\b'`, `literal(null)` -> `NULL`.
+ * @throws SqlValueError for a NUL character: PostgreSQL text cannot hold one, and in a simple
+ * query it would end the statement's text where it stands.
+ */
+export function literal(value: string | null): string {
+  if (value === null) return 'NULL'
+  if (!NEEDS_ESCAPING.test(value)) return `'${value}'`
+  if (value.includes('\0'))
+    throw new SqlValueError('a NUL character (U+0000) cannot be sent to PostgreSQL as text')
+  const quoted = value.replaceAll("'", "''")
+  return value.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`
+}
+
+/**
+ * `value` as an integer constant. `what` names the value in the error.
+ * @throws SqlValueError when `value` is not a safe integer (NaN, Infinity, 1.5, 2^53)
+ */
+export function int(value: number, what = 'value'): string {
+  if (!Number.isSafeInteger(value)) throw new SqlValueError(`${what} must be an integer, got ${value}`)
+  return String(value)
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * `ids` as a `uuid[]` constant, `'{id,id}'::uuid[]`. Each id is checked to be a UUID (hex and
+ * dashes only), so none can end the constant. `what` names the caller in the error.
+ * @throws SqlValueError naming `what` when an id is not a UUID
+ */
+export function uuidArray(ids: readonly string[], what: string): string {
+  if (!ids.every((id) => UUID.test(id))) throw new SqlValueError(`${what}: every id must be a UUID`)
+  return `'{${ids.join(',')}}'::uuid[]`
+}
+
+/**
+ * `name` as a quoted identifier, `"..."` with each `"` doubled; the case is kept (`LISTEN "Outbox"`
+ * listens on `Outbox`, as `pg_notify('Outbox', ...)` sends).
+ * @throws SqlValueError for an empty name or one with a NUL character
+ */
+export function identifier(name: string): string {
+  if (name === '' || name.includes('\0'))
+    throw new SqlValueError('an identifier must be non-empty and hold no NUL character')
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading a simple query's results
+// ---------------------------------------------------------------------------------------------
+
+/** One statement's result, as pg gives it: its command tag, affected rows and returned rows. */
+export interface StatementResult<R = unknown> {
+  command: string
+  rowCount: number | null
+  rows: R[]
+}
+
+/**
+ * Thrown when a simple query's results are not the ones its statements give: a COMMIT answered
+ * `ROLLBACK` (the transaction had already failed: a statement's error was caught and the
+ * transaction went on), or a count or command that does not match.
+ */
+export class SqlResultError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'SqlResultError'
+  }
+}
+
+/**
+ * The results of a simple query (pg gives one result for one statement, an array for several),
+ * checked against `commands`, the command tag each statement gives (`'BEGIN'`, `'SET'`, `'INSERT'`,
+ * `'COMMIT'`...; undefined: any). `what` names the query in the error.
+ * @throws SqlResultError when the count or a command differs; a `COMMIT` answered `ROLLBACK` is
+ * reported as the rolled-back transaction it is.
+ */
+export function expectResults(
+  results: StatementResult | StatementResult[],
+  commands: readonly (string | undefined)[],
+  what: string,
+): StatementResult[] {
+  const all = Array.isArray(results) ? results : [results]
+  let matches = all.length === commands.length
+  for (let i = 0; matches && i < all.length; i += 1) {
+    const expected = commands[i]
+    matches = expected === undefined || all[i]?.command === expected
+  }
+  if (matches) return all
+  const got = all.map((result) => result.command)
+  if (commands.at(-1) === 'COMMIT' && got.at(-1) === 'ROLLBACK')
+    throw new SqlResultError(
+      `${what}: the transaction was rolled back at COMMIT, nothing was written (a statement in it had failed)`,
+    )
+  throw new SqlResultError(
+    `${what}: expected results ${commands.map((c) => c ?? '*').join(', ')}, the server answered ${got.join(', ')}`,
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions
+// ---------------------------------------------------------------------------------------------
+
+export const BEGIN = 'BEGIN'
+export const COMMIT = 'COMMIT'
+export const ROLLBACK = 'ROLLBACK'
+
+/**
+ * Whether a pg client is inside a transaction, for pg older than 8.12 (which does not keep the
+ * server's transaction status): the SAVEPOINT fails outside a transaction block.
+ */
+export const SAVEPOINT_PROBE = 'SAVEPOINT messaging_probe'
+export const RELEASE_SAVEPOINT_PROBE = 'RELEASE SAVEPOINT messaging_probe'
+
+/**
+ * `statement` in a transaction of its own with `lock_timeout` and `statement_timeout` set for that
+ * transaction only (ms): `BEGIN; SET LOCAL ...; SET LOCAL ...; <statement>; COMMIT`, one round trip.
+ * Its results: `BOUNDED_RESULTS` (the statement's is the fourth).
+ * @throws SqlValueError for a bound that is not an integer
+ */
+export const bounded = (statement: string, lockTimeoutMs: number, statementTimeoutMs: number): string =>
+  `BEGIN; SET LOCAL lock_timeout = ${int(lockTimeoutMs, 'lockTimeoutMs')}; ` +
+  `SET LOCAL statement_timeout = ${int(statementTimeoutMs, 'statementTimeoutMs')}; ${statement}; COMMIT`
+
+/** The commands `bounded` answers with, the statement's own left open. */
+export const BOUNDED_RESULTS = ['BEGIN', 'SET', 'SET', undefined, 'COMMIT'] as const
+
+// ---------------------------------------------------------------------------------------------
+// Producer: enqueue, and the outbox INSERTs sent with a pgDatabase transaction's COMMIT
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The start of every outbox INSERT, up to the column list's open end: the values follow in this
+ * order, a held row adds `available_at`. `occurred_at` is always left to the database's `now()`:
+ * every age, backoff and retention judgement on the row compares it with the database's clock, so a
+ * service whose clock is off cannot make a row look old at birth or hide a stuck one.
+ */
+const OUTBOX_INSERT_INTO = 'INSERT INTO outbox_message (id, type, routing_key, payload, headers, aggregate_id'
+
+/** `enqueue`'s INSERT in any transaction but a pgDatabase one: $1 id, $2 type, $3 routing key, $4 payload JSON, $5 headers JSON, $6 aggregate id or null. */
+export const OUTBOX_INSERT = `${OUTBOX_INSERT_INTO}) VALUES ($1::uuid, $2, $3, $4::jsonb, $5::jsonb, $6)`
+
+/** An outbox row's values as `enqueue` writes them; the JSON is serialised already. */
+export interface OutboxInsertValues {
+  id: string
+  type: string
+  routing_key: string
+  payload_json: string
+  headers_json: string
+  aggregate_id: string | null
+}
+
+const outboxValues = (row: OutboxInsertValues): string =>
+  `${literal(row.id)}::uuid, ${literal(row.type)}, ${literal(row.routing_key)}, ` +
+  `${literal(row.payload_json)}, ${literal(row.headers_json)}, ${literal(row.aggregate_id)}`
+
+/**
+ * `OUTBOX_INSERT` with its values inlined, to send in the COMMIT's simple query; the row is due at
+ * once. Answers `INSERT`.
+ * @throws SqlValueError for a value with a NUL character
+ */
+export const dueOutboxInsert = (row: OutboxInsertValues): string =>
+  `${OUTBOX_INSERT_INTO}) VALUES (${outboxValues(row)})`
+
+/**
+ * `OUTBOX_INSERT` with its values inlined, to send in the COMMIT's simple query, the row held from
+ * the relay's sweep for `holdMs` (whole ms) past `clock_timestamp()`, the time of the COMMIT's
+ * message, not of the transaction's start. Answers `INSERT` and the row's `occurred_at`.
+ * @throws SqlValueError for a value with a NUL character or a `holdMs` that is not an integer
+ */
+export const heldOutboxInsert = (row: OutboxInsertValues, holdMs: number): string =>
+  `${OUTBOX_INSERT_INTO}, available_at) VALUES (${outboxValues(row)}, ` +
+  `clock_timestamp() + ${int(holdMs, 'holdMs')} * interval '1 millisecond') RETURNING occurred_at`
+
+// ---------------------------------------------------------------------------------------------
+// Relay: the sweep's claim and marks, publish on commit's marks, the wake-up
+// ---------------------------------------------------------------------------------------------
+
+/** The columns `toPublishable` needs, and the row's age by the database's clock. */
+export const OUTBOX_COLUMNS =
+  'id, type, routing_key, payload, headers, aggregate_id, occurred_at, attempts, ' +
+  '(extract(epoch from clock_timestamp() - occurred_at) * 1000)::float8 AS age_ms'
+
+/** Bounds of the relay's claim transaction, ms (see `beginAndClaim` in outbox/rows.ts for why). */
+export interface ClaimBounds {
+  /** `idle_in_transaction_session_timeout` and `statement_timeout`. */
+  guardMs: number
+  lockTimeoutMs: number
+}
+
+/**
+ * Opens the relay's transaction and claims up to `limit` due rows, oldest first, locked for this
+ * transaction and skipped by every other (`FOR UPDATE SKIP LOCKED`); `only`: among these ids alone.
+ * Answers `CLAIM_RESULTS`, the rows in the last.
+ * @throws SqlValueError for a number that is not an integer or an id that is not a UUID
+ */
+export const claimDue = (limit: number, bounds: ClaimBounds, only?: readonly string[]): string =>
+  `BEGIN;
+     SET LOCAL idle_in_transaction_session_timeout = ${int(bounds.guardMs, 'guardMs')};
+     SET LOCAL statement_timeout = ${int(bounds.guardMs, 'guardMs')};
+     SET LOCAL lock_timeout = ${int(bounds.lockTimeoutMs, 'lockTimeoutMs')};
+     SET LOCAL synchronous_commit = off;
+     SELECT ${OUTBOX_COLUMNS} FROM outbox_message
+     WHERE published_at IS NULL AND failed_at IS NULL AND available_at <= now() ${only ? `AND id = ANY(${uuidArray(only, 'claim')})` : ''}
+     ORDER BY available_at, id
+     LIMIT ${int(limit, 'limit')}
+     FOR UPDATE SKIP LOCKED`
+
+/** The commands `claimDue` answers with. */
+export const CLAIM_RESULTS = ['BEGIN', 'SET', 'SET', 'SET', 'SET', 'SELECT'] as const
+
+/**
+ * Marks the claimed rows `ids` published and commits the claim's transaction, one round trip.
+ * Answers `UPDATE`, `COMMIT`.
+ * @throws SqlValueError for an id that is not a UUID
+ */
+export const markPublishedAndCommit = (ids: readonly string[]): string =>
+  `UPDATE outbox_message SET published_at = now() WHERE id = ANY(${uuidArray(ids, 'markPublished')}); COMMIT`
+
+/**
+ * Records failed publishes, one row per element of the arrays: $1 ids, $2 errors, $3 delays (ms),
+ * $4 max attempts, $5 parkable, $6 counts an attempt, $7 park now. Returns each row's id, type,
+ * attempts and whether it is parked.
+ */
+export const MARK_FAILED = `UPDATE outbox_message AS o SET
+       attempts = o.attempts + f.counts::int,
+       last_error = left(f.error, 2000),
+       available_at = now() + f.delay_ms * interval '1 millisecond',
+       failed_at = CASE WHEN f.park_now OR (f.parkable AND o.attempts + 1 >= $4) THEN now() END
+     FROM unnest($1::uuid[], $2::text[], $3::int[], $5::bool[], $6::bool[], $7::bool[])
+       AS f(id, error, delay_ms, parkable, counts, park_now)
+     WHERE o.id = f.id
+     RETURNING o.id, o.type, o.attempts, o.failed_at IS NOT NULL AS parked`
+
+/**
+ * Publish on commit: marks `ids` published where they are still pending and still held more than
+ * `stillHeldMs` ahead (a row made due meanwhile belongs to the relay's sweep again), in a
+ * transaction that needs no WAL flush of its own. Answers `MARK_HELD_RESULTS`.
+ * @throws SqlValueError for an id that is not a UUID or a `stillHeldMs` that is not an integer
+ */
+export const markHeldPublished = (ids: readonly string[], stillHeldMs: number): string =>
+  `BEGIN; SET LOCAL synchronous_commit = off;
+   UPDATE outbox_message SET published_at = now()
+    WHERE id = ANY(${uuidArray(ids, 'publish on commit')}) AND published_at IS NULL
+      AND available_at > now() + interval '${int(stillHeldMs, 'stillHeldMs')} milliseconds';
+   COMMIT`
+
+/** The commands `markHeldPublished` answers with. */
+export const MARK_HELD_RESULTS = ['BEGIN', 'SET', 'UPDATE', 'COMMIT'] as const
+
+/** Publish on commit: makes the pending rows of $1 (uuid[]) due now, for the relay's sweep. */
+export const GIVE_BACK =
+  'UPDATE outbox_message SET available_at = now() WHERE id = ANY($1::uuid[]) AND published_at IS NULL'
+
+/** Wakes the relays of other processes: $1 the channel, $2 this process's id (the payload). */
+export const NOTIFY = 'SELECT pg_notify($1, $2)'
+
+/**
+ * Listens on `channel` (LISTEN takes no parameters).
+ * @throws SqlValueError for an empty channel or one with a NUL character
+ */
+export const listen = (channel: string): string => `LISTEN ${identifier(channel)}`
+
+// ---------------------------------------------------------------------------------------------
+// Inbox and consumer
+// ---------------------------------------------------------------------------------------------
+
+/** Records that $2 (handler) takes message $1 (uuid); affects no row when the pair is already there. */
+export const INBOX_INSERT =
+  'INSERT INTO inbox_message (message_id, handler) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING'
+
+/** A pair the inbox records; see `InboxEntry` in types.ts. */
+interface InboxPair {
+  messageId: string
+  handler: string
+}
+
+const inboxValues = (entry: InboxPair): string =>
+  `(${literal(entry.messageId)}::uuid, ${literal(entry.handler)})`
+
+/**
+ * BEGIN and `INBOX_INSERT` of `entry` with its values inlined, one round trip. Answers `BEGIN`,
+ * `INSERT` (1 row: new; 0: a duplicate).
+ * @throws SqlValueError for a value with a NUL character
+ */
+export const beginWithInboxInsert = (entry: InboxPair): string =>
+  `BEGIN;\nINSERT INTO inbox_message (message_id, handler) VALUES ${inboxValues(entry)} ON CONFLICT DO NOTHING`
+
+/**
+ * BEGIN and one multi-row inbox INSERT of `entries`, one round trip. Answers `BEGIN`, `INSERT`
+ * with the new pairs' message ids as `id` (lower-case text; a duplicate's is absent).
+ * @throws SqlValueError for a value with a NUL character
+ */
+export const beginWithInboxBatchInsert = (entries: readonly InboxPair[]): string =>
+  'BEGIN;\nINSERT INTO inbox_message (message_id, handler) VALUES ' +
+  entries.map(inboxValues).join(', ') +
+  ' ON CONFLICT DO NOTHING RETURNING message_id::text AS id'
+
+/** The commands `beginWithInboxInsert` and `beginWithInboxBatchInsert` answer with. */
+export const BEGIN_WITH_INBOX_RESULTS = ['BEGIN', 'INSERT'] as const
+
+// ---------------------------------------------------------------------------------------------
+// Retention (run through `bounded`: a simple query, so the numbers are inlined)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Deletes up to `limit` published outbox rows published more than `ageMs` ago, oldest first. Only
+ * published rows: pending and parked rows have `published_at` NULL and never match. The subselect
+ * walks the `published_at` partial index; SKIP LOCKED keeps concurrent relays from queueing on
+ * each other's chunks.
+ * @throws SqlValueError for a number that is not an integer
+ */
+export const deletePublishedOutbox = (
+  ageMs: number,
+  limit: number,
+): string => `DELETE FROM outbox_message WHERE id IN (
+  SELECT id FROM outbox_message
+  WHERE published_at IS NOT NULL AND published_at < now() - ${int(ageMs, 'ageMs')} * interval '1 millisecond'
+  ORDER BY published_at
+  LIMIT ${int(limit, 'limit')}
+  FOR UPDATE SKIP LOCKED)`
+
+/**
+ * Deletes up to `limit` inbox rows received more than `ageMs` ago, oldest first.
+ * @throws SqlValueError for a number that is not an integer
+ */
+export const deleteOldInbox = (ageMs: number, limit: number): string => `DELETE FROM inbox_message
+  WHERE (message_id, handler) IN (
+  SELECT message_id, handler FROM inbox_message
+  WHERE received_at < now() - ${int(ageMs, 'ageMs')} * interval '1 millisecond'
+  ORDER BY received_at
+  LIMIT ${int(limit, 'limit')}
+  FOR UPDATE SKIP LOCKED)`
+
+/** Sets the session's `statement_timeout` to $1 (ms, as text); VACUUM cannot run in a transaction, so no SET LOCAL. */
+export const SET_SESSION_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', $1, false)"
+/** Back to the connection's own default (its startup options). */
+export const RESET_STATEMENT_TIMEOUT = 'RESET statement_timeout'
+/** Vacuums the outbox unless another session (a relay, autovacuum) is vacuuming it already. */
+export const VACUUM_OUTBOX = 'VACUUM (SKIP_LOCKED) outbox_message'
+
+// ---------------------------------------------------------------------------------------------
+// Stats (run through `bounded`)
+// ---------------------------------------------------------------------------------------------
+
+/** Pending rows and the oldest one's age (ms, database clock), through the pending partial index. */
+export const PENDING_STATS = `SELECT count(*)::int AS pending,
+            (extract(epoch FROM now() - min(occurred_at)) * 1000)::float8 AS oldest_ms
+     FROM outbox_message WHERE published_at IS NULL AND failed_at IS NULL`
+
+/** Parked rows (no index covers `failed_at`: a scan). */
+export const PARKED_COUNT =
+  'SELECT count(*)::int AS parked FROM outbox_message WHERE failed_at IS NOT NULL AND published_at IS NULL'
+
+// ---------------------------------------------------------------------------------------------
+// Testing
+// ---------------------------------------------------------------------------------------------
+
+/** The outbox rows of aggregate $1 in enqueue order (ids are UUIDv7). */
+export const OUTBOX_OF_AGGREGATE =
+  'SELECT type, routing_key, payload, headers FROM outbox_message WHERE aggregate_id = $1 ORDER BY id'
