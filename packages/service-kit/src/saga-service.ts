@@ -1,9 +1,5 @@
-import {
-  type HandlerDefinition,
-  type Messaging,
-  type ReactionDeps,
-  type RecorderDefinition,
-} from '@saga/messaging'
+import { type HandlerDefinition, type Messaging, type ReactionDeps } from '@saga/messaging'
+import { type RecorderDefinition } from '@saga/messaging/parts'
 import { messagingAdminPlugin, messagingPlugin } from '@saga/messaging/fastify'
 import type pg from 'pg'
 import { createServiceApp, type ServiceApp, type ServiceAppOptions } from './app.js'
