@@ -23,10 +23,8 @@ import {
   type Messaging,
   type MessagingOptions,
   type MessageContract,
-  type SignalMap,
-  type SignalName,
-  type Signals,
 } from '@saga/messaging'
+import { type SignalMap, type SignalName, type Signals } from '@saga/messaging/parts'
 import { deadLetterQueueName, queueName } from '@saga/messaging/parts'
 
 const resolve = createRequire(import.meta.url).resolve

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Pool } from 'pg'
-import type { HealthArea, MessagingHealth } from '@saga/messaging'
+import type { HealthArea, MessagingHealth } from '@saga/messaging/parts'
 
 /**
  * The outcome of one check. `degraded`: something is wrong, but not (yet) for the probe the check

@@ -1,10 +1,5 @@
-import type {
-  Database,
-  HandlerDefinition,
-  MessagingOptions,
-  RecorderDefinition,
-  TransactionClient,
-} from '@saga/messaging'
+import type { Database, HandlerDefinition, MessagingOptions, TransactionClient } from '@saga/messaging'
+import type { RecorderDefinition } from '@saga/messaging/parts'
 import type pg from 'pg'
 import type { BaseServiceConfig, ServiceName } from './env.js'
 

@@ -1,4 +1,4 @@
-import type { MetricDescriptor } from '@saga/messaging'
+import type { MetricDescriptor } from '@saga/messaging/parts'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 
 /**

@@ -1,4 +1,4 @@
-import type { MessagingStats } from '@saga/messaging'
+import type { MessagingStats } from '@saga/messaging/parts'
 import { createSignals, messagingMetrics } from '@saga/messaging/parts'
 import { testStats } from '@saga/messaging/testing'
 import { Registry } from 'prom-client'

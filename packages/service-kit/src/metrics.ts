@@ -1,4 +1,4 @@
-import type { MetricDescriptor } from '@saga/messaging'
+import type { MetricDescriptor } from '@saga/messaging/parts'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Pool } from 'pg'

@@ -1,10 +1,6 @@
-import {
-  type HandlerDefinition,
-  type Messaging,
-  type ReactionDeps,
-  type RecorderDefinition,
-} from '@saga/messaging'
+import { type HandlerDefinition, type Messaging, type ReactionDeps } from '@saga/messaging'
 import { messagingPlugin } from '@saga/messaging/fastify'
+import { type RecorderDefinition } from '@saga/messaging/parts'
 import { createMessagingAdmin } from '@saga/messaging-admin'
 import { messagingAdminPlugin } from '@saga/messaging-admin/fastify'
 import type pg from 'pg'

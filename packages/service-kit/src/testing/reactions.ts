@@ -1,5 +1,6 @@
 import { reactionsOf, type ServiceName } from '@saga/contracts'
-import type { Logger, ReactionDeps } from '@saga/messaging'
+import type { ReactionDeps } from '@saga/messaging'
+import type { Logger } from '@saga/messaging/parts'
 import { describe, expect, it } from 'vitest'
 
 /** A handler as a service registers it: its name and the contract of the message it consumes. */

@@ -1,4 +1,5 @@
-import type { Database, Logger } from '@saga/messaging'
+import type { Database } from '@saga/messaging'
+import type { Logger } from '@saga/messaging/parts'
 import { noMetrics, type OrderMetrics } from '../metrics.js'
 import type { Tx } from '../plugins/db.js'
 import type { Announced } from '../reactions/cancel-order.js'

@@ -1,5 +1,6 @@
 import { reactionsOf } from '@saga/contracts'
-import type { ReactionDeps, RecorderDefinition } from '@saga/messaging'
+import type { ReactionDeps } from '@saga/messaging'
+import type { RecorderDefinition } from '@saga/messaging/parts'
 import { recordTimelineBatch } from '../store/timeline.js'
 
 /**

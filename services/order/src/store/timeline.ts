@@ -2,7 +2,7 @@
  * The order timeline's SQL (order_events): an event recorded once per message id, in a handler's
  * transaction or many at a time for the batch recorder; and the shape the API reads it in.
  */
-import type { Queryable } from '@saga/messaging'
+import type { Queryable } from '@saga/messaging/parts'
 import type { Prisma } from '../generated/prisma/client.js'
 import type { Tx } from '../plugins/db.js'
 
