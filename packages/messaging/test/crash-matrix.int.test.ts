@@ -1,4 +1,4 @@
-// Cost: about 55 s alone on 2 cores, 60 s beside another run with the cores busy (one database, one
+// Cost: about 55 s alone on 2 cores, 65-75 s beside another run with the cores busy (one database, one
 // exchange and queue, eleven child processes one after another; seven cases wait out a hold or the
 // relay's guard, 6 to 8 s each, since the protocol's timing is what they prove). The README's
 // "The outbox row's life" is the table these cases cover.

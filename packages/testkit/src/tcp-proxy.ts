@@ -87,6 +87,8 @@ export class TcpProxy {
    */
   silence(direction: ProxyDirection | 'both' = 'both'): void {
     const directions: ProxyDirection[] = direction === 'both' ? ['toTarget', 'fromTarget'] : [direction]
+    // A silenced proxy takes connections again (after a cut): they are opened and carry nothing.
+    this.mode = 'open'
     for (const silenced of directions) this.silent.add(silenced)
     for (const socket of this.sockets) if (this.silent.has(this.readDirection(socket))) socket.pause()
   }
