@@ -9,7 +9,7 @@ export {
   type TestDatabase,
   type TestDatabaseOptions,
 } from './database.js'
-export { TcpProxy } from './tcp-proxy.js'
+export { TcpProxy, type ProxyDirection } from './tcp-proxy.js'
 export { tapQueue, type TapQueue, type TappedMessage } from './tap-queue.js'
 export { deleteBrokerObjects, AMQP_URL, type BrokerCleanup } from './broker.js'
 export {

@@ -1,12 +1,16 @@
 import net from 'node:net'
 
+/** One way through the proxy: what the client sends to the target, or what the target sends back. */
+export type ProxyDirection = 'toTarget' | 'fromTarget'
+
 /**
  * A TCP proxy for fault injection between a client and a real server (the shared broker or
  * database keeps running for everyone else):
  * - `cut()`: closes every socket and refuses new connections (a link that is down);
  * - `silence()`: keeps sockets open but stops moving bytes both ways, without closing anything (a
  *   peer that died silently, or a network partition: the bytes wait in TCP buffers, as a stalled
- *   link's would);
+ *   link's would); `silence('fromTarget')` stops only what the server sends (a publish reaches the
+ *   broker, its confirm never comes back), `silence('toTarget')` only what the client sends;
  * - `restore()`: back to normal; silenced sockets move their buffered bytes again;
  * - `latencyMs`: a delay added to every chunk each way (a slow link).
  * Example: `const proxy = await TcpProxy.start('127.0.0.1', 5672); amqpUrl = \`amqp://guest:guest@127.0.0.1:${proxy.port}\``.
@@ -15,7 +19,9 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>()
   /** The proxy's own connections to the target, one per client connection. */
   private readonly upstreams = new Set<net.Socket>()
-  private mode: 'open' | 'cut' | 'silent' = 'open'
+  private mode: 'open' | 'cut' = 'open'
+  /** The directions that move no bytes now. */
+  private readonly silent = new Set<ProxyDirection>()
   /** Delay added to every chunk each way, ms (a slow link); order is kept. Default 0. */
   latencyMs = 0
 
@@ -75,14 +81,27 @@ export class TcpProxy {
     this.sockets.clear()
   }
 
-  silence(): void {
-    this.mode = 'silent'
-    for (const socket of this.sockets) socket.pause()
+  /**
+   * Stops moving bytes in `direction` (default both ways) on every open and later connection,
+   * closing nothing; `restore()` moves them again.
+   */
+  silence(direction: ProxyDirection | 'both' = 'both'): void {
+    const directions: ProxyDirection[] = direction === 'both' ? ['toTarget', 'fromTarget'] : [direction]
+    // A silenced proxy takes connections again (after a cut): they are opened and carry nothing.
+    this.mode = 'open'
+    for (const silenced of directions) this.silent.add(silenced)
+    for (const socket of this.sockets) if (this.silent.has(this.readDirection(socket))) socket.pause()
   }
 
   restore(): void {
     this.mode = 'open'
+    this.silent.clear()
     for (const socket of this.sockets) socket.resume()
+  }
+
+  /** The direction of the bytes read from `socket`: a client's go to the target, an upstream's back. */
+  private readDirection(socket: net.Socket): ProxyDirection {
+    return this.upstreams.has(socket) ? 'fromTarget' : 'toTarget'
   }
 
   /** Closes every socket and the listener. */
@@ -107,7 +126,7 @@ export class TcpProxy {
         client.destroy()
         upstream.destroy()
       })
-      if (this.mode === 'silent') socket.pause()
+      if (this.silent.has(this.readDirection(socket))) socket.pause()
     }
     this.forward(client, upstream)
     this.forward(upstream, client)
@@ -125,7 +144,7 @@ export class TcpProxy {
       if (!to.write(chunk)) from.pause()
     })
     to.on('drain', () => {
-      if (this.mode === 'open') from.resume()
+      if (this.mode === 'open' && !this.silent.has(this.readDirection(from))) from.resume()
     })
   }
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import amqp from 'amqplib'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -70,6 +70,37 @@ describe('testkit', () => {
     await expect(query(300)).rejects.toThrow(/timeout/i)
     proxy.restore()
     expect(await query(2_000)).toEqual({ one: 1 })
+  })
+
+  it('when the proxy silences what the target sends, then the target still gets the client bytes and the replies wait until restore', async () => {
+    const received: string[] = []
+    const server = createServer((socket) =>
+      socket.on('data', (chunk: Buffer) => {
+        received.push(chunk.toString())
+        socket.write(`echo ${chunk.toString()}`)
+      }),
+    ).listen(0, '127.0.0.1')
+    await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject))
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())))
+    const proxy = await TcpProxy.start('127.0.0.1', (server.address() as { port: number }).port)
+    cleanups.push(() => proxy.close())
+    const client = connect(proxy.port, '127.0.0.1')
+    client.on('error', () => undefined)
+    cleanups.push(() => Promise.resolve(void client.destroy()))
+    await new Promise((resolve) => client.once('connect', resolve))
+    const replies: string[] = []
+    client.on('data', (chunk: Buffer) => replies.push(chunk.toString()))
+    proxy.silence('fromTarget')
+    client.write('ping')
+    for (let tries = 0; received.length === 0 && tries < 250; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(received).toEqual(['ping'])
+    // The echo waits in the proxy's upstream socket: it arrives only once the direction is restored.
+    expect(replies).toEqual([])
+    proxy.restore()
+    for (let tries = 0; replies.length === 0 && tries < 250; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(replies.join('')).toBe('echo ping')
   })
 
   it('when messages are published to the exchange, then the tap collects the bound ones with their ids, counts and chains', async () => {
