@@ -63,14 +63,20 @@ type Query = (this: pg.Client, ...args: unknown[]) => unknown
 const originalQuery = Reflect.get(pg.Client.prototype, 'query') as Query
 const sqlOf = (arg: unknown): string =>
   typeof arg === 'string' ? arg : ((arg as { text?: string } | null)?.text ?? '')
+/** A query's parameter values, whether passed as `query(text, values)` or `query({ text, values })`. */
+const valuesOf = (args: unknown[]): unknown[] =>
+  Array.isArray(args[1]) ? args[1] : ((args[0] as { values?: unknown[] } | null)?.values ?? [])
+/** Whether a statement names the target, in its text (inlined) or among its parameters (`$1::uuid[]`). */
+const mentionsTarget = (sql: string, args: unknown[]): boolean =>
+  target !== undefined && (sql.includes(target) || JSON.stringify(valuesOf(args)).includes(target))
 const CLAIM = /FOR UPDATE SKIP LOCKED/i
 const MARK = /published_at\s*=\s*now\(\)/i
 const INSERT = /INSERT INTO outbox_message/i
 const GIVE_BACK = /SET available_at\s*=\s*now\(\)/i
 
 /** Stops before the statement that marks the target published, or before its COMMIT is sent. */
-function beforeQuery(sql: string): void {
-  if (target === undefined || !sql.includes(target)) return
+function beforeQuery(sql: string, args: unknown[]): void {
+  if (target === undefined || !mentionsTarget(sql, args)) return
   if ((crashAt === 'after-confirm' || crashAt === 'sweep-after-confirm') && MARK.test(sql))
     stopAt(crashAt, target)
   if (crashAt === 'before-commit' && INSERT.test(sql) && /\bCOMMIT\s*$/i.test(sql)) stopAt(crashAt, target)
@@ -81,8 +87,8 @@ function beforeQuery(sql: string): void {
  * or gives it back to the sweep, printed once it returned or failed: the round that took the target
  * is over.
  */
-function settledLine(sql: string): string | undefined {
-  if (target === undefined || !sql.includes(target)) return undefined
+function settledLine(sql: string, args: unknown[]): string | undefined {
+  if (target === undefined || !mentionsTarget(sql, args)) return undefined
   if (MARK.test(sql)) return `settled mark ${target}`
   if (GIVE_BACK.test(sql)) return `settled give-back ${target}`
   return undefined
@@ -102,8 +108,8 @@ function afterClaim(result: unknown): unknown {
 
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]): unknown {
   const sql = sqlOf(args[0])
-  beforeQuery(sql)
-  const settled = settledLine(sql)
+  beforeQuery(sql, args)
+  const settled = settledLine(sql, args)
   const callback = args.at(-1)
   if (settled !== undefined && typeof callback === 'function')
     args[args.length - 1] = (...outcome: unknown[]): unknown => {
