@@ -30,6 +30,7 @@ export interface MessagingConsumerOptions extends Pick<
   ConsumerOptions<TransactionClient>,
   | 'prefetch'
   | 'batchMax'
+  | 'batchBudgetMs'
   | 'batchWaitMs'
   | 'maxAttempts'
   | 'retryBaseMs'

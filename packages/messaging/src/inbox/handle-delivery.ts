@@ -4,6 +4,7 @@ import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
 import { isTransientDatabaseError } from '../database-errors.js'
+import type { HandlerPace } from './batch-size.js'
 import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { afterFailure, retryDelayMs, type RetryPolicy } from './retry-policy.js'
@@ -60,6 +61,8 @@ export interface DeliveryRuntime<Tx extends TransactionClient> {
   onCommitted: () => void
   /** The consumer-wide limit on handler transactions at once, shared by every handler queue. */
   slots: Slots
+  /** The queue's moving average of handler time (every handler run feeds it; batches are sized by it). */
+  pace: HandlerPace
 }
 
 type Attempt =
@@ -112,11 +115,14 @@ async function attemptOnce<Tx extends TransactionClient>(
     const outcome = await inConsumerSpan(span, () =>
       inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
         handlerRan = true
+        const started = performance.now()
         try {
           await handler.handle(message, tx)
         } catch (error) {
           handlerError = { error }
           throw error
+        } finally {
+          runtime.pace.record(performance.now() - started)
         }
       }),
     )
