@@ -196,7 +196,9 @@ export function settleCommitted<Tx extends TransactionClient>(
     signals.emit('handled', { id, type, handler: handler.name, correlationId, durationMs })
   } else {
     counters.duplicatesTotal += 1
-    logger.info({ messageId: id, type, handler: handler.name, correlationId }, 'duplicate message skipped')
+    // At-least-once delivery makes duplicates routine: debug, counted in `duplicatesTotal`
+    // (the metric `<prefix>_consumer_duplicates_total`).
+    logger.debug({ messageId: id, type, handler: handler.name, correlationId }, 'duplicate message skipped')
     signals.emit('duplicate', { id, type, handler: handler.name })
   }
 }
