@@ -24,11 +24,20 @@ const statements = (sql: string) =>
     .join('\n')
     .trim()
 
-/** The SQL of `sql` as its statements, comments aside and whitespace collapsed, in order. */
+/**
+ * The SQL of `sql` as its statements, comments aside, whitespace collapsed and `IF NOT EXISTS`
+ * dropped (the shipped SQL may be applied again; a migration runs once, so that guard is the one
+ * difference allowed), in order.
+ */
 const statementList = (sql: string): string[] =>
   statements(sql)
     .split(';')
-    .map((statement) => statement.replace(/\s+/g, ' ').trim())
+    .map((statement) =>
+      statement
+        .replace(/\s+/g, ' ')
+        .replace(/ IF NOT EXISTS /gi, ' ')
+        .trim(),
+    )
     .filter(Boolean)
 
 /** The migrations that copy `@saga/messaging/sql/messaging.sql`, in the order they apply. */
