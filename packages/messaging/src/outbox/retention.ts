@@ -123,3 +123,22 @@ export async function vacuumOutbox(pool: pg.Pool, timeoutMs = VACUUM_TIMEOUT_MS)
     client.release(broken)
   }
 }
+
+/**
+ * Deletes inbox rows older than `inboxRetentionMs` (default `DEFAULT_INBOX_RETENTION_MS`) and
+ * nothing else: the inbox half of `deleteExpired`, in the same bounded chunks, for a consumer that
+ * runs without a relay (and may have no outbox table). Resolves with the rows deleted.
+ * @throws the database error of a failed DELETE; RangeError as `deleteExpired`.
+ */
+export async function deleteExpiredInbox(
+  pool: pg.Pool,
+  options: Omit<RetentionOptions, 'retentionMs'> = {},
+): Promise<number> {
+  return inChunks(
+    pool,
+    DELETE_INBOX,
+    options.inboxRetentionMs ?? DEFAULT_INBOX_RETENTION_MS,
+    options.chunkSize ?? 1_000,
+    options.maxChunks ?? 20,
+  )
+}
