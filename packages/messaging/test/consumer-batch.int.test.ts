@@ -408,15 +408,15 @@ describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => 
     await consumer.stop()
     await connection.close()
   })
+})
 
+describe('consumer batches: settings', () => {
   it('when batchBudgetMs is not more than 0, then createConsumer refuses it', async () => {
     await expect(
       fixture.startConsumer([recordingHandler('bad-budget')], { batchBudgetMs: 0 }),
     ).rejects.toThrow('batchBudgetMs must be more than 0, got 0')
   })
-})
 
-describe('consumer batches: settings', () => {
   it('when batchMax is more than half the prefetch, then createConsumer refuses it', async () => {
     await expect(
       fixture.startConsumer([recordingHandler('bad-batch')], { prefetch: 10, batchMax: 6 }),
