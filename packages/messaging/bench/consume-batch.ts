@@ -12,6 +12,8 @@
  * - `slow`: BENCH_SLOW_BACKLOG messages (default 40) whose handler also waits 150 ms (a call to
  *   another system, say). Variants: `default` (batchMax 20, default budget), `off` (batchMax 1) and
  *   `max 20 ∞`.
+ * - `medium` (run only when named): BENCH_MEDIUM_BACKLOG messages (default 400) whose handler waits
+ *   5 ms, below the 20 ms budget, so batches of about four form; same variants as `slow`.
  * Rounds interleave the variants of a case (off, 5, 20, off, 5, 20, ...), so each sees the same
  * machine. Per round it prints messages/s, this process's CPU per message
  * (process.cpuUsage: the consumer, amqplib, pg and the handler) and the PostgreSQL backends' CPU
@@ -42,6 +44,7 @@ const CONCURRENCY = 4
 const PREFETCH = 40
 const TICKS_PER_SECOND = 100 // USER_HZ on Linux
 const SLOW_HANDLER_MS = 150
+const MEDIUM_HANDLER_MS = 5
 
 interface Variant {
   name: string
@@ -50,7 +53,7 @@ interface Variant {
   budgetMs?: number
 }
 interface Case {
-  name: 'fast' | 'slow'
+  name: 'fast' | 'slow' | 'medium'
   backlog: number
   /** Extra time each handler takes, ms. */
   extraMs: number
@@ -72,6 +75,16 @@ const CASES: Case[] = [
     name: 'slow',
     backlog: Number(process.env.BENCH_SLOW_BACKLOG ?? 40),
     extraMs: SLOW_HANDLER_MS,
+    variants: [
+      { name: 'default', batchMax: 20 },
+      { name: 'off', batchMax: 1 },
+      { name: 'max 20 ∞', batchMax: 20, budgetMs: Infinity },
+    ],
+  },
+  {
+    name: 'medium',
+    backlog: Number(process.env.BENCH_MEDIUM_BACKLOG ?? 400),
+    extraMs: MEDIUM_HANDLER_MS,
     variants: [
       { name: 'default', batchMax: 20 },
       { name: 'off', batchMax: 1 },
