@@ -13,7 +13,7 @@
  *   another system, say). Variants: `default` (batchMax 20, default budget), `off` (batchMax 1) and
  *   `max 20 ∞`.
  * - `medium` (run only when named): BENCH_MEDIUM_BACKLOG messages (default 400) whose handler waits
- *   5 ms, below the 20 ms budget, so batches of about four form; same variants as `slow`.
+ *   5 ms: within the 20 ms budget, but longer than the transaction around it; same variants as `slow`.
  * Rounds interleave the variants of a case (off, 5, 20, off, 5, 20, ...), so each sees the same
  * machine. Per round it prints messages/s, this process's CPU per message
  * (process.cpuUsage: the consumer, amqplib, pg and the handler) and the PostgreSQL backends' CPU

@@ -54,16 +54,17 @@ const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
 /**
  * The batcher of one consumer channel (optimistic isolation). Valid deliveries wait here for a
  * transaction slot; the queue asks `runtime.slots` for one slot at a time, and when it is granted
- * every delivery then waiting (up to the batch size: as many handlers as fit in `settings.budgetMs`
- * at the queue's average handler time, `runtime.pace`, at most `settings.max`; 1 until a first
- * handler was timed; after one turn of the event loop so the
+ * every delivery then waiting (up to the batch size from the queue's pace, `runtime.pace`: as many
+ * handlers as fit in `settings.budgetMs` at their average time, at most `settings.max`; 1 until
+ * timed, and 1 for handlers that take as long as the transaction around them; see `batchSize`;
+ * after one turn of the event loop so the
  * deliveries of the same socket read join, and at most `settings.waitMs` more when two or more
  * wait) goes into one transaction: one multi-row inbox INSERT, the handler of each new message
  * (duplicates skipped) in correlation-id order, every outbox INSERT with the one COMMIT
  * (`Database.inboxBatchTransaction`); then each delivery is acked. A lone delivery takes the
- * single path (`runAlone`), so at low load nothing changes; so does every delivery of a handler
- * that takes the budget or longer, and the batcher asks for the next slot at once, so slow handlers
- * run one per transaction side by side on the free slots. One batch of the channel runs at a time
+ * single path (`runAlone`), so at low load nothing changes; so does every delivery when the batch
+ * size is 1, and the batcher asks for the next slot at once, so slow handlers run one per
+ * transaction side by side on the free slots. One batch of the channel runs at a time
  * (the next one forms meanwhile): two batches of one queue could take their messages' row locks in
  * interleaved orders and deadlock each other. If anything fails (a handler throws, the database,
  * the COMMIT) the transaction rolls back and every delivery of the batch runs alone through
@@ -128,7 +129,7 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   async #granted(release: Release | undefined): Promise<void> {
     this.#asking = false
     if (!release) return
-    const size = batchSize(this.#runtime.pace.averageMs, this.#settings.budgetMs, this.#settings.max)
+    const size = batchSize(this.#runtime.pace, this.#settings.budgetMs, this.#settings.max)
     await this.#form(size)
     if (this.#runtime.stopping.aborted) {
       release()
@@ -234,24 +235,32 @@ async function inOneTransaction<Tx extends TransactionClient>(
   runtime: DeliveryRuntime<Tx>,
   transaction: NonNullable<Database<Tx>['inboxBatchTransaction']>,
 ): Promise<ReadonlySet<string>> {
-  const { handler } = runtime
+  const { handler, pace } = runtime
   const ordered = lockOrder(batch)
-  return transaction(
-    ordered.map(({ message }) => ({ messageId: message.id, handler: handler.name })),
-    async (tx, inserted) => {
-      for (const { message, control } of ordered) {
-        if (!inserted.has(message.id.toLowerCase())) continue
-        const target = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
-        const started = performance.now()
-        try {
-          await inConsumerSpan(target, () => handler.handle(message, tx))
-        } finally {
-          runtime.pace.record(performance.now() - started)
+  const started = performance.now()
+  let handlersMs = 0
+  try {
+    return await transaction(
+      ordered.map(({ message }) => ({ messageId: message.id, handler: handler.name })),
+      async (tx, inserted) => {
+        for (const { message, control } of ordered) {
+          if (!inserted.has(message.id.toLowerCase())) continue
+          const target = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
+          const began = performance.now()
+          try {
+            await inConsumerSpan(target, () => handler.handle(message, tx))
+          } finally {
+            const ms = performance.now() - began
+            handlersMs += ms
+            pace.record(ms)
+          }
         }
-      }
-      return inserted
-    },
-  )
+        return inserted
+      },
+    )
+  } finally {
+    pace.recordOverhead(performance.now() - started - handlersMs)
+  }
 }
 
 /** Creates the batcher of one consumer channel; see `Batcher`. */

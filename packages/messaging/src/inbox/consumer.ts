@@ -42,14 +42,16 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    */
   batchMax?: number
   /**
-   * Handler time one batch transaction may hold, ms. Each handler queue keeps a moving average of
-   * its handlers' running time; a batch takes as many waiting deliveries as fit in this budget at
-   * that average (at least 1, at most `batchMax`). Until a first handler was timed every delivery
-   * runs alone, and a handler that takes the budget or longer always does: such deliveries run one
-   * per transaction side by side on the free slots (`concurrency`), as with `batchMax: 1`, so a
-   * slow handler never waits behind others in one transaction nor loses their work to one
-   * rollback. `Infinity` sizes batches by `batchMax` alone. Must be more than 0. Default 20
-   * (`DEFAULT_BATCH_BUDGET_MS`).
+   * Handler time one batch transaction may hold, ms. Each handler queue keeps moving averages of
+   * its handlers' running time and of the time its transactions spend around them (connection,
+   * BEGIN, inbox INSERT, COMMIT); a batch takes as many waiting deliveries as fit in this budget at
+   * the handlers' average (at least 1, at most `batchMax`). Until both were timed every delivery
+   * runs alone, and so does every delivery of a handler that takes the budget or longer, or as long
+   * as the transaction around it (batching would save less than it costs in parallelism): such
+   * deliveries run one per transaction side by side on the free slots (`concurrency`), as with
+   * `batchMax: 1`, so a slow handler never waits behind others in one transaction nor loses their
+   * work to one rollback. `Infinity` sizes batches by `batchMax` alone. Must be more than 0.
+   * Default 20 (`DEFAULT_BATCH_BUDGET_MS`).
    */
   batchBudgetMs?: number
   /**

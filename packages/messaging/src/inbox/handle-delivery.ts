@@ -111,6 +111,8 @@ async function attemptOnce<Tx extends TransactionClient>(
   let handlerRan = false
   let handlerError: { error: unknown } | undefined
   const span = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
+  const began = performance.now()
+  let handlerMs = 0
   try {
     const outcome = await inConsumerSpan(span, () =>
       inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
@@ -122,10 +124,12 @@ async function attemptOnce<Tx extends TransactionClient>(
           handlerError = { error }
           throw error
         } finally {
-          runtime.pace.record(performance.now() - started)
+          handlerMs = performance.now() - started
+          runtime.pace.record(handlerMs)
         }
       }),
     )
+    runtime.pace.recordOverhead(performance.now() - began - handlerMs)
     return outcome.fresh ? { kind: 'handled' } : { kind: 'duplicate' }
   } catch (error) {
     if (!handlerRan) return { kind: 'unavailable', error }
