@@ -20,7 +20,7 @@ export interface BatchSettings {
   max: number
   /**
    * Handler time one batch may hold, ms: a batch takes as many deliveries as fit at the queue's
-   * average handler time (`batchSize`); `Infinity` always takes up to `max`.
+   * average handler time, or one (`batchSize`); `Infinity` always takes up to `max`.
    */
   budgetMs: number
   /** How long a slot holder waits for more deliveries when two or more (and fewer than `max`) wait, ms. */
@@ -54,12 +54,11 @@ const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
 /**
  * The batcher of one consumer channel (optimistic isolation). Valid deliveries wait here for a
  * transaction slot; the queue asks `runtime.slots` for one slot at a time, and when it is granted
- * every delivery then waiting (up to the batch size from the queue's pace, `runtime.pace`: as many
- * handlers as fit in `settings.budgetMs` at their average time, at most `settings.max`; 1 until
- * timed, and 1 for handlers that take as long as the transaction around them; see `batchSize`;
- * after one turn of the event loop so the
- * deliveries of the same socket read join, and at most `settings.waitMs` more when two or more
- * wait) goes into one transaction: one multi-row inbox INSERT, the handler of each new message
+ * every delivery then waiting (up to the batch size `batchSize` makes of the queue's pace,
+ * `runtime.pace`: as many handlers as fit in `settings.budgetMs` at their average time, at most
+ * `settings.max`; 1 until timed and for handlers that take as long as the transaction around them;
+ * after one turn of the event loop so the deliveries of the same socket read join, and at most
+ * `settings.waitMs` more when two or more wait) goes into one transaction: one multi-row inbox INSERT, the handler of each new message
  * (duplicates skipped) in correlation-id order, every outbox INSERT with the one COMMIT
  * (`Database.inboxBatchTransaction`); then each delivery is acked. A lone delivery takes the
  * single path (`runAlone`), so at low load nothing changes; so does every delivery when the batch

@@ -61,7 +61,10 @@ export interface DeliveryRuntime<Tx extends TransactionClient> {
   onCommitted: () => void
   /** The consumer-wide limit on handler transactions at once, shared by every handler queue. */
   slots: Slots
-  /** The queue's moving average of handler time (every handler run feeds it; batches are sized by it). */
+  /**
+   * The queue's moving averages of handler time and of transaction time around the handlers (every
+   * transaction feeds them; batches are sized by them, see `batchSize`).
+   */
   pace: HandlerPace
 }
 
