@@ -32,10 +32,14 @@ const invoiceWhenOrderPlaced: HandlerDefinition<pg.PoolClient, OrderPlaced> = {
 }
 
 // 4. Messaging for this service: the relay, the consumer, their topology, health and metrics.
+//    `exchange` and `queuePrefix` name what it declares on the broker; the defaults (exchange
+//    `events`, queues `<service>.<handler>`) join whatever a shared broker already has there.
 const messaging = createMessaging({
   service: 'shop',
   pool,
   amqpUrl: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+  exchange: 'shop-quick-start.events',
+  queuePrefix: 'shop-quick-start',
   handlers: [invoiceWhenOrderPlaced],
 })
 await messaging.start()

@@ -1,12 +1,21 @@
 /**
  * Benchmark of the consumer draining a backlog, with batched inbox commits off and on (lever 5 of
- * docs/performance.md). Each round puts BENCH_BACKLOG messages (default 5,000) in one handler queue,
- * then starts a consumer (pgDatabase, 4 transaction slots, prefetch 40) and times it until every
- * message is handled. The handler does what a service's does: the inbox INSERT (the consumer's), one
- * business INSERT, one `enqueue`. Variants: `off` (batchMax 1: one transaction per delivery, as
- * before), `max 5` (the services' default at prefetch 10) and `max 20`, all at prefetch 40 so only
- * the batching differs. Rounds interleave the variants (off, 5, 20, off, 5, 20, ...), so each sees
- * the same machine. Per round it prints messages/s, this process's CPU per message
+ * docs/performance.md). Each round puts a backlog in one handler queue, then starts a consumer
+ * (pgDatabase, 4 transaction slots, prefetch 40) and times it until every message is handled. The
+ * handler does what a service's does: the inbox INSERT (the consumer's), one business INSERT, one
+ * `enqueue`. Two cases (BENCH_CASES, comma-separated, default `fast,slow`):
+ * - `fast`: BENCH_BACKLOG messages (default 5,000) and nothing else in the handler. Variants: `off`
+ *   (batchMax 1: one transaction per delivery), `max 5` (the services' default at prefetch 10) and
+ *   `max 20` (the default), both at the default `batchBudgetMs`, and `max 20 ∞` (batchBudgetMs
+ *   Infinity: batches sized by batchMax alone, the pace not consulted), all at prefetch 40 so only
+ *   the batching differs.
+ * - `slow`: BENCH_SLOW_BACKLOG messages (default 40) whose handler also waits 150 ms (a call to
+ *   another system, say). Variants: `default` (batchMax 20, default budget), `off` (batchMax 1) and
+ *   `max 20 ∞`.
+ * - `medium` (run only when named): BENCH_MEDIUM_BACKLOG messages (default 400) whose handler waits
+ *   5 ms: within the 20 ms budget, but longer than the transaction around it; same variants as `slow`.
+ * Rounds interleave the variants of a case (off, 5, 20, off, 5, 20, ...), so each sees the same
+ * machine. Per round it prints messages/s, this process's CPU per message
  * (process.cpuUsage: the consumer, amqplib, pg and the handler) and the PostgreSQL backends' CPU
  * per message (/proc of the pool's backends, where readable), and transactions committed; then the
  * median and range per variant.
@@ -30,16 +39,62 @@ import type { Database, HandlerDefinition, MessageContract } from '../src/types.
 import { fmt, until } from './measure.js'
 
 const SQL = fileURLToPath(new URL('../sql/messaging.sql', import.meta.url))
-const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 5_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CONCURRENCY = 4
 const PREFETCH = 40
 const TICKS_PER_SECOND = 100 // USER_HZ on Linux
-const VARIANTS = [
-  { name: 'off', batchMax: 1 },
-  { name: 'max 5', batchMax: 5 },
-  { name: 'max 20', batchMax: 20 },
-] as const
+const SLOW_HANDLER_MS = 150
+const MEDIUM_HANDLER_MS = 5
+
+interface Variant {
+  name: string
+  batchMax: number
+  /** `batchBudgetMs`; undefined: the default. */
+  budgetMs?: number
+}
+interface Case {
+  name: 'fast' | 'slow' | 'medium'
+  backlog: number
+  /** Extra time each handler takes, ms. */
+  extraMs: number
+  variants: Variant[]
+}
+const CASES: Case[] = [
+  {
+    name: 'fast',
+    backlog: Number(process.env.BENCH_BACKLOG ?? 5_000),
+    extraMs: 0,
+    variants: [
+      { name: 'off', batchMax: 1 },
+      { name: 'max 5', batchMax: 5 },
+      { name: 'max 20', batchMax: 20 },
+      { name: 'max 20 ∞', batchMax: 20, budgetMs: Infinity },
+    ],
+  },
+  {
+    name: 'slow',
+    backlog: Number(process.env.BENCH_SLOW_BACKLOG ?? 40),
+    extraMs: SLOW_HANDLER_MS,
+    variants: [
+      { name: 'default', batchMax: 20 },
+      { name: 'off', batchMax: 1 },
+      { name: 'max 20 ∞', batchMax: 20, budgetMs: Infinity },
+    ],
+  },
+  {
+    name: 'medium',
+    backlog: Number(process.env.BENCH_MEDIUM_BACKLOG ?? 400),
+    extraMs: MEDIUM_HANDLER_MS,
+    variants: [
+      { name: 'default', batchMax: 20 },
+      { name: 'off', batchMax: 1 },
+      { name: 'max 20 ∞', batchMax: 20, budgetMs: Infinity },
+    ],
+  },
+]
+const chosen = (process.env.BENCH_CASES ?? 'fast,slow').split(',').map((name) => name.trim())
+/** The case being run: the handler reads its extra time. */
+let current: Case = CASES[0]!
 
 interface Payload {
   n: number
@@ -69,6 +124,7 @@ const handler: HandlerDefinition<pg.PoolClient, Payload> = {
   name: 'bench-handler',
   message: contract,
   async handle(message, tx) {
+    if (current.extraMs > 0) await new Promise((resolve) => setTimeout(resolve, current.extraMs))
     await tx.query({
       name: 'bench.effect',
       text: 'INSERT INTO effect (id, order_id, n) VALUES ($1::uuid, $2::uuid, $3)',
@@ -113,14 +169,14 @@ async function backendCpuSeconds(): Promise<number> {
   return ticks / TICKS_PER_SECOND
 }
 
-/** Fills the queue with `BACKLOG` valid deliveries (one saga each), confirmed. */
-async function fillQueue(): Promise<void> {
+/** Fills the queue with `backlog` valid deliveries (one saga each), confirmed. */
+async function fillQueue(backlog: number): Promise<void> {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
     await declareTopology(channel, { exchange, queuePrefix: prefix, handlers: [handler] })
-    for (let n = 0; n < BACKLOG; n += 500) {
-      for (let i = n; i < Math.min(BACKLOG, n + 500); i += 1) {
+    for (let n = 0; n < backlog; n += 500) {
+      for (let i = n; i < Math.min(backlog, n + 500); i += 1) {
         const orderId = randomUUID()
         const message = toPublishable(
           {
@@ -146,15 +202,18 @@ async function fillQueue(): Promise<void> {
 }
 
 interface Figures {
+  /** From start to the last message handled. */
+  seconds: number
   rate: number
   nodeUs: number
   pgUs: number
   transactions: number
 }
 
-async function round(batchMax: number): Promise<Figures> {
+async function round({ batchMax, budgetMs }: Variant): Promise<Figures> {
+  const backlog = current.backlog
   await pool.query('TRUNCATE inbox_message, outbox_message, effect')
-  await fillQueue()
+  await fillQueue(backlog)
   const inner = pgDatabase(pool)
   let transactions = 0
   const database: Database<pg.PoolClient> = {
@@ -175,7 +234,7 @@ async function round(batchMax: number): Promise<Figures> {
   let finished = 0
   signals.on('handled', () => {
     handled += 1
-    if (handled === BACKLOG) finished = performance.now()
+    if (handled === backlog) finished = performance.now()
   })
   const connection = createAmqpConnection({ url: AMQP_URL, name: `${prefix}-consumer` })
   const consumer = createConsumer({
@@ -187,21 +246,23 @@ async function round(batchMax: number): Promise<Figures> {
     prefetch: PREFETCH,
     concurrency: CONCURRENCY,
     batchMax,
+    batchBudgetMs: budgetMs,
   })
   const cpu = process.cpuUsage()
   const pgBefore = await backendCpuSeconds()
   const started = performance.now()
   consumer.start()
   connection.start()
-  await until(() => Promise.resolve(handled >= BACKLOG), 600_000, 'the backlog handled')
+  await until(() => Promise.resolve(handled >= backlog), 600_000, 'the backlog handled')
   const used = process.cpuUsage(cpu)
   const pgSeconds = (await backendCpuSeconds()) - pgBefore
   await consumer.stop()
   await connection.close()
   return {
-    rate: BACKLOG / ((finished - started) / 1_000),
-    nodeUs: (used.user + used.system) / BACKLOG,
-    pgUs: (pgSeconds * 1e6) / BACKLOG,
+    seconds: (finished - started) / 1_000,
+    rate: backlog / ((finished - started) / 1_000),
+    nodeUs: (used.user + used.system) / backlog,
+    pgUs: (pgSeconds * 1e6) / backlog,
     transactions,
   }
 }
@@ -213,19 +274,21 @@ const median = (values: number[]): number => {
 }
 const us = (value: number): string => (Number.isNaN(value) ? 'n/a' : `${value.toFixed(0)} µs`)
 const show = (f: Figures): string =>
-  `${fmt(f.rate).padStart(6)} msg/s  node ${us(f.nodeUs)}/msg  postgres ${us(f.pgUs)}/msg  ${f.transactions} transactions`
+  `${f.seconds.toFixed(2).padStart(6)} s  ${fmt(f.rate).padStart(6)} msg/s  node ${us(f.nodeUs)}/msg  postgres ${us(f.pgUs)}/msg  ${f.transactions} transactions`
 
-try {
+/** Runs the variants of `bench` interleaved, `ROUNDS` rounds, and prints each round and the medians. */
+async function runCase(bench: Case): Promise<void> {
+  current = bench
   console.log(
-    `consume bench: backlog ${fmt(BACKLOG)}, prefetch ${PREFETCH}, ${CONCURRENCY} transaction slots, ${ROUNDS} rounds per variant`,
+    `case ${bench.name}: backlog ${fmt(bench.backlog)}, handler +${bench.extraMs} ms, prefetch ${PREFETCH}, ${CONCURRENCY} transaction slots, ${ROUNDS} rounds per variant`,
   )
-  await round(1) // warm-up: JIT, prepared statements, the queue's first declaration
-  const results = new Map<string, Figures[]>(VARIANTS.map((v) => [v.name, []]))
+  await round(bench.variants[0]!) // warm-up: JIT, prepared statements, the queue's first declaration
+  const results = new Map<string, Figures[]>(bench.variants.map((v) => [v.name, []]))
   for (let r = 1; r <= ROUNDS; r += 1) {
-    for (const variant of VARIANTS) {
-      const figures = await round(variant.batchMax)
+    for (const variant of bench.variants) {
+      const figures = await round(variant)
       results.get(variant.name)!.push(figures)
-      console.log(`round ${r} ${variant.name.padEnd(6)}  ${show(figures)}`)
+      console.log(`${bench.name} round ${r} ${variant.name.padEnd(8)}  ${show(figures)}`)
     }
   }
   for (const [name, figures] of results) {
@@ -233,9 +296,13 @@ try {
     const range = (key: keyof Figures, unit: (v: number) => string) =>
       `${unit(Math.min(...figures.map((f) => f[key])))}-${unit(Math.max(...figures.map((f) => f[key])))}`
     console.log(
-      `median ${name.padEnd(6)}  ${fmt(m('rate'))} msg/s (${range('rate', (v) => fmt(v))})  node ${us(m('nodeUs'))}/msg (${range('nodeUs', us)})  postgres ${us(m('pgUs'))}/msg (${range('pgUs', us)})  ${fmt(m('transactions'))} transactions`,
+      `${bench.name} median ${name.padEnd(8)}  ${m('seconds').toFixed(2)} s (${range('seconds', (v) => v.toFixed(2))})  ${fmt(m('rate'))} msg/s (${range('rate', (v) => fmt(v))})  node ${us(m('nodeUs'))}/msg (${range('nodeUs', us)})  postgres ${us(m('pgUs'))}/msg (${range('pgUs', us)})  ${fmt(m('transactions'))} transactions`,
     )
   }
+}
+
+try {
+  for (const bench of CASES) if (chosen.includes(bench.name)) await runCase(bench)
 } finally {
   await pool.end()
   await deleteBrokerObjects({ exchanges: [exchange], queues: [queue, deadLetterQueueName(queue)] })

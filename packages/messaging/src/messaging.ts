@@ -2,6 +2,7 @@ import pg from 'pg'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
 import { pgDatabase } from './database.js'
 import { createConsumer, type Consumer, type ConsumerOptions } from './inbox/consumer.js'
+import { createInboxRetention, type InboxRetention } from './inbox/inbox-retention.js'
 import { messagingHealth, type HealthSettings, type MessagingHealth } from './observability/health.js'
 import { messagingMetrics, type MetricDescriptor } from './observability/metrics.js'
 import { messagingStats, type MessagingParts, type MessagingStats } from './observability/parts.js'
@@ -17,7 +18,12 @@ export type MessagingRelayOptions = Omit<
   RelayOptions,
   'pool' | 'amqpUrl' | 'exchange' | 'service' | 'logger' | 'signals'
 > & {
-  /** Run the relay in this process. Default true. */
+  /**
+   * Run the relay in this process. Default true. `false` opens no relay connection and reads
+   * nothing of the outbox (no claims, no LISTEN, no stats, no outbox retention): for a service that
+   * never enqueues, or whose rows another process publishes. Inbox retention then runs on its own
+   * timer (`retentionIntervalMs`, `inboxRetentionMs`) when the process has handlers.
+   */
   enabled?: boolean
 }
 
@@ -29,6 +35,7 @@ export interface MessagingConsumerOptions extends Pick<
   ConsumerOptions<TransactionClient>,
   | 'prefetch'
   | 'batchMax'
+  | 'batchBudgetMs'
   | 'batchWaitMs'
   | 'maxAttempts'
   | 'retryBaseMs'
@@ -129,6 +136,24 @@ function relayOf<Tx extends TransactionClient>(
   return createRelay({ ...settings, pool, amqpUrl, exchange, service, logger, signals })
 }
 
+/**
+ * The inbox retention of a process whose relay is off (`relay.enabled: false`), when it has
+ * handlers: the relay's housekeeping, which otherwise deletes expired inbox rows, does not run.
+ * On `relay.retentionIntervalMs` (default 10,000; 0 turns it off) and `relay.inboxRetentionMs`.
+ */
+function inboxRetentionOf<Tx extends TransactionClient>(
+  options: MessagingOptions<Tx>,
+  consumer: Consumer | undefined,
+): InboxRetention | undefined {
+  if (!consumer) return undefined
+  return createInboxRetention({
+    pool: options.pool,
+    logger: options.logger,
+    intervalMs: options.relay?.retentionIntervalMs ?? 10_000,
+    inboxRetentionMs: options.relay?.inboxRetentionMs,
+  })
+}
+
 /** The consumer side of `options`: one connection for the handler queues and the recorders. */
 function consumersOf<Tx extends TransactionClient>(
   options: MessagingOptions<Tx>,
@@ -209,6 +234,7 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
     options.database ?? (pgDatabase(options.pool, { committed: relay?.committed }) as unknown as Database<Tx>)
   const afterCommit = options.database ? wake : (): void => undefined
   const side = consumersOf({ ...options, logger, database }, exchange, signals, afterCommit)
+  const inboxRetention = relay ? undefined : inboxRetentionOf({ ...options, logger }, side.consumer)
   const parts: MessagingParts = {
     relay,
     consumer: side.consumer,
@@ -227,7 +253,10 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
 
   return {
     signals,
-    start: () => startAll(parts, health, logger, options.startWaitMs ?? 3_000),
+    start: () => {
+      inboxRetention?.start()
+      return startAll(parts, health, logger, options.startWaitMs ?? 3_000)
+    },
     async transaction(fn) {
       const result = await database.transaction(fn)
       afterCommit()
@@ -239,6 +268,7 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
     stop() {
       // Consumers first: their handlers may still enqueue rows and wake the relay.
       stopping ??= (async () => {
+        await inboxRetention?.stop()
         await Promise.all([side.consumer?.stop(), ...side.recorders.map((recorder) => recorder.stop())])
         await side.connection?.close()
         await relay?.stop()

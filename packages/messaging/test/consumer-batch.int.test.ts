@@ -65,7 +65,9 @@ async function effectsById(handler: string): Promise<Map<string, number>> {
 /**
  * Starts `handler`'s consumer with one transaction slot, holds its first delivery (n = 0) in the
  * handler, publishes `bodies` meanwhile and waits until the broker handed them all over, so they
- * wait together for the slot and form batches when `release()` lets the first one finish.
+ * wait together for the slot and form batches when `release()` lets the first one finish. The held
+ * first handler is slow, which would size the next batches at one (`batchBudgetMs`): these
+ * settings size them by `batchMax` alone unless `options` says otherwise.
  */
 async function backlogBehindFirst(
   name: string,
@@ -78,7 +80,7 @@ async function backlogBehindFirst(
     if (message.payload.n === 0) await first.wait()
     await behaviour(message, tx)
   })
-  const settings = { concurrency: 1, prefetch: 40, batchMax: 20, ...options }
+  const settings = { concurrency: 1, prefetch: 40, batchMax: 20, batchBudgetMs: Infinity, ...options }
   const running = await fixture.startConsumer([handler], settings)
   const head = envelope({ data: { n: 0 } })
   await fixture.publish(head)
@@ -289,6 +291,8 @@ describe('consumer batches and per-order locks', () => {
     const { consumer, connection, signals } = await fixture.startConsumer([a, b], {
       concurrency: 2,
       prefetch: 10,
+      // The handlers linger: sized by their pace each would run alone, and the test prove nothing.
+      batchBudgetMs: Infinity,
     })
     const handled = collect(signals, 'handled')
     await fixture.publish(envelope({ data: { n: 0 } }), happened.routingKey)
@@ -325,7 +329,94 @@ describe('consumer batches and per-order locks', () => {
   })
 })
 
+describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => {
+  it('when the handler is slower than the budget, then a backlog runs one per transaction side by side', async () => {
+    const database = countingDatabase()
+    const held = gate()
+    const blocker = gate()
+    const holdSlots = recordingHandler('slow-blocker', () => blocker.wait(), other)
+    const slow = recordingHandler('slow-pace', async (message) => {
+      // The warm-up message is what a slow handler does: 50 ms of work, more than the 20 ms budget.
+      if (message.payload.n === 0) await new Promise((resolve) => setTimeout(resolve, 50))
+      else await held.wait()
+    })
+    const { consumer, connection, signals } = await fixture.startConsumer([holdSlots, slow], {
+      database,
+      concurrency: 4,
+      prefetch: 40,
+      batchMax: 20,
+    })
+    const handled = collect(signals, 'handled')
+    await fixture.publish(envelope({ data: { n: 0 } }))
+    await eventually('the warm-up handled', () => handled.length === 1)
+    // The four slots held by the other queue, so the backlog waits for them all at once.
+    for (let n = 1; n <= 4; n += 1)
+      await fixture.publish(envelope({ type: other.type, data: { n } }), other.routingKey)
+    await eventually('the four slots held', () => blocker.waiting() === 4)
+    for (let n = 1; n <= 8; n += 1) await fixture.publish(envelope({ data: { n } }))
+    await eventually(
+      'the backlog delivered to the consumer',
+      async () => (await fixture.ready(fixture.queue('slow-pace'))) === 0,
+    )
+
+    blocker.open()
+
+    // Four slow handlers inside at once: four transactions (a batch runs its handlers in turn).
+    await eventually('four slow handlers running at once', () => held.waiting() === 4)
+    held.open()
+    await eventually('all thirteen handled', () => handled.length === 13)
+    expect(database.commits).toEqual({ single: 13, batch: 0 })
+    expect(consumer.metrics().byHandler['slow-pace']).toMatchObject({ handledTotal: 9, batchesTotal: 0 })
+    expect(await effectsById('slow-pace')).toHaveProperty('size', 9)
+    await consumer.stop()
+    await connection.close()
+  })
+
+  it('when the handler is fast, then a backlog still shares transactions', async () => {
+    const database = countingDatabase()
+    const blocker = gate()
+    const holdSlot = recordingHandler('pace-blocker', () => blocker.wait(), other)
+    const fast = recordingHandler('fast-pace')
+    const { consumer, connection, signals } = await fixture.startConsumer([holdSlot, fast], {
+      database,
+      concurrency: 1,
+      prefetch: 40,
+      batchMax: 20,
+    })
+    const handled = collect(signals, 'handled')
+    // Ten fast handlers time the queue's pace before the backlog.
+    for (let n = 1; n <= 10; n += 1) await fixture.publish(envelope({ data: { n } }))
+    await eventually('the warm-up handled', () => handled.length === 10)
+    await fixture.publish(envelope({ type: other.type, data: { n: 0 } }), other.routingKey)
+    await eventually('the only slot held by the other queue', () => blocker.waiting() === 1)
+    for (let n = 11; n <= 40; n += 1) await fixture.publish(envelope({ data: { n } }))
+    await eventually(
+      'the backlog delivered to the consumer',
+      async () => (await fixture.ready(fixture.queue('fast-pace'))) === 0,
+    )
+    const before = { ...database.commits }
+
+    blocker.open()
+
+    await eventually('all handled', () => handled.length === 41)
+    const fastCounters = consumer.metrics().byHandler['fast-pace']
+    expect(fastCounters).toMatchObject({ handledTotal: 40 })
+    expect(fastCounters?.batchesTotal).toBeGreaterThanOrEqual(1)
+    // 30 deliveries and the blocker's one in far fewer transactions than one each.
+    const after = database.commits.single + database.commits.batch - before.single - before.batch
+    expect(after).toBeLessThan(16)
+    await consumer.stop()
+    await connection.close()
+  })
+})
+
 describe('consumer batches: settings', () => {
+  it('when batchBudgetMs is not more than 0, then createConsumer refuses it', async () => {
+    await expect(
+      fixture.startConsumer([recordingHandler('bad-budget')], { batchBudgetMs: 0 }),
+    ).rejects.toThrow('batchBudgetMs must be more than 0, got 0')
+  })
+
   it('when batchMax is more than half the prefetch, then createConsumer refuses it', async () => {
     await expect(
       fixture.startConsumer([recordingHandler('bad-batch')], { prefetch: 10, batchMax: 6 }),

@@ -304,3 +304,14 @@ export async function closeConnectionsNamed(name: string, reason = 'closed by a 
   for (const pid of pids) await run('rabbitmqctl', ['close_connection', pid, reason])
   return pids.length
 }
+
+/** The names clients gave their open broker connections (`rabbitmqctl list_connections`). */
+export async function connectionNames(): Promise<string[]> {
+  const { stdout } = await run('rabbitmqctl', [
+    'list_connections',
+    '-q',
+    '--no-table-headers',
+    'client_properties',
+  ])
+  return [...stdout.matchAll(/\{"connection_name","([^"]*)"\}/g)].map((match) => match[1] as string)
+}

@@ -318,3 +318,39 @@ describe('createMessaging', () => {
     expect(lines.lines.filter((line) => 'err' in line.obj)).toEqual([])
   })
 })
+
+describe('createMessaging duplicates', () => {
+  it('when a published message is published again, then the copy is skipped, logged at debug and counted in messaging_consumer_duplicates_total', async () => {
+    const lines = memoryLogger()
+    const messaging = start({ logger: lines })
+    await messaging.start()
+    const handled = messaging.signals.waitFor('handled', undefined, 30_000)
+    const id = await messaging.transaction((tx) => enqueue(tx, happenedMessage(7)))
+    expect((await handled).id).toBe(id)
+    await eventually('the row marked published', async () => {
+      const { rowCount } = await db.pool.query(
+        'SELECT 1 FROM outbox_message WHERE id = $1 AND published_at IS NOT NULL',
+        [id],
+      )
+      return rowCount === 1
+    })
+    const duplicate = messaging.signals.waitFor('duplicate', (s) => s.id === id, 30_000)
+
+    // A forced republish, as an operator's requeue or a relay that lost its mark would make.
+    await db.pool.query('UPDATE outbox_message SET published_at = NULL, available_at = now() WHERE id = $1', [
+      id,
+    ])
+
+    await duplicate
+    expect(read(messaging, 'messaging_consumer_duplicates_total')).toEqual([
+      { labels: { handler: HANDLER }, value: 1 },
+    ])
+    const skipped = lines.lines.filter((line) => line.msg === 'duplicate message skipped')
+    expect(skipped.map((line) => line.level)).toEqual(['debug'])
+    expect(skipped[0]?.obj).toMatchObject({ messageId: id, handler: HANDLER })
+    expect(await db.pool.query('SELECT 1 FROM effect WHERE message_id = $1', [id])).toHaveProperty(
+      'rowCount',
+      1,
+    )
+  })
+})

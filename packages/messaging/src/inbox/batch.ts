@@ -8,12 +8,21 @@ import {
   type DeliveryControl,
   type DeliveryRuntime,
 } from './handle-delivery.js'
+import { batchSize } from './batch-size.js'
 import type { Release } from './slots.js'
 
-/** How one handler queue batches its deliveries; see `ConsumerOptions.batchMax` and `batchWaitMs`. */
+/**
+ * How one handler queue batches its deliveries; see `ConsumerOptions.batchMax`, `batchBudgetMs`
+ * and `batchWaitMs`.
+ */
 export interface BatchSettings {
   /** Most deliveries in one transaction; 1 turns batching off. */
   max: number
+  /**
+   * Handler time one batch may hold, ms: a batch takes as many deliveries as fit at the queue's
+   * average handler time, or one (`batchSize`); `Infinity` always takes up to `max`.
+   */
+  budgetMs: number
   /** How long a slot holder waits for more deliveries when two or more (and fewer than `max`) wait, ms. */
   waitMs: number
 }
@@ -45,12 +54,16 @@ const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
 /**
  * The batcher of one consumer channel (optimistic isolation). Valid deliveries wait here for a
  * transaction slot; the queue asks `runtime.slots` for one slot at a time, and when it is granted
- * every delivery then waiting (up to `settings.max`, after one turn of the event loop so the
- * deliveries of the same socket read join, and at most `settings.waitMs` more when two or more
- * wait) goes into one transaction: one multi-row inbox INSERT, the handler of each new message
+ * every delivery then waiting (up to the batch size `batchSize` makes of the queue's pace,
+ * `runtime.pace`: as many handlers as fit in `settings.budgetMs` at their average time, at most
+ * `settings.max`; 1 until timed and for handlers that take as long as the transaction around them;
+ * after one turn of the event loop so the deliveries of the same socket read join, and at most
+ * `settings.waitMs` more when two or more wait) goes into one transaction: one multi-row inbox INSERT, the handler of each new message
  * (duplicates skipped) in correlation-id order, every outbox INSERT with the one COMMIT
  * (`Database.inboxBatchTransaction`); then each delivery is acked. A lone delivery takes the
- * single path (`runAlone`), so at low load nothing changes. One batch of the channel runs at a time
+ * single path (`runAlone`), so at low load nothing changes; so does every delivery when the batch
+ * size is 1, and the batcher asks for the next slot at once, so slow handlers run one per
+ * transaction side by side on the free slots. One batch of the channel runs at a time
  * (the next one forms meanwhile): two batches of one queue could take their messages' row locks in
  * interleaved orders and deadlock each other. If anything fails (a handler throws, the database,
  * the COMMIT) the transaction rolls back and every delivery of the batch runs alone through
@@ -115,12 +128,13 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   async #granted(release: Release | undefined): Promise<void> {
     this.#asking = false
     if (!release) return
-    await this.#form()
+    const size = batchSize(this.#runtime.pace, this.#settings.budgetMs, this.#settings.max)
+    await this.#form(size)
     if (this.#runtime.stopping.aborted) {
       release()
       return
     }
-    const batch = this.#take()
+    const batch = this.#take(size)
     const [first] = batch
     if (!first) release()
     else if (batch.length === 1 || !this.#transaction) {
@@ -138,30 +152,30 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
         .finally(() => batch.forEach((item) => item.settled()))
   }
 
-  /** `forming`: one turn of the event loop, and the wait window when two or more (not max) wait. */
-  async #form(): Promise<void> {
-    const { max, waitMs } = this.#settings
+  /** `forming`: one turn of the event loop, and the wait window when two or more (fewer than `size`) wait. */
+  async #form(size: number): Promise<void> {
+    const { waitMs } = this.#settings
     this.#forming = true
     try {
-      if (this.#pending.length < max) await nextTurn()
-      if (waitMs > 0 && this.#pending.length >= 2 && this.#pending.length < max) await sleep(waitMs)
+      if (this.#pending.length < size) await nextTurn()
+      if (waitMs > 0 && this.#pending.length >= 2 && this.#pending.length < size) await sleep(waitMs)
     } finally {
       this.#forming = false
     }
   }
 
   /**
-   * Up to `max` waiting deliveries, in delivery order, never two of one message id (the queue's
+   * Up to `size` waiting deliveries, in delivery order, never two of one message id (the queue's
    * per-id chains already keep a second copy out while the first runs; an envelope id that differs
    * from the AMQP message id would slip past them).
    */
-  #take(): Waiting[] {
+  #take(size: number): Waiting[] {
     const batch: Waiting[] = []
     const ids = new Set<string>()
     const rest: Waiting[] = []
     for (const item of this.#pending) {
       const id = item.message.id.toLowerCase()
-      if (batch.length < this.#settings.max && !ids.has(id)) {
+      if (batch.length < size && !ids.has(id)) {
         ids.add(id)
         batch.push(item)
       } else rest.push(item)
@@ -220,19 +234,32 @@ async function inOneTransaction<Tx extends TransactionClient>(
   runtime: DeliveryRuntime<Tx>,
   transaction: NonNullable<Database<Tx>['inboxBatchTransaction']>,
 ): Promise<ReadonlySet<string>> {
-  const { handler } = runtime
+  const { handler, pace } = runtime
   const ordered = lockOrder(batch)
-  return transaction(
-    ordered.map(({ message }) => ({ messageId: message.id, handler: handler.name })),
-    async (tx, inserted) => {
-      for (const { message, control } of ordered) {
-        if (!inserted.has(message.id.toLowerCase())) continue
-        const target = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
-        await inConsumerSpan(target, () => handler.handle(message, tx))
-      }
-      return inserted
-    },
-  )
+  const started = performance.now()
+  let handlersMs = 0
+  try {
+    return await transaction(
+      ordered.map(({ message }) => ({ messageId: message.id, handler: handler.name })),
+      async (tx, inserted) => {
+        for (const { message, control } of ordered) {
+          if (!inserted.has(message.id.toLowerCase())) continue
+          const target = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
+          const began = performance.now()
+          try {
+            await inConsumerSpan(target, () => handler.handle(message, tx))
+          } finally {
+            const ms = performance.now() - began
+            handlersMs += ms
+            pace.record(ms)
+          }
+        }
+        return inserted
+      },
+    )
+  } finally {
+    pace.recordOverhead(performance.now() - started - handlersMs)
+  }
 }
 
 /** Creates the batcher of one consumer channel; see `Batcher`. */

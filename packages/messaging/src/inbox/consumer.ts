@@ -4,6 +4,7 @@ import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
 import type { Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import type { HandlerCounters } from './handle-delivery.js'
 import type { BatchSettings } from './batch.js'
+import { DEFAULT_BATCH_BUDGET_MS } from './batch-size.js'
 import { noCounters } from './counters.js'
 import { createHandlerQueue, type HandlerQueue } from './handler-queue.js'
 import { createSlots, type Slots } from './slots.js'
@@ -36,9 +37,23 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    * INSERT and one COMMIT; a lone delivery never waits for company. Needs a database with
    * `inboxBatchTransaction` (`pgDatabase`); elsewhere every delivery has its own transaction. 1 turns
    * batching off. `prefetch` must be at least twice this (so the next batch fills while one runs).
-   * Default half the prefetch, at most 20 (20 at the default prefetch of 40).
+   * Default half the prefetch, at most 20 (20 at the default prefetch of 40). Batches are also
+   * bounded by `batchBudgetMs`.
    */
   batchMax?: number
+  /**
+   * Handler time one batch transaction may hold, ms. Each handler queue keeps moving averages of
+   * its handlers' running time and of the time its transactions spend around them (connection,
+   * BEGIN, inbox INSERT, COMMIT); a batch takes as many waiting deliveries as fit in this budget at
+   * the handlers' average (at least 1, at most `batchMax`). Until both were timed every delivery
+   * runs alone, and so does every delivery of a handler that takes the budget or longer, or as long
+   * as the transaction around it (batching would save less than it costs in parallelism): such
+   * deliveries run one per transaction side by side on the free slots (`concurrency`), as with
+   * `batchMax: 1`, so a slow handler never waits behind others in one transaction nor loses their
+   * work to one rollback. `Infinity` sizes batches by `batchMax` alone. Must be more than 0.
+   * Default 20 (`DEFAULT_BATCH_BUDGET_MS`).
+   */
+  batchBudgetMs?: number
   /**
    * How long a transaction slot waits for more deliveries before it starts a batch, when two or
    * more (and fewer than `batchMax`) wait, ms. Never waits for a lone delivery. Default 0.
@@ -83,7 +98,8 @@ export const DEFAULT_BATCH_MAX = 20
 
 /**
  * `batchMax` checked against `prefetch`, or its default; 1 where `database` cannot batch.
- * @throws RangeError when `batchMax` is not a positive integer or exceeds half the prefetch
+ * @throws RangeError when `batchMax` is not a positive integer or exceeds half the prefetch, when
+ * `batchBudgetMs` is not more than 0, or when `batchWaitMs` is negative
  */
 function batchSettings<Tx extends TransactionClient>(
   options: ConsumerOptions<Tx>,
@@ -91,6 +107,8 @@ function batchSettings<Tx extends TransactionClient>(
 ): BatchSettings {
   const waitMs = options.batchWaitMs ?? 0
   if (!(waitMs >= 0)) throw new RangeError(`batchWaitMs must be at least 0, got ${waitMs}`)
+  const budgetMs = options.batchBudgetMs ?? DEFAULT_BATCH_BUDGET_MS
+  if (!(budgetMs > 0)) throw new RangeError(`batchBudgetMs must be more than 0, got ${budgetMs}`)
   const requested = options.batchMax
   if (requested !== undefined) {
     positiveInteger('batchMax', requested)
@@ -100,7 +118,7 @@ function batchSettings<Tx extends TransactionClient>(
       )
   }
   const max = requested ?? Math.max(1, Math.min(DEFAULT_BATCH_MAX, Math.floor(prefetch / 2)))
-  return { max: options.database.inboxBatchTransaction ? max : 1, waitMs }
+  return { max: options.database.inboxBatchTransaction ? max : 1, budgetMs, waitMs }
 }
 
 /** Per-handler state for health checks. */
@@ -144,9 +162,10 @@ const positiveInteger = (name: string, value: number): number => {
  * rolled back and retried with capped exponential backoff, then dead-lettered with the error.
  * After a lost connection it consumes again on fresh channels once the connection is back.
  * At most `concurrency` handler transactions run at once over all queues (a FIFO semaphore).
- * Under load the deliveries of one queue that wait for a slot share a transaction (`batchMax`).
- * Throws `RangeError` for a non-positive `prefetch`, `concurrency` or `maxAttempts`, or a
- * `batchMax` above half the prefetch.
+ * Under load the deliveries of one queue that wait for a slot share a transaction (`batchMax`), as
+ * many as fit in `batchBudgetMs` of handler time; slow handlers run one per transaction in parallel.
+ * Throws `RangeError` for a non-positive `prefetch`, `concurrency`, `maxAttempts` or
+ * `batchBudgetMs`, or a `batchMax` above half the prefetch.
  */
 export function createConsumer<Tx extends TransactionClient>(options: ConsumerOptions<Tx>): Consumer {
   const { connection, queuePrefix, declare } = options

@@ -3,6 +3,7 @@ import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
 import { isTransientDatabaseError } from '../database-errors.js'
+import type { HandlerPace } from './batch-size.js'
 import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
 import { reportDeadLettered } from './dead-letter.js'
@@ -60,6 +61,11 @@ export interface DeliveryRuntime<Tx extends TransactionClient> {
   onCommitted: () => void
   /** The consumer-wide limit on handler transactions at once, shared by every handler queue. */
   slots: Slots
+  /**
+   * The queue's moving averages of handler time and of transaction time around the handlers (every
+   * transaction feeds them; batches are sized by them, see `batchSize`).
+   */
+  pace: HandlerPace
 }
 
 type Attempt =
@@ -104,18 +110,25 @@ async function attemptOnce<Tx extends TransactionClient>(
   let handlerRan = false
   let handlerError: { error: unknown } | undefined
   const span = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
+  const began = performance.now()
+  let handlerMs = 0
   try {
     const outcome = await inConsumerSpan(span, () =>
       inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
         handlerRan = true
+        const started = performance.now()
         try {
           await handler.handle(message, tx)
         } catch (error) {
           handlerError = { error }
           throw error
+        } finally {
+          handlerMs = performance.now() - started
+          runtime.pace.record(handlerMs)
         }
       }),
     )
+    runtime.pace.recordOverhead(performance.now() - began - handlerMs)
     return outcome.fresh ? { kind: 'handled' } : { kind: 'duplicate' }
   } catch (error) {
     if (!handlerRan) return { kind: 'unavailable', error }
@@ -175,7 +188,9 @@ export function settleCommitted<Tx extends TransactionClient>(
     signals.emit('handled', { id, type, handler: handler.name, correlationId, durationMs })
   } else {
     counters.duplicatesTotal += 1
-    logger.info({ messageId: id, type, handler: handler.name, correlationId }, 'duplicate message skipped')
+    // At-least-once delivery makes duplicates routine: debug, counted in `duplicatesTotal`
+    // (the metric `<prefix>_consumer_duplicates_total`).
+    logger.debug({ messageId: id, type, handler: handler.name, correlationId }, 'duplicate message skipped')
     signals.emit('duplicate', { id, type, handler: handler.name })
   }
 }

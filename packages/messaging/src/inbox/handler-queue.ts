@@ -3,6 +3,7 @@ import type { AmqpConnection } from '../amqp/connection.js'
 import { createQueueChannel, type ChannelSession, type QueueChannel } from '../amqp/queue-channel.js'
 import type { TransactionClient } from '../types.js'
 import { createBatcher, type BatchSettings } from './batch.js'
+import { createHandlerPace } from './batch-size.js'
 import { noCounters } from './counters.js'
 import {
   handleDelivery,
@@ -15,7 +16,7 @@ import {
 /** Options of one handler's queue; see `createConsumer` for the public ones. */
 export interface HandlerQueueOptions<Tx extends TransactionClient> extends Omit<
   DeliveryRuntime<Tx>,
-  'counters' | 'stopping'
+  'counters' | 'stopping' | 'pace'
 > {
   connection: AmqpConnection
   queue: string
@@ -64,6 +65,8 @@ export function createHandlerQueue<Tx extends TransactionClient>(
   options: HandlerQueueOptions<Tx>,
 ): HandlerQueue {
   const counters: HandlerCounters = noCounters()
+  // Per queue, not per channel: the pace survives reconnects.
+  const pace = createHandlerPace()
   const handlerName = options.handler.name
   // The delivery chain of each message id now running (its retries included).
   const chains = new Map<string, Promise<void>>()
@@ -73,7 +76,7 @@ export function createHandlerQueue<Tx extends TransactionClient>(
   /** The runtime and batcher of `session`, made on its first delivery: a batch never mixes channels. */
   const partsOf = (session: ChannelSession): SessionParts<Tx> => {
     if (parts?.session === session) return parts
-    const runtime: DeliveryRuntime<Tx> = { ...options, counters, stopping: session.gone }
+    const runtime: DeliveryRuntime<Tx> = { ...options, counters, pace, stopping: session.gone }
     const batcher = options.batch.max > 1 ? createBatcher(runtime, options.batch) : undefined
     parts = { session, runtime, batcher }
     return parts

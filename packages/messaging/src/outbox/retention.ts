@@ -69,13 +69,7 @@ export async function deleteExpired(pool: pg.Pool, options: RetentionOptions): P
   const chunkSize = options.chunkSize ?? 1_000
   const maxChunks = options.maxChunks ?? 20
   const outbox = await inChunks(pool, deletePublishedOutbox, options.retentionMs, chunkSize, maxChunks)
-  const inbox = await inChunks(
-    pool,
-    deleteOldInbox,
-    options.inboxRetentionMs ?? DEFAULT_INBOX_RETENTION_MS,
-    chunkSize,
-    maxChunks,
-  )
+  const inbox = await deleteExpiredInbox(pool, { ...options, chunkSize, maxChunks })
   return { outbox, inbox }
 }
 
@@ -110,4 +104,23 @@ export async function vacuumOutbox(pool: pg.Pool, timeoutMs = VACUUM_TIMEOUT_MS)
     })
     client.release(broken)
   }
+}
+
+/**
+ * Deletes inbox rows older than `inboxRetentionMs` (default `DEFAULT_INBOX_RETENTION_MS`) and
+ * nothing else: the inbox half of `deleteExpired`, in the same bounded chunks, for a consumer that
+ * runs without a relay (and may have no outbox table). Resolves with the rows deleted.
+ * @throws the database error of a failed DELETE; RangeError as `deleteExpired`.
+ */
+export async function deleteExpiredInbox(
+  pool: pg.Pool,
+  options: Omit<RetentionOptions, 'retentionMs'> = {},
+): Promise<number> {
+  return inChunks(
+    pool,
+    deleteOldInbox,
+    options.inboxRetentionMs ?? DEFAULT_INBOX_RETENTION_MS,
+    options.chunkSize ?? 1_000,
+    options.maxChunks ?? 20,
+  )
 }
