@@ -11,6 +11,7 @@ import amqp from 'amqplib'
 import type { ChannelModel, ConfirmChannel, GetMessage } from 'amqplib'
 import pg from 'pg'
 import {
+  eventually,
   AMQP_URL,
   createTestDatabase,
   deleteBrokerObjects,
@@ -125,22 +126,8 @@ export function collect<K extends SignalName>(signals: Signals, name: K): Signal
   return seen
 }
 
-/**
- * Polls `probe` until it returns true; fails after `timeoutMs` saying what was awaited. The default
- * only ends a hang: generous, since a loaded machine may take seconds for what takes milliseconds.
- */
-export async function eventually(
-  what: string,
-  probe: () => Promise<boolean> | boolean,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (await probe()) return
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
+/** Polls until a state holds (from @saga/testkit; re-exported for the tests that import this fixture). */
+export { eventually }
 
 export interface RunningConsumer {
   consumer: Consumer
