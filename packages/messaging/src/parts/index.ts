@@ -24,6 +24,7 @@ export {
   type PgDatabaseOptions,
 } from '../database.js'
 export { TopologyError } from '../topology.js'
+export { SqlResultError, SqlValueError } from '../sql.js'
 export type { Signals, SignalListener } from '../signals.js'
 export type { HealthArea, HealthAreaName, HealthSettings, MessagingHealth } from '../observability/health.js'
 export type {
