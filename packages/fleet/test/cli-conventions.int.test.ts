@@ -22,21 +22,23 @@ const argsOf = (command: CommandUnknownOpts): string[] =>
   command.parent ? [...argsOf(command.parent), command.name()] : []
 
 describe("the fleet's command-line tools", () => {
-  it('when any command of any tool is given --help or -h, then its help goes to stdout and it exits 0', async () => {
-    for (const tool of tools) {
-      for (const command of allCommands(tool.program)) {
-        for (const flag of ['--help', '-h']) {
-          const args = [...argsOf(command), flag]
-          const result = await runNode(tool.entry, args)
-          const what = `${commandPath(command)} ${flag}`
-          expect(result, what).toMatchObject({ code: 0, stderr: '' })
-          expect(result.stdout, what).toMatch(new RegExp(`^Usage: ${commandPath(command)}`))
-          // No internal notes (issue numbers, "see X") in what a user reads.
-          expect(result.stdout, what).not.toMatch(/issue \d+/i)
-        }
-      }
-    }
-  })
+  // One case per command and flag: each spawns one process, so a loaded machine slows every case a
+  // little instead of pushing one case holding all of them past its timeout.
+  const helpCases = tools.flatMap((tool) =>
+    allCommands(tool.program).flatMap((command) =>
+      ['--help', '-h'].map((flag) => ({ what: `${commandPath(command)} ${flag}`, tool, command, flag })),
+    ),
+  )
+  it.for(helpCases)(
+    'when any command of any tool is given --help or -h ($what), then its help goes to stdout and it exits 0',
+    async ({ what, tool, command, flag }) => {
+      const result = await runNode(tool.entry, [...argsOf(command), flag])
+      expect(result, what).toMatchObject({ code: 0, stderr: '' })
+      expect(result.stdout, what).toMatch(new RegExp(`^Usage: ${commandPath(command)}`))
+      // No internal notes (issue numbers, "see X") in what a user reads.
+      expect(result.stdout, what).not.toMatch(/issue \d+/i)
+    },
+  )
 
   it('when --version is given, then each tool prints its version, exit 0', async () => {
     for (const tool of tools) {
