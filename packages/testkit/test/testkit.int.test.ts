@@ -3,6 +3,7 @@ import { connect, createServer } from 'node:net'
 import amqp from 'amqplib'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { eventually } from '../src/eventually.js'
 import {
   AMQP_URL,
   TcpProxy,
@@ -92,14 +93,12 @@ describe('testkit', () => {
     client.on('data', (chunk: Buffer) => replies.push(chunk.toString()))
     proxy.silence('fromTarget')
     client.write('ping')
-    for (let tries = 0; received.length === 0 && tries < 250; tries += 1)
-      await new Promise((resolve) => setTimeout(resolve, 20))
+    await eventually('the echo server received the ping', () => received.length > 0, 5_000)
     expect(received).toEqual(['ping'])
     // The echo waits in the proxy's upstream socket: it arrives only once the direction is restored.
     expect(replies).toEqual([])
     proxy.restore()
-    for (let tries = 0; replies.length === 0 && tries < 250; tries += 1)
-      await new Promise((resolve) => setTimeout(resolve, 20))
+    await eventually('the echo came back', () => replies.length > 0, 5_000)
     expect(replies.join('')).toBe('echo ping')
   })
 

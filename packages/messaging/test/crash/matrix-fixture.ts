@@ -8,6 +8,7 @@ import {
   AMQP_URL,
   createTestDatabase,
   deleteBrokerObjects,
+  eventually,
   uniqueName,
   type TcpProxy,
   type TestDatabase,
@@ -134,12 +135,12 @@ export class CrashMatrix {
 
   /** Resolves once the inbox handled `id`. */
   handled(id: string): Promise<void> {
-    return until(() => this.seen(id).handled >= 1, `${id} handled`)
+    return eventually(`${id} handled`, () => this.seen(id).handled >= 1)
   }
 
   /** Resolves once the inbox absorbed a second copy of `id`. */
   duplicated(id: string): Promise<void> {
-    return until(() => this.seen(id).duplicate >= 1, `${id} again, as a duplicate`)
+    return eventually(`${id} again, as a duplicate`, () => this.seen(id).duplicate >= 1)
   }
 
   async row(id: string): Promise<MatrixRow | undefined> {
@@ -185,13 +186,13 @@ export class CrashMatrix {
    * the outbox row nor the business row exists, nothing was delivered, nothing is left to sweep.
    */
   async expectNothingCommitted(id: string): Promise<void> {
-    await until(async () => {
+    await eventually('the killed producer has no session left', async () => {
       const { rows } = await this.db.pool.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE datname = current_database() AND application_name = 'crash-producer'`,
       )
       return rows[0]?.n === 0
-    }, 'the killed producer has no session left')
+    })
     const order = await this.db.pool.query('SELECT 1 FROM crash_order WHERE outbox_id = $1', [id])
     const pending = await this.db.pool.query('SELECT 1 FROM outbox_message WHERE published_at IS NULL')
     expect({
@@ -217,14 +218,5 @@ export class CrashMatrix {
     const queue = queueName(this.queuePrefix, HANDLER)
     await deleteBrokerObjects({ exchanges: [this.exchange], queues: [queue, deadLetterQueueName(queue)] })
     await this.db.drop()
-  }
-}
-
-/** Polls `check` every 20 ms until it holds; throws after 30 s naming `what`. */
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within 30 s: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
