@@ -345,6 +345,7 @@ describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => 
       concurrency: 4,
       prefetch: 40,
       batchMax: 20,
+      batchBudgetMs: 20,
     })
     const handled = collect(signals, 'handled')
     await fixture.publish(envelope({ data: { n: 0 } }))
@@ -382,6 +383,7 @@ describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => 
       concurrency: 1,
       prefetch: 40,
       batchMax: 20,
+      batchBudgetMs: 20,
     })
     const handled = collect(signals, 'handled')
     // Ten fast handlers time the queue's pace before the backlog.

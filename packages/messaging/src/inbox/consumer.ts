@@ -51,7 +51,8 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    * deliveries run one per transaction side by side on the free slots (`concurrency`), as with
    * `batchMax: 1`, so a slow handler never waits behind others in one transaction nor loses their
    * work to one rollback. `Infinity` sizes batches by `batchMax` alone. Must be more than 0.
-   * Default 20 (`DEFAULT_BATCH_BUDGET_MS`).
+   * Default `Infinity` (`DEFAULT_BATCH_BUDGET_MS`): set a budget (e.g. 20) for handlers that wait on
+   * something outside the database (an HTTP call, a slow service).
    */
   batchBudgetMs?: number
   /**
