@@ -336,8 +336,9 @@ describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => 
     const blocker = gate()
     const holdSlots = recordingHandler('slow-blocker', () => blocker.wait(), other)
     const slow = recordingHandler('slow-pace', async (message) => {
-      // The warm-up message is what a slow handler does: 50 ms of work, more than the 20 ms budget.
-      if (message.payload.n === 0) await new Promise((resolve) => setTimeout(resolve, 50))
+      // The warm-up message is what a slow handler does: 500 ms of work, more than the 20 ms budget
+      // and than half of ten transactions' overhead unless a transaction took 100 ms (batchSize).
+      if (message.payload.n === 0) await new Promise((resolve) => setTimeout(resolve, 500))
       else await held.wait()
     })
     const { consumer, connection, signals } = await fixture.startConsumer([holdSlots, slow], {
@@ -407,6 +408,50 @@ describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => 
     // 30 deliveries and the blocker's one in far fewer transactions than one each.
     const after = database.commits.single + database.commits.batch - before.single - before.batch
     expect(after).toBeLessThan(16)
+    await consumer.stop()
+    await connection.close()
+  })
+  it('when more wait than one batch takes, then those beyond it run alone on the free slots while it runs', async () => {
+    const database = countingDatabase()
+    const held = gate()
+    const blocker = gate()
+    const holdSlots = recordingHandler('spread-blocker', () => blocker.wait(), other)
+    const spread = recordingHandler('spread', async (message) => {
+      if (message.payload.n > 0) await held.wait()
+    })
+    // A budget that fits five fast handlers whatever the machine's load: batches of batchMax (5).
+    const { consumer, connection, signals } = await fixture.startConsumer([holdSlots, spread], {
+      database,
+      concurrency: 4,
+      prefetch: 40,
+      batchMax: 5,
+      batchBudgetMs: 10_000,
+    })
+    const handled = collect(signals, 'handled')
+    await fixture.publish(envelope({ data: { n: 0 } }))
+    await eventually('the warm-up handled', () => handled.length === 1)
+    for (let n = 1; n <= 4; n += 1)
+      await fixture.publish(envelope({ type: other.type, data: { n } }), other.routingKey)
+    await eventually('the four slots held', () => blocker.waiting() === 4)
+    for (let n = 1; n <= 20; n += 1) await fixture.publish(envelope({ data: { n } }))
+    await eventually(
+      'the backlog delivered to the consumer',
+      async () => (await fixture.ready(fixture.queue('spread'))) === 0,
+    )
+
+    blocker.open()
+
+    // One batch of five holds a slot (its first handler waits at the gate); three deliveries
+    // beyond the next batch wait there too, each alone on one of the other slots.
+    await eventually('four handlers running at once', () => held.waiting() === 4)
+    expect(database.commits.batch).toBe(0)
+    held.open()
+    await eventually('all twenty-five handled', () => handled.length === 25)
+    const counters = consumer.metrics().byHandler.spread
+    expect(counters).toMatchObject({ handledTotal: 21, batchFallbacksTotal: 0 })
+    expect(counters?.batchesTotal).toBeGreaterThanOrEqual(1)
+    expect([...(await effectsById('spread')).values()].every((count) => count === 1)).toBe(true)
+    expect(await effectsById('spread')).toHaveProperty('size', 21)
     await consumer.stop()
     await connection.close()
   })

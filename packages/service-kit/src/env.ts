@@ -81,6 +81,13 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     // Deliveries of one handler queue per transaction under load (at most half CONSUMER_PREFETCH;
     // 1 = off). Unset: messaging takes half the prefetch, at most 20.
     CONSUMER_BATCH_MAX: z.coerce.number().int().positive().optional(),
+    // Handler time one batch may hold, ms (`Infinity` = size batches by CONSUMER_BATCH_MAX alone).
+    // Unset: messaging's default, 20.
+    CONSUMER_BATCH_BUDGET_MS: z
+      .literal('Infinity')
+      .transform(() => Number.POSITIVE_INFINITY)
+      .or(z.coerce.number().positive())
+      .optional(),
     READY_MAX_OUTBOX_AGE_MS: positiveInt(60_000),
     // Load shedding (overloadPlugin): writes get 503 + Retry-After while either limit is passed; 0 = off.
     OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: nonNegativeInt(OVERLOAD_DEFAULTS.maxEventLoopDelayMs),

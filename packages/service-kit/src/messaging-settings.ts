@@ -24,6 +24,8 @@ export interface MessagingSettings {
     concurrency: number | undefined
     /** Deliveries of one queue per transaction; undefined lets messaging take half the prefetch (at most 20). */
     batchMax: number | undefined
+    /** Handler time one batch may hold, ms; undefined lets messaging take its default (20). */
+    batchBudgetMs: number | undefined
   }
   /** The outbox health area is down while its oldest pending row is older than `outboxMaxAgeMs`, ms. */
   health: { outboxMaxAgeMs: number }
@@ -48,6 +50,7 @@ export const messagingSettings = (config: BaseServiceConfig): MessagingSettings 
     // Unset: 40 % of the pool, so handler transactions never take every connection from HTTP.
     concurrency: config.CONSUMER_CONCURRENCY,
     batchMax: config.CONSUMER_BATCH_MAX,
+    batchBudgetMs: config.CONSUMER_BATCH_BUDGET_MS,
   },
   health: { outboxMaxAgeMs: config.READY_MAX_OUTBOX_AGE_MS },
 })

@@ -17,6 +17,7 @@ describe('messagingSettings', () => {
       CONSUMER_MAX_ATTEMPTS: '6',
       CONSUMER_CONCURRENCY: '2',
       CONSUMER_BATCH_MAX: '1',
+      CONSUMER_BATCH_BUDGET_MS: '12.5',
       READY_MAX_OUTBOX_AGE_MS: '30000',
     }
     const settings = messagingSettings(parseEnv(schema, env))
@@ -34,6 +35,7 @@ describe('messagingSettings', () => {
         maxAttempts: Number(env.CONSUMER_MAX_ATTEMPTS),
         concurrency: Number(env.CONSUMER_CONCURRENCY),
         batchMax: Number(env.CONSUMER_BATCH_MAX),
+        batchBudgetMs: 12.5,
       },
       health: { outboxMaxAgeMs: Number(env.READY_MAX_OUTBOX_AGE_MS) },
     })
@@ -47,6 +49,13 @@ describe('messagingSettings', () => {
   it('when CONSUMER_BATCH_MAX is unset, then batchMax stays undefined (messaging takes half the prefetch, at most 20)', () => {
     const settings = messagingSettings(parseEnv(schema, {}))
     expect(settings.consumer.batchMax).toBeUndefined()
+  })
+
+  it('when CONSUMER_BATCH_BUDGET_MS is unset, Infinity or not more than 0, then the budget is the default, unbounded or refused', () => {
+    expect(messagingSettings(parseEnv(schema, {})).consumer.batchBudgetMs).toBeUndefined()
+    const unbounded = parseEnv(schema, { CONSUMER_BATCH_BUDGET_MS: 'Infinity' })
+    expect(messagingSettings(unbounded).consumer.batchBudgetMs).toBe(Number.POSITIVE_INFINITY)
+    expect(() => parseEnv(schema, { CONSUMER_BATCH_BUDGET_MS: '0' })).toThrow('CONSUMER_BATCH_BUDGET_MS')
   })
 
   it("when the fleet's options are built, then metrics and the outbox wake-up carry the fleet's names and the relay keeps its settings", () => {

@@ -1,18 +1,22 @@
 /**
- * Default `batchBudgetMs`: unbounded, so batches are sized by `batchMax` alone and the pace is not
- * consulted. A budget (20 ms suits handlers that wait on I/O outside the database) is opt-in: in the
- * fleet, whose handlers write to the database, a 20 ms budget ran those handlers one per transaction
- * (each takes about as long as the transaction around it) and cost 35 % more CPU per saga
- * (`npm run load -- --rate 100`, 2026-12-06: 25-29 ms against 18-20 ms).
+ * Default `batchBudgetMs`: a batch holds at most 20 ms of handler time (more when the database is
+ * slow, see `batchSize`), so a handler that takes longer runs one per transaction, as with
+ * `batchMax: 1`.
  */
-export const DEFAULT_BATCH_BUDGET_MS = Number.POSITIVE_INFINITY
+export const DEFAULT_BATCH_BUDGET_MS = 20
 
-/** Weight of the newest handler time in the moving average: about the last ten handlers count. */
+/**
+ * Transactions' worth of overhead a batch may hold in handler time when that is more than the
+ * budget: when the database is slow, the time around each handler is what batching saves.
+ */
+const OVERHEAD_FACTOR = 10
+
+/** Weight of the newest time in a moving average: about the last ten count. */
 const NEWEST_WEIGHT = 0.2
 
 /**
  * The pace of one handler queue: moving averages of its handlers' running time and of the time a
- * transaction spends around them (connection, BEGIN, inbox INSERT, COMMIT).
+ * transaction spends around them (waiting for a connection, BEGIN, inbox INSERT, COMMIT).
  */
 export interface HandlerPace {
   /** The moving average of a handler's running time, ms; undefined until a first handler finished. */
@@ -50,13 +54,15 @@ export function createHandlerPace(): HandlerPace {
 }
 
 /**
- * Deliveries the next transaction of a handler queue takes, from the queue's `pace` (all in ms).
- * Batching pays when the transaction around a handler costs more than the handler: a batch saves
- * that overhead per message, but its handlers run one after another while single deliveries run
- * side by side on the free slots. So a delivery runs alone while the pace is unmeasured and when
- * the average handler takes as long as the overhead or longer; else the batch is as many handlers
- * as fit in `budgetMs`, at least 1 and at most `max`. An infinite budget is always `max` (batches
- * as full as the waiting deliveries allow, the pace not consulted). Pure.
+ * Deliveries the next transaction of a handler queue takes, from the queue's `pace` (all in ms):
+ * as many handlers as fit in the batch's allowance at their average time, at least 1 and at most
+ * `max`. The allowance is `budgetMs`, or ten times the transaction overhead when that is more. A
+ * batch runs its handlers one after another, so the allowance bounds how long a message waits
+ * behind the others of its transaction: a handler that takes the allowance or longer (a call to
+ * another system, say) runs alone. When the database is slow each transaction's overhead grows,
+ * and so does the allowance: handlers whose time is mostly the database's keep batching when
+ * batching saves the most. 1 while the handlers are unmeasured; `max` when the budget is infinite
+ * (the pace not consulted). Pure.
  */
 export function batchSize(
   pace: Pick<HandlerPace, 'averageMs' | 'overheadMs'>,
@@ -64,9 +70,9 @@ export function batchSize(
   max: number,
 ): number {
   if (budgetMs === Number.POSITIVE_INFINITY) return max
-  const { averageMs, overheadMs } = pace
-  if (averageMs === undefined || overheadMs === undefined) return 1
-  if (averageMs >= overheadMs) return 1
+  const { averageMs, overheadMs = 0 } = pace
+  if (averageMs === undefined) return 1
   if (averageMs <= 0) return max
-  return Math.max(1, Math.min(max, Math.floor(budgetMs / averageMs)))
+  const allowanceMs = Math.max(budgetMs, OVERHEAD_FACTOR * overheadMs)
+  return Math.max(1, Math.min(max, Math.floor(allowanceMs / averageMs)))
 }

@@ -1,35 +1,39 @@
 import { describe, expect, it } from 'vitest'
 import { batchSize, createHandlerPace } from './batch-size.js'
 
-/** A pace of `averageMs` per handler and `overheadMs` per transaction. */
-const pace = (averageMs: number | undefined, overheadMs: number | undefined) => ({ averageMs, overheadMs })
+/** A pace of `averageMs` per handler and `overheadMs` per transaction around them. */
+const pace = (averageMs: number | undefined, overheadMs?: number) => ({ averageMs, overheadMs })
 
 describe('batchSize', () => {
   it('when the handler is not measured yet, then a delivery runs alone', () => {
-    expect(batchSize(pace(undefined, undefined), 20, 20)).toBe(1)
-    expect(batchSize(pace(0.5, undefined), 20, 20)).toBe(1)
+    expect(batchSize(pace(undefined), 20, 20)).toBe(1)
+    expect(batchSize(pace(undefined, 1), 20, 20)).toBe(1)
   })
 
-  it('when handlers are fast next to their transaction, then the batch is as many as fit in the budget, at most max', () => {
-    expect(batchSize(pace(2, 3), 20, 20)).toBe(10)
-    expect(batchSize(pace(0.5, 1.5), 20, 20)).toBe(20)
+  it('when handlers are shorter than the budget, then the batch is as many as fit in it, at most max', () => {
+    expect(batchSize(pace(2, 1), 20, 20)).toBe(10)
+    expect(batchSize(pace(5, 1), 20, 20)).toBe(4)
+    expect(batchSize(pace(0.5), 20, 20)).toBe(20)
     expect(batchSize(pace(0, 1), 20, 20)).toBe(20)
     expect(batchSize(pace(0.4, 1), 20, 3)).toBe(3)
   })
 
-  it('when a handler takes the budget or longer, then each delivery runs alone', () => {
-    expect(batchSize(pace(20, 30), 20, 20)).toBe(1)
-    expect(batchSize(pace(150, 200), 20, 20)).toBe(1)
-    expect(batchSize(pace(11, 15), 20, 20)).toBe(1)
+  it('when a handler takes more than half the budget, then each delivery runs alone', () => {
+    expect(batchSize(pace(20, 1), 20, 20)).toBe(1)
+    expect(batchSize(pace(150, 2), 20, 20)).toBe(1)
+    expect(batchSize(pace(11, 1), 20, 20)).toBe(1)
   })
 
-  it('when a handler takes as long as the transaction around it, then each delivery runs alone, however small the handler', () => {
-    expect(batchSize(pace(5, 1.5), 20, 20)).toBe(1)
-    expect(batchSize(pace(1, 1), 20, 20)).toBe(1)
+  it('when the database is slow, then the batch may hold ten transactions of overhead in handler time', () => {
+    // 8 ms handlers inside 10 ms transactions: 100 ms of allowance, not 20.
+    expect(batchSize(pace(8, 10), 20, 20)).toBe(12)
+    expect(batchSize(pace(2, 10), 20, 20)).toBe(20)
+    // A handler that waits 150 ms elsewhere still runs alone unless transactions take 15 ms or more.
+    expect(batchSize(pace(150, 10), 20, 20)).toBe(1)
   })
 
   it('when the budget is infinite, then the batch is max whatever the pace, measured or not', () => {
-    expect(batchSize(pace(undefined, undefined), Number.POSITIVE_INFINITY, 20)).toBe(20)
+    expect(batchSize(pace(undefined), Number.POSITIVE_INFINITY, 20)).toBe(20)
     expect(batchSize(pace(1_000, 1), Number.POSITIVE_INFINITY, 7)).toBe(7)
   })
 })
@@ -45,7 +49,7 @@ describe('createHandlerPace', () => {
 
   it('when a handler turns slow, then the average follows within a few handlers', () => {
     const measured = createHandlerPace()
-    measured.recordOverhead(2)
+    measured.recordOverhead(1)
     measured.record(1)
     measured.record(151)
     expect(measured.averageMs).toBeCloseTo(31)

@@ -54,25 +54,28 @@ const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
 /**
  * The batcher of one consumer channel (optimistic isolation). Valid deliveries wait here for a
  * transaction slot; the queue asks `runtime.slots` for one slot at a time, and when it is granted
- * every delivery then waiting (up to the batch size `batchSize` makes of the queue's pace,
- * `runtime.pace`: as many handlers as fit in `settings.budgetMs` at their average time, at most
- * `settings.max`; 1 until timed and for handlers that take as long as the transaction around them;
- * after one turn of the event loop so the deliveries of the same socket read join, and at most
- * `settings.waitMs` more when two or more wait) goes into one transaction: one multi-row inbox INSERT, the handler of each new message
- * (duplicates skipped) in correlation-id order, every outbox INSERT with the one COMMIT
- * (`Database.inboxBatchTransaction`); then each delivery is acked. A lone delivery takes the
- * single path (`runAlone`), so at low load nothing changes; so does every delivery when the batch
- * size is 1, and the batcher asks for the next slot at once, so slow handlers run one per
- * transaction side by side on the free slots. One batch of the channel runs at a time
- * (the next one forms meanwhile): two batches of one queue could take their messages' row locks in
- * interleaved orders and deadlock each other. If anything fails (a handler throws, the database,
- * the COMMIT) the transaction rolls back and every delivery of the batch runs alone through
- * `runAlone`, with its retries, attempts and dead-lettering as if it had never been batched: a
- * failing message costs the others one rollback. Each handler runs in its message's own consumer
- * span. Deliveries of a channel that is gone stay unacked (the broker redelivers them).
+ * the deliveries then waiting (after one turn of the event loop so the deliveries of the same
+ * socket read join, and at most `settings.waitMs` more when two or more wait) go into one
+ * transaction, up to the batch size: as many handlers as fit in `settings.budgetMs` at the queue's
+ * average handler time (`runtime.pace`, `batchSize`), at most `settings.max`, 1 until timed. The
+ * transaction is one multi-row inbox INSERT, the handler of each new message (duplicates skipped)
+ * in correlation-id order, every outbox INSERT with the one COMMIT (`Database.inboxBatchTransaction`);
+ * then each delivery is acked. A lone delivery takes the single path (`runAlone`), so at low load
+ * nothing changes; so does every delivery when the batch size is 1, and the batcher asks for the
+ * next slot at once, so slow handlers run one per transaction side by side on the free slots. One
+ * batch of the channel runs at a time (two batches of one queue could take their messages' row
+ * locks in interleaved orders and deadlock each other); while it runs the next one forms, and the
+ * deliveries beyond what the next batch will take run alone on free slots, so a backlog of
+ * handlers that fill the budget in a few messages still uses every slot. If anything fails (a
+ * handler throws, the database, the COMMIT) the transaction rolls back and every delivery of the
+ * batch runs alone through `runAlone`, with its retries, attempts and dead-lettering as if it had
+ * never been batched: a failing message costs the others one rollback. Each handler runs in its
+ * message's own consumer span. Deliveries of a channel that is gone stay unacked (the broker
+ * redelivers them).
  *
  * Its states: `asking` (waiting in the slots' queue), `forming` (a slot granted, waiting a turn or
- * the window for company), `batchRunning`; at most one of them at a time.
+ * the window for company), `batchRunning`; `asking` may overlap `batchRunning` (for a delivery
+ * beyond the next batch), the others exclude each other.
  */
 class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   #pending: Waiting[] = []
@@ -113,10 +116,18 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
     left.forEach((item) => item.settled())
   }
 
-  /** Asks for a slot unless one is asked for, forming or running, or nothing waits. */
+  /** The size of the next batch: as many as fit in the budget at the queue's pace (`batchSize`). */
+  #size(): number {
+    return batchSize(this.#runtime.pace, this.#settings.budgetMs, this.#settings.max)
+  }
+
+  /**
+   * Asks for a slot unless one is asked for or forming, or nothing waits. While a batch runs, only
+   * when more wait than the next batch will take: those beyond it run alone on free slots meanwhile.
+   */
   #ask(): void {
-    if (this.#asking || this.#forming || this.#batchRunning) return
-    if (this.#pending.length === 0 || this.#runtime.stopping.aborted) return
+    if (this.#asking || this.#forming || this.#runtime.stopping.aborted) return
+    if (this.#pending.length === 0 || (this.#batchRunning && this.#pending.length <= this.#size())) return
     this.#asking = true
     void this.#runtime.slots.acquire(this.#runtime.stopping).then(
       (release) => this.#granted(release),
@@ -124,11 +135,14 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
     )
   }
 
-  /** A slot came: wait a turn (and the window) for company, then run the batch or the lone delivery. */
+  /**
+   * A slot came: wait a turn (and the window) for company, then run the batch or the lone delivery.
+   * A slot granted while a batch runs takes one delivery, alone (one batch of a channel at a time).
+   */
   async #granted(release: Release | undefined): Promise<void> {
     this.#asking = false
     if (!release) return
-    const size = batchSize(this.#runtime.pace, this.#settings.budgetMs, this.#settings.max)
+    const size = this.#batchRunning ? 1 : this.#size()
     await this.#form(size)
     if (this.#runtime.stopping.aborted) {
       release()
@@ -141,7 +155,7 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
       // Deliveries that came meanwhile need not wait for this one: ask for another slot now.
       this.#ask()
       void runAlone(first.message, first.control, this.#runtime, release).finally(first.settled)
-    } else
+    } else {
       void this.#runBatch(batch, release, this.#transaction)
         .catch((error: unknown) =>
           this.#runtime.logger.error(
@@ -150,6 +164,10 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
           ),
         )
         .finally(() => batch.forEach((item) => item.settled()))
+      // The batch is running (`#runBatch` set it before its first await): the deliveries beyond
+      // the next batch may take a free slot now.
+      this.#ask()
+    }
   }
 
   /** `forming`: one turn of the event loop, and the wait window when two or more (fewer than `size`) wait. */

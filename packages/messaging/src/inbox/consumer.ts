@@ -42,17 +42,18 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    */
   batchMax?: number
   /**
-   * Handler time one batch transaction may hold, ms. Each handler queue keeps moving averages of
-   * its handlers' running time and of the time its transactions spend around them (connection,
-   * BEGIN, inbox INSERT, COMMIT); a batch takes as many waiting deliveries as fit in this budget at
-   * the handlers' average (at least 1, at most `batchMax`). Until both were timed every delivery
-   * runs alone, and so does every delivery of a handler that takes the budget or longer, or as long
-   * as the transaction around it (batching would save less than it costs in parallelism): such
-   * deliveries run one per transaction side by side on the free slots (`concurrency`), as with
-   * `batchMax: 1`, so a slow handler never waits behind others in one transaction nor loses their
-   * work to one rollback. `Infinity` sizes batches by `batchMax` alone. Must be more than 0.
-   * Default `Infinity` (`DEFAULT_BATCH_BUDGET_MS`): set a budget (e.g. 20) for handlers that wait on
-   * something outside the database (an HTTP call, a slow service).
+   * Handler time one batch transaction may hold, ms. Each handler queue keeps moving averages (about
+   * the last ten) of its handlers' running time and of the time its transactions spend around them
+   * (connection, BEGIN, inbox INSERT, COMMIT); a batch takes as many waiting deliveries as fit in
+   * this budget at the handlers' average (at least 1, at most `batchMax`), or in ten transactions'
+   * overhead when that is more (a slow database makes batching pay most), so a message waits at
+   * most about that long behind the others of its transaction. Until a handler was timed, and for a
+   * handler that takes more than half of it (a call to another system, say), each delivery runs
+   * alone, one per transaction side by side on the free slots (`concurrency`), as with
+   * `batchMax: 1`: a slow handler never waits behind others nor loses their work to one rollback.
+   * While a batch runs, the deliveries beyond what the next batch takes run alone on free slots.
+   * `Infinity` sizes batches by `batchMax` alone. Must be more than 0. Default 20
+   * (`DEFAULT_BATCH_BUDGET_MS`).
    */
   batchBudgetMs?: number
   /**
