@@ -70,7 +70,7 @@ describe('the released corpus', () => {
   })
 })
 
-describe('runGate', () => {
+describe('runGate: changes to a released type', () => {
   it('when a required field is added to a released type, then it is refused naming the field, consumers, producer and the way out', () => {
     const changed = defineEvent(
       'thing.happened.v1',
@@ -114,7 +114,9 @@ describe('runGate', () => {
       detail: 'added "L"',
     })
   })
+})
 
+describe('runGate: new, removed and unconsumed types', () => {
   it('when the change comes as a new version beside the released one, then it passes as a new type', () => {
     const v2 = defineEvent('thing.happened.v2', z.object({ thingId: uuid(), size: z.enum(['S', 'M', 'L']) }))
     const report = runGate(corpusOf([ThingV1]), treeOf([ThingV1, v2]))
