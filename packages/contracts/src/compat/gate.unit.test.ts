@@ -9,10 +9,11 @@ import { formatReport, nextVersion, runGate, type ReleasedCorpus, type WorkingTr
 
 const uuid = () => z.uuid()
 /** A small fleet of its own: `thing.happened.v1` made by order, read by two handlers. */
-const ThingV1 = defineEvent(
-  'thing.happened.v1',
-  z.object({ thingId: uuid(), size: z.enum(['S', 'M']), note: z.string().optional() }),
-)
+const thingShape = { thingId: uuid(), size: z.enum(['S', 'M']), note: z.string().optional() }
+/** `thing.happened.v1` with `fields` added to (or replacing) its released fields. */
+const thingV1With = (fields: z.ZodRawShape) =>
+  defineEvent('thing.happened.v1', z.object({ ...thingShape, ...fields }))
+const ThingV1 = thingV1With({})
 const releasedPayloads = [
   { thingId: '0190e0a0-0000-7000-8000-000000000001', size: 'S' },
   { thingId: '0190e0a0-0000-7000-8000-000000000002', size: 'M', note: 'gift' },
@@ -72,15 +73,7 @@ describe('the released corpus', () => {
 
 describe('runGate: changes to a released type', () => {
   it('when a required field is added to a released type, then it is refused naming the field, consumers, producer and the way out', () => {
-    const changed = defineEvent(
-      'thing.happened.v1',
-      z.object({
-        thingId: uuid(),
-        size: z.enum(['S', 'M']),
-        note: z.string().optional(),
-        colour: z.string(),
-      }),
-    )
+    const changed = thingV1With({ colour: z.string() })
     const report = runGate(corpusOf([ThingV1]), treeOf([changed]))
     expect(report.refusals.map(({ path, kind, breaks }) => ({ path, kind, breaks }))).toEqual([
       { path: 'colour', kind: 'field-added', breaks: ['writers'] },
@@ -101,10 +94,7 @@ describe('runGate: changes to a released type', () => {
   })
 
   it('when an enum value is added, then readers on the released schema break and the consumers are named', () => {
-    const changed = defineEvent(
-      'thing.happened.v1',
-      z.object({ thingId: uuid(), size: z.enum(['S', 'M', 'L']), note: z.string().optional() }),
-    )
+    const changed = thingV1With({ size: z.enum(['S', 'M', 'L']) })
     const [refusal, ...rest] = runGate(corpusOf([ThingV1]), treeOf([changed])).refusals
     expect(rest).toEqual([])
     expect(refusal).toMatchObject({
@@ -126,15 +116,7 @@ describe('runGate: new, removed and unconsumed types', () => {
   })
 
   it('when an optional field is added, then it passes and is listed as compatible', () => {
-    const changed = defineEvent(
-      'thing.happened.v1',
-      z.object({
-        thingId: uuid(),
-        size: z.enum(['S', 'M']),
-        note: z.string().optional(),
-        colour: z.string().optional(),
-      }),
-    )
+    const changed = thingV1With({ colour: z.string().optional() })
     const report = runGate(corpusOf([ThingV1]), treeOf([changed]))
     expect(report.refusals).toEqual([])
     expect(formatReport(report)).toContain('✓ thing.happened.v1 colour: field added (added, optional)')
