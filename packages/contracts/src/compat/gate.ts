@@ -121,7 +121,10 @@ function payloadIssues(
   return [...issues.values()]
 }
 
-/** `<service>/<handler>` of every reaction to `type`, in map order. */
+/**
+ * `<service>/<handler>` of every reaction to `type`, in map order: each reaction's consumer validates
+ * the payloads of the type it reacts to (recorders included).
+ */
 export const consumersOf = (type: string, reactions: readonly Reaction[]): string[] => [
   ...new Set(reactions.filter((r) => r.reactsTo.type === type).map((r) => `${r.service}/${r.handler}`)),
 ]
@@ -164,6 +167,16 @@ const HARM: Record<Direction, string> = {
 }
 
 /**
+ * Who a refusal hurts in one direction. An optional field removed is still accepted by a consumer on
+ * the released build, but no longer written for it: its handler may read it (the saga map does not
+ * say which fields a handler reads, so every removal counts).
+ */
+const harmOf = (r: Refusal, direction: Direction): string =>
+  r.kind === 'field-removed' && direction === 'readers' && r.detail.includes('optional')
+    ? 'consumers still on the released schema no longer get a field their handlers may read'
+    : HARM[direction]
+
+/**
  * The gate's verdict for people: one block per refusal (event, field path, the change, who breaks,
  * what to do), then a summary line. Ends with a newline.
  */
@@ -172,7 +185,7 @@ export function formatReport(report: GateReport): string {
   for (const r of report.refusals) {
     const where = r.path === '' ? '(payload)' : r.path
     lines.push(`✗ ${r.type} ${where}: ${r.kind.replaceAll('-', ' ')} (${r.detail})`)
-    for (const direction of r.breaks) lines.push(`    breaks: ${HARM[direction]}`)
+    for (const direction of r.breaks) lines.push(`    breaks: ${harmOf(r, direction)}`)
     lines.push(`    consumers: ${r.consumers.join(', ') || 'none in the saga map'}`)
     if (r.producer !== undefined) lines.push(`    producer: ${r.producer}`)
     lines.push(

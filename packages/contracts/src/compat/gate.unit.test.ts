@@ -106,6 +106,31 @@ describe('runGate: changes to a released type', () => {
   })
 })
 
+describe('runGate: fields removed', () => {
+  it('when an optional field is removed, then it is refused: the released consumers no longer get a field they may read', () => {
+    const changed = defineEvent('thing.happened.v1', z.object({ thingId: uuid(), size: z.enum(['S', 'M']) }))
+    const report = runGate(corpusOf([ThingV1]), treeOf([changed]))
+    expect(report.refusals).toMatchObject([{ path: 'note', kind: 'field-removed', breaks: ['readers'] }])
+    expect(formatReport(report)).toContain(
+      'breaks: consumers still on the released schema no longer get a field their handlers may read',
+    )
+  })
+
+  it('when a required field is removed, then the released consumers refuse every new message', () => {
+    const changed = defineEvent(
+      'thing.happened.v1',
+      z.object({ size: z.enum(['S', 'M']), note: z.string().optional() }),
+    )
+    const report = runGate(corpusOf([ThingV1]), treeOf([changed]))
+    expect(report.refusals).toMatchObject([
+      { path: 'thingId', kind: 'field-removed', detail: 'removed (was required)' },
+    ])
+    expect(formatReport(report)).toContain(
+      'breaks: consumers still on the released schema refuse what the new producer writes (dead-lettered)',
+    )
+  })
+})
+
 describe('runGate: new, removed and unconsumed types', () => {
   it('when the change comes as a new version beside the released one, then it passes as a new type', () => {
     const v2 = defineEvent('thing.happened.v2', z.object({ thingId: uuid(), size: z.enum(['S', 'M', 'L']) }))
