@@ -155,7 +155,8 @@ const ALTERNATIVE: Record<Refusal['kind'], string> = {
   'constraint-loosened': 'or keep the released constraint',
   'additional-properties-closed': 'or leave the object open to fields it does not declare',
   'additional-properties-opened': 'or keep the object closed',
-  'event-removed': 'or keep it declared until no build publishes or consumes it, then cut a release',
+  'event-removed':
+    'keep it declared until no running build publishes or consumes it, then cut a release of the corpus without it',
   'payload-refused': 'or relax the schema so the released producer’s messages parse',
 }
 
@@ -188,10 +189,13 @@ export function formatReport(report: GateReport): string {
     for (const direction of r.breaks) lines.push(`    breaks: ${harmOf(r, direction)}`)
     lines.push(`    consumers: ${r.consumers.join(', ') || 'none in the saga map'}`)
     if (r.producer !== undefined) lines.push(`    producer: ${r.producer}`)
-    lines.push(
-      `    do: publish it as ${nextVersion(r.type)} beside ${r.type}, with an upcaster from ${r.type} for consumers that move;`,
-      `        ${ALTERNATIVE[r.kind]}`,
-    )
+    if (r.kind === 'event-removed') lines.push(`    do: ${ALTERNATIVE[r.kind]}`)
+    else {
+      lines.push(
+        `    do: publish it as ${nextVersion(r.type)} beside ${r.type}, with an upcaster from ${r.type} for consumers that move;`,
+        `        ${ALTERNATIVE[r.kind]}`,
+      )
+    }
   }
   const released = new Set(report.accepted.map((a) => a.type))
   for (const { type, change } of report.accepted) {

@@ -150,6 +150,9 @@ describe('runGate: new, removed and unconsumed types', () => {
   it('when a released type is no longer declared, then it is refused', () => {
     const report = runGate(corpusOf([ThingV1]), treeOf([]))
     expect(report.refusals).toMatchObject([{ type: 'thing.happened.v1', kind: 'event-removed' }])
+    expect(formatReport(report)).toContain(
+      'do: keep it declared until no running build publishes or consumes it, then cut a release of the corpus without it',
+    )
   })
 
   it('when a type nobody consumes changes in a breaking way, then the change is let through as harmless', () => {
