@@ -165,6 +165,7 @@ describe('a connection to a cluster (several broker addresses)', () => {
           line.msg?.startsWith(msg) &&
           (line.obj as { connection?: string }).connection === `${service}-consumer`,
       )?.obj
+    expect(consumerLine('amqp connected')).toMatchObject({ broker: before.consumerBroker, cluster })
     expect(consumerLine('amqp connection lost')).toMatchObject({ broker: before.consumerBroker })
     expect(consumerLine('amqp connection back after')).toMatchObject({ broker: broker().consumerBroker })
   })
