@@ -7,7 +7,10 @@ import { AMQP_URL_RULE, POSTGRES_URL_RULE, urlSettingProblems } from '@saga/serv
  * hold a password (`urlSettingProblem`).
  */
 export function exitOnBadUrlSettings(env: NodeJS.ProcessEnv = process.env): void {
-  const problems = urlSettingProblems(env, { POSTGRES_URL: POSTGRES_URL_RULE, AMQP_URL: AMQP_URL_RULE })
+  // One broker: npm start and bootstrap make users and a vhost on it and hand the services URLs
+  // derived from it, so a list of cluster nodes (which the services' own AMQP_URL takes) is refused.
+  const amqp = { ...AMQP_URL_RULE, list: false }
+  const problems = urlSettingProblems(env, { POSTGRES_URL: POSTGRES_URL_RULE, AMQP_URL: amqp })
   if (problems.length === 0) return
   console.error(`Invalid environment:\n${problems.map((line) => `  ${line}`).join('\n')}`)
   process.exit(1)

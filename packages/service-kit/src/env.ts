@@ -57,6 +57,7 @@ export function serviceEnvSchema({ service, port }: ServiceEnvDefaults) {
     DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: nonNegativeInt(
       DEFAULT_SESSION_LIMITS.idleInTransactionTimeoutMs,
     ),
+    // One broker, or a cluster's nodes separated by commas (tried in turn; AMQP_URL_RULE).
     AMQP_URL: urlSetting(AMQP_URL_RULE).default('amqp://guest:guest@127.0.0.1:5672'),
     AMQP_EXCHANGE: z.string().min(1).default('saga.events'),
     AMQP_QUEUE_PREFIX: z.string().min(1).default(service),

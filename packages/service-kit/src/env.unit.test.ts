@@ -54,6 +54,18 @@ describe('parseEnv', () => {
     expect(JSON.stringify(error.issues)).not.toContain('S3cretPass')
   })
 
+  it('when AMQP_URL lists three nodes, then it parses as given; a bad second node is named without its password', () => {
+    const nodes = [1, 2, 3].map((n) => `amqp://guest:S3cretPass@rabbit-${n}:5672`).join(',')
+    expect(parseEnv(schema, { AMQP_URL: nodes }).AMQP_URL).toBe(nodes)
+    const error = parseEnvError({
+      AMQP_URL: nodes.replace('amqp://guest:S3cretPass@rabbit-2', 'amqx://guest:S3cretPass@rabbit-2'),
+    })
+    expect(error.message).toContain(
+      'AMQP_URL: URL 2 of 3: the scheme is amqx://, expected amqp:// or amqps://',
+    )
+    expect(error.message).not.toContain('S3cretPass')
+  })
+
   it('when a URL is pasted into a variable that is not URL-shaped, then its value is not quoted', () => {
     const error = parseEnvError({ PORT: 'postgresql://u:S3cretPass@db:5432/x', LOG_LEVEL: 'u:S3cretPass@db' })
     expect(error.message).toContain('PORT: ')

@@ -1,3 +1,4 @@
+import { splitBrokerUrls } from '@saga/messaging/parts'
 import { z } from 'zod'
 
 /** What a URL-shaped setting must look like. */
@@ -8,6 +9,11 @@ export interface UrlSettingRule {
   example: string
   /** A further check of a parsed URL (query parameters); returns what is wrong, or undefined. */
   check?: (url: URL) => string | undefined
+  /**
+   * Several URLs separated by commas may be given (the nodes of a cluster; whitespace around each
+   * allowed), each checked alone, a problem naming its position (`URL 2 of 3 is empty`).
+   */
+  list?: boolean
 }
 
 /** libpq's `sslmode` values (PostgreSQL docs, "Connection Strings", 34.1.2). */
@@ -24,10 +30,14 @@ export const POSTGRES_URL_RULE: UrlSettingRule = {
   },
 }
 
-/** AMQP_URL: an AMQP 0-9-1 URL (amqplib accepts `amqp` and `amqps`). */
+/**
+ * AMQP_URL: an AMQP 0-9-1 URL (amqplib accepts `amqp` and `amqps`), or the URLs of a cluster's nodes
+ * separated by commas, which `@saga/messaging` tries in turn.
+ */
 export const AMQP_URL_RULE: UrlSettingRule = {
   schemes: ['amqp', 'amqps'],
   example: 'amqp://user:password@host:5672/vhost',
+  list: true,
 }
 
 /** OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: an OTLP collector's base URL. */
@@ -42,9 +52,27 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]{0,31}):\/\//
  * Why `value` is not the URL `rule` asks for, or undefined when it is. The reason never quotes the
  * value, its user name, password, host or port (a malformed URL cannot be split reliably, so any of
  * them might be part of the password); it names the scheme, which comes before `://`, and the fault.
- * Examples: `the port is not a number from 1 to 65535`, `the scheme is mysql://, expected postgresql://`.
+ * Examples: `the port is not a number from 1 to 65535`, `the scheme is mysql://, expected postgresql://`,
+ * for a `list` rule `URL 2 of 3: the scheme is http://, expected amqp:// or amqps://`.
  */
 export function urlSettingProblem(value: string, rule: UrlSettingRule): string | undefined {
+  if (!rule.list) return oneUrlProblem(value, rule)
+  const entries = splitBrokerUrls(value)
+  if (entries.length === 1) return oneUrlProblem(entries[0] as string, rule)
+  const problems = entries.flatMap((entry, i) => {
+    const problem = entry === '' ? 'is empty' : oneUrlProblem(entry, rule)
+    const which = `URL ${i + 1} of ${entries.length}`
+    if (problem === undefined) return []
+    return [problem.startsWith('is ') ? `${which} ${problem}` : `${which}: ${problem}`]
+  })
+  if (problems.length === 0) return undefined
+  // An entry with no scheme is most often the tail of a password cut at an unencoded comma.
+  const hint = problems.some((p) => p.includes('is not a URL')) ? ' (write a comma in a password as %2C)' : ''
+  return `${problems.join('; ')}${hint}`
+}
+
+/** `urlSettingProblem` of one URL. */
+function oneUrlProblem(value: string, rule: UrlSettingRule): string | undefined {
   const expected = rule.schemes.map((s) => `${s}://`).join(' or ')
   const scheme = SCHEME.exec(value)?.[1]
   if (scheme === undefined) return `is not a URL: expected ${rule.example}`

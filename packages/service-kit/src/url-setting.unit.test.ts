@@ -49,4 +49,48 @@ describe('urlSettingProblem', () => {
     expect(found).toContain(problem)
     expect(found).not.toContain('S3cret')
   })
+
+  const node = (n: number) => `amqp://u:S3cretPass@rabbit-${n}:5672`
+
+  it.each([
+    [`${node(1)},${node(2)},${node(3)}`],
+    [` ${node(1)} ,\t${node(2)}, amqps://u:S3cretPass@rabbit-3/vh `],
+    [`  ${node(1)}  `],
+  ])('when AMQP_URL lists the nodes of a cluster (%j), then it is accepted', (value) => {
+    expect(urlSettingProblem(value, AMQP_URL_RULE)).toBeUndefined()
+  })
+
+  it.each([
+    [`${node(1)},,${node(3)}`, 'URL 2 of 3 is empty'],
+    [`${node(1)},`, 'URL 2 of 2 is empty'],
+    [',', 'URL 1 of 2 is empty; URL 2 of 2 is empty'],
+    [
+      `${node(1)},http://u:S3cretPass@rabbit-2:5672`,
+      'URL 2 of 2: the scheme is http://, expected amqp:// or amqps://',
+    ],
+    [`${node(1)}, amqp://u:S3cretPass@rabbit-2:99999`, 'URL 2 of 2: the port is out of range'],
+    [
+      `amqp://u:S3cret,Pass@rabbit-1:5672`,
+      'URL 2 of 2 is not a URL: expected amqp://user:password@host:5672/vhost',
+    ],
+  ])(
+    'when AMQP_URL is the list %j, then the problem names the entry ("%s") and quotes no password',
+    (value, problem) => {
+      const found = urlSettingProblem(value, AMQP_URL_RULE)
+      expect(found).toContain(problem)
+      expect(found).not.toContain('S3cret')
+      expect(found).not.toContain('rabbit-')
+    },
+  )
+
+  it('when a list entry has no scheme, then the problem suggests the comma in a password was not encoded', () => {
+    expect(urlSettingProblem('amqp://u:S3cret,Pass@rabbit-1:5672', AMQP_URL_RULE)).toContain(
+      '(write a comma in a password as %2C)',
+    )
+    expect(urlSettingProblem('amqp://u:S3cret%2CPass@rabbit-1:5672', AMQP_URL_RULE)).toBeUndefined()
+  })
+
+  it('when a setting is not a list, then a comma is not a separator (DATABASE_URL is one URL)', () => {
+    expect(urlSettingProblem('postgresql://u:a,b@db/x', POSTGRES_URL_RULE)).toBeUndefined()
+  })
 })

@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AMQP_URL, deleteBrokerObjects, uniqueName } from '@saga/testkit'
+import { AMQP_URL, deleteBrokerObjects, eventually, uniqueName } from '@saga/testkit'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serviceEnvSchema } from '../src/env.js'
@@ -141,6 +141,28 @@ const retry = (
   url: '/admin/messaging/parked/retry',
   headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
   payload,
+})
+
+describe('sagaService on a cluster', () => {
+  it('when AMQP_URL lists two nodes and one is dead, then the service connects through the other and its readiness body names that node', async () => {
+    const live = new URL(AMQP_URL)
+    const app = await build({ AMQP_URL: `amqp://guest:guest@127.0.0.1:1 , ${AMQP_URL}` })
+    try {
+      await app.ready()
+      const broker = async () =>
+        (await app.inject({ url: '/health/ready' })).json<{
+          checks: Record<string, Record<string, unknown>>
+        }>().checks.broker
+      await eventually('the relay connected', async () => (await broker())?.status === 'up')
+      expect(await broker()).toMatchObject({
+        relayBroker: `${live.hostname}:${live.port || '5672'}`,
+        consumerBroker: null,
+        brokerCluster: expect.stringMatching(/./) as unknown,
+      })
+    } finally {
+      await app.close()
+    }
+  })
 })
 
 describe('sagaService admin surface', () => {
