@@ -23,10 +23,7 @@
 
 /** Thrown when a value cannot be inlined into SQL text (a NUL byte, a non-integer, a non-UUID id). */
 export class SqlValueError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'SqlValueError'
-  }
+  override name = 'SqlValueError'
 }
 
 /** A character that needs more than plain quoting: NUL, a single quote or a backslash. */
@@ -99,10 +96,7 @@ export interface StatementResult<R = unknown> {
  * transaction went on), or a count or command that does not match.
  */
 export class SqlResultError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'SqlResultError'
-  }
+  override name = 'SqlResultError'
 }
 
 /**

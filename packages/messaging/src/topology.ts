@@ -38,10 +38,7 @@ export const deadLetterQueueName = (queue: string): string => `${queue}.dlq`
 
 /** Thrown when the broker refuses a declaration, e.g. a queue that exists with other arguments. */
 export class TopologyError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'TopologyError'
-  }
+  override name = 'TopologyError'
 }
 
 const DEFAULT_DELIVERY_LIMIT = 20

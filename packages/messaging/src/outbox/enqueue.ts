@@ -7,10 +7,7 @@ import type { OutgoingMessage, TransactionClient } from '../types.js'
 
 /** Thrown by `enqueue` for a message that cannot be stored (missing fields, payload not JSON). */
 export class InvalidMessageError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'InvalidMessageError'
-  }
+  override name = 'InvalidMessageError'
 }
 
 function required(value: unknown, field: string): string {
