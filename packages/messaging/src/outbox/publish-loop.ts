@@ -44,17 +44,11 @@ function worst(a: Outcome, b: Outcome): Outcome {
 
 /**
  * The relay's publish loop: claim, publish, confirm, mark, until `running()` turns false.
- *
  * Pipelined two deep: while a full batch's confirms are in flight, the next batch is claimed (SKIP
- * LOCKED passes over the rows the first still locks) and published on the same channel, so the
- * broker's fsync-bound confirm wait overlaps the database round trips. At most two batches (2 ×
- * batchSize rows) are in memory and two transactions open, each bounded by the publish timeout
- * from its own publish. A batch that was not full, or that failed in any way, is settled before
- * the loop claims again, so backoffs and idle sleeps see a quiet pipeline.
- *
- * Owns the publishing channel: opens one when there is none, drops it when a batch says it is
- * broken (closed, a confirm timed out, or the broker nacked on it), closes it on exit. Broker or
- * database down: backs off (100 ms doubling to 1 s) and tries again; never rejects for them.
+ * LOCKED passes over the first's rows) and published on the same channel, so the broker's
+ * fsync-bound confirm wait overlaps the database round trips. A batch that was not full, or failed,
+ * is settled before the loop claims again. Owns the publishing channel (replaced when a batch says
+ * it is broken). Broker or database down: backs off (100 ms doubling to 1 s); never rejects for them.
  */
 export async function runPublishLoop(options: PublishLoopOptions): Promise<void> {
   await new PublishLoop(options).run()
