@@ -42,8 +42,9 @@ type Outcome = 'done' | 'requeue'
 
 /**
  * Whether a failed `record` is the rows' fault: SQLSTATE class 22 (data exception) or 23 (integrity
- * constraint violation), or a TypeError/RangeError from `record`'s code on the data. Anything else
- * (a lost connection carries no code at all) is the database's: waited out, never dead-lettered.
+ * constraint violation; https://www.postgresql.org/docs/current/errcodes-appendix.html), or a
+ * TypeError/RangeError from `record`'s code on the data. Anything else (a lost connection carries
+ * no code at all) is the database's: waited out, never dead-lettered.
  */
 const rowFault = (error: unknown): boolean => {
   if (error instanceof TypeError || error instanceof RangeError) return true
