@@ -1,6 +1,11 @@
 import { setMaxListeners } from 'node:events'
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib'
-import { createDeadLetterPublisher, DeadLetterError, type DeadLetterPublisher } from '../inbox/dead-letter.js'
+import {
+  createDeadLetterPublisher,
+  DeadLetterError,
+  type DeadLetterDetails,
+  type DeadLetterPublisher,
+} from '../inbox/dead-letter.js'
 import { DEAD_LETTER_QUEUE_ARGUMENTS } from '../topology.js'
 import type { Logger } from '../types.js'
 import { backoffDelay } from './backoff.js'
@@ -53,10 +58,7 @@ export interface ChannelSession {
    * Publishes the dead-letter copy of `delivery` to the dead-letter queue, confirmed (declaring the
    * DLQ again if it was deleted). @throws DeadLetterError when the broker did not take it.
    */
-  deadLetter(
-    delivery: ConsumeMessage,
-    details: { reason: string; attempts: number; handler: string },
-  ): Promise<void>
+  deadLetter(delivery: ConsumeMessage, details: Omit<DeadLetterDetails, 'queue'>): Promise<void>
 }
 
 /**
@@ -230,9 +232,8 @@ class ConsumedQueue implements QueueChannel {
         try {
           channel.ack(delivery, allUpTo)
         } catch (error) {
-          // The channel is gone (amqplib throws only then); the broker redelivers and the inbox
-          // recognises the duplicate. Info, not warn: the outage that closed it is logged once by
-          // its connection, and this is its expected consequence.
+          // The channel is gone (amqplib throws only then): the redelivery is a duplicate. Info: its
+          // connection logs the outage once, and this is its expected consequence.
           const messageId = delivery.properties.messageId as unknown
           logger.info({ ...logFields, queue, messageId, reason: reasonOf(error) }, 'ack failed')
         }
@@ -373,7 +374,7 @@ async function deadLetterOnce(
   channel: ConfirmChannel,
   publish: DeadLetterPublisher,
   delivery: ConsumeMessage,
-  details: { queue: string; reason: string; attempts: number; handler: string },
+  details: DeadLetterDetails,
   logger: Logger,
 ): Promise<void> {
   try {
