@@ -19,8 +19,7 @@ import {
 
 /**
  * How much longer than the publish timeout a row handed over at commit is held from the sweep, ms:
- * the margin covers the mark's wait (`MARK_EVERY_MS`) and round trip on a starved machine, so a
- * sweep rarely publishes a row its committer published a moment before.
+ * the mark's wait (`MARK_EVERY_MS`) and round trip on a starved machine.
  */
 export const COMMIT_HOLD_MARGIN_MS = 5_000
 /**
