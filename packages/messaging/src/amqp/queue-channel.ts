@@ -109,11 +109,9 @@ const NOT_FOUND = 404
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /**
- * The one lifecycle of a consumed queue, for handler queues and batch recorders alike: declare,
- * open a confirm channel, set the prefetch, consume; when the channel closes, the broker cancels
- * the consumer (the queue was deleted) or opening fails, reopen with capped exponential backoff
- * (100 ms doubling to 5 s), declaring first; when the connection is lost, wait for it and reopen;
- * stop by cancelling, draining the running deliveries and closing. Each transition is one method.
+ * The one lifecycle of a consumed queue, for handler queues and batch recorders alike (states:
+ * `QueueChannelState`). A closed channel, a broker cancel (a deleted queue) or a failed open reopens
+ * with backoff (100 ms doubling to 5 s), declaring first. Each transition is one method.
  */
 class ConsumedQueue implements QueueChannel {
   #state: QueueChannelState = { name: 'idle' }

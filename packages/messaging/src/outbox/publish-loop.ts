@@ -65,8 +65,7 @@ class PublishLoop {
   // queue that stays full is not hammered, yet rows go out within seconds once it takes them.
   #rejectedStreak = 0
   #changedSinceIdle = false
-  // Rows the broker refused one of without naming it: published one at a time, each alone on the
-  // channel, until the refusal names its row.
+  // Rows the broker refused one of without naming it: published alone, one at a time.
   readonly #suspects: string[] = []
   // The batch whose confirms are in flight while the next one is claimed, and its channel.
   #inFlight: { batch: PublishedBatch; on: ConfirmChannel; alone: boolean } | undefined
@@ -136,8 +135,7 @@ class PublishLoop {
       await waker.sleep(backoffDelay(this.#transportFailures++, 100, 1_000))
       return undefined
     }
-    // The pipeline is empty here whenever there are suspects: the batch that made them failed, so
-    // it was settled, with the one in flight beside it, before this claim.
+    // The pipeline is empty whenever there are suspects: the batch that made them was settled.
     const suspect = this.#suspects.shift()
     const only = suspect === undefined ? undefined : [suspect]
     try {
