@@ -14,14 +14,7 @@ import {
   SAVEPOINT_PROBE,
   type StatementResult,
 } from './sql.js'
-import type {
-  Database,
-  InboxEntry,
-  InboxOutcome,
-  PgClientLike,
-  PrismaTransactionLike,
-  TransactionClient,
-} from './types.js'
+import type { Database, PgClientLike, PrismaTransactionLike, TransactionClient } from './types.js'
 
 /** Thrown when messaging is handed something that is not an open transaction. */
 export class NotInTransactionError extends Error {
@@ -246,8 +239,8 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
   const plainBegin = { text: BEGIN, beginsWith: [BEGIN] }
   return {
     transaction: (fn) => onPooledClient(pool, sink, plainBegin, (client) => fn(client)),
-    inboxTransaction: <T>(entry: InboxEntry, fn: (tx: pg.PoolClient) => Promise<T>) =>
-      onPooledClient<InboxOutcome<T>>(
+    inboxTransaction: (entry, fn) =>
+      onPooledClient(
         pool,
         sink,
         { text: beginWithInboxInsert(entry), beginsWith: BEGIN_WITH_INBOX_RESULTS },
@@ -256,11 +249,8 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
           return { fresh: true, value: await fn(client) }
         },
       ),
-    inboxBatchTransaction: <T>(
-      entries: readonly InboxEntry[],
-      fn: (tx: pg.PoolClient, fresh: ReadonlySet<string>) => Promise<T>,
-    ) =>
-      onPooledClient<T>(
+    inboxBatchTransaction: (entries, fn) =>
+      onPooledClient(
         pool,
         sink,
         { text: beginWithInboxBatchInsert(entries), beginsWith: BEGIN_WITH_INBOX_RESULTS },
