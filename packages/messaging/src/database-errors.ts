@@ -1,10 +1,9 @@
 import type { Logger } from './types.js'
 
 // What "the database cannot serve this now" looks like, from each layer a statement goes through.
-// Sources: PostgreSQL's SQLSTATE appendix (https://www.postgresql.org/docs/current/errcodes-appendix.html),
-// Prisma's error reference (https://www.prisma.io/docs/orm/reference/error-reference), and what
-// @prisma/adapter-pg 7 and pg 8 were seen to throw against a real server (restart, terminated
-// backends, a cut TCP link, lock and statement timeouts).
+// Sources: https://www.postgresql.org/docs/current/errcodes-appendix.html,
+// https://www.prisma.io/docs/orm/reference/error-reference, and what @prisma/adapter-pg 7 and pg 8
+// threw against a real server (restart, terminated backends, a cut link, lock and statement timeouts).
 
 /**
  * Prisma: P1001 cannot reach the server, P1002 reached but timed out, P1008 operation timed out,
@@ -91,12 +90,11 @@ function matches(e: ErrorLike): boolean {
 
 /**
  * Whether `error` means the database cannot serve the request now: unreachable, connection closed,
- * reset or refused (by the server, or by a database whose connections are switched off), sessions terminated by an administrator or a restart, the server starting or
- * shutting down, too many connections, no pool connection or transaction slot within its wait, or a
- * lock or statement that ran past the session limits. Such a request may succeed a moment later, so
- * the error handler answers 503 with `Retry-After`, never 500. Looks at the error, its `cause` chain
- * and Prisma's `meta.driverAdapterError` (where the adapter puts the pg error), at most 12 errors deep.
- * Constraint violations, bad SQL and other bugs are not matched (they stay 500 or the route's 4xx).
+ * reset or refused (also by a database whose connections are switched off), sessions terminated,
+ * the server starting or shutting down, too many connections, no pool connection or transaction
+ * slot in time, or a lock or statement past the session limits. Such a request may succeed a moment
+ * later, so the error handler answers 503 with `Retry-After`, never 500. Looks through the error's
+ * chain (`someInChain`). Constraint violations, bad SQL and other bugs are not matched.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return someInChain(error, matches)
@@ -120,11 +118,10 @@ export function isTransientDatabaseError(error: unknown): boolean {
 const SESSION_ENDED_SQLSTATES = new Set(['57P01', '57P02', '57P05', '25P03'])
 
 /**
- * Whether `error` says the session the statement ran on has ended (terminated by an administrator
- * or a restart, timed out, or its socket closed under it), as opposed to a statement that failed on
- * a live session. Each such error stands for one lost connection, so a background reader reports it
- * where an operator looks (`reportBackgroundFailure`). Looks through the chain as
- * `isDatabaseUnavailable` does.
+ * Whether `error` says the session the statement ran on has ended (terminated, timed out, or its
+ * socket closed under it), not a statement failed on a live session: one lost connection, which a
+ * background reader reports where an operator looks (`reportBackgroundFailure`). Looks through the
+ * error's chain (`someInChain`).
  */
 export function isSessionEnded(error: unknown): boolean {
   return someInChain(error, (e) => {

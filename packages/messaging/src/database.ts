@@ -14,14 +14,7 @@ import {
   SAVEPOINT_PROBE,
   type StatementResult,
 } from './sql.js'
-import type {
-  Database,
-  InboxEntry,
-  InboxOutcome,
-  PgClientLike,
-  PrismaTransactionLike,
-  TransactionClient,
-} from './types.js'
+import type { Database, PgClientLike, PrismaTransactionLike, TransactionClient } from './types.js'
 
 /** Thrown when messaging is handed something that is not an open transaction. */
 export class NotInTransactionError extends Error {
@@ -61,12 +54,11 @@ export function prismaDatabase<Tx extends PrismaTransactionLike>(
 }
 
 /**
- * Where a `pgDatabase` transaction hands the outbox rows it committed, so the committing process
- * publishes them at once instead of waiting for the relay to claim them (the relay's
- * `committed`). While `holdMs()` gives a number, `enqueue` inserts each row with `available_at` that
- * far ahead, so no relay's sweep claims a row its committer is publishing; a row the committer does
- * not publish (a crash, an outage) is swept once the hold has passed. While it gives undefined (the
- * broker link is down), rows are inserted due at once and `wake()` runs after the commit.
+ * Where a `pgDatabase` transaction hands the outbox rows it committed, for this process to publish
+ * at once (the relay's `committed`). While `holdMs()` gives a number, `enqueue` inserts each row
+ * that far ahead, so no sweep claims it meanwhile; one its committer does not publish (a crash, an
+ * outage) is swept once the hold has passed. While it gives undefined (the broker link is down),
+ * rows are inserted due at once and `wake()` runs after the commit.
  */
 export interface CommittedRowSink {
   /** How far ahead `available_at` of a row handed over is set, ms; undefined: do not hand rows over now. */
@@ -93,48 +85,38 @@ export interface CommittedRow {
   committedAt: number
 }
 
-/**
- * What a `pgDatabase` transaction's COMMIT will carry: the outbox INSERTs `enqueue` deferred to it
- * (`deferOutboxRow`), and the rows to hand to the sink once it committed.
- */
+/** An outbox row as `enqueue` defers it, before its COMMIT gives it `occurred_at`. */
+type DeferredRow = Omit<CommittedRow, 'occurred_at' | 'committedAt'>
+
+/** What a `pgDatabase` transaction's COMMIT will carry, and the rows to hand to the sink after it. */
 interface CommitTail {
   /** The deferred INSERTs, in enqueue order; COMMIT follows them in the same simple query. */
   inserts: string[]
   sink: CommittedRowSink | undefined
   /** Rows handed over after COMMIT, each with the index of its INSERT in `inserts` (which returns occurred_at). */
-  held: { row: Omit<CommittedRow, 'occurred_at' | 'committedAt'>; at: number }[]
+  held: { row: DeferredRow; at: number }[]
   /** Outbox rows inserted due at once. */
   due: number
 }
 
 /**
- * The pg clients of the `pgDatabase` transactions whose `fn` is running, each with its COMMIT's
- * tail. This is how `enqueue(tx)` tells a pgDatabase transaction's client from any other (a Prisma
- * transaction, a pg client its caller began itself), part of the `Database` contract (types.ts):
- * for a registered client the outbox INSERT goes with the COMMIT, one round trip fewer per
- * message, and publish on commit takes the row; for any other it runs at once. A client is
- * registered after its BEGIN and removed before its COMMIT is sent (or on any failure), so only a
- * transaction that is still open defers. A WeakMap keyed by pg's own client rather than a wrapper
- * object: `fn` gets the very client it would get from the pool, and no wrapper sits on the path of
- * each of its statements.
+ * The pg clients of the `pgDatabase` transactions whose `fn` runs, each with its COMMIT's tail: how
+ * `enqueue(tx)` tells such a client from any other (the `Database` contract, types.ts). Registered
+ * after BEGIN, removed before COMMIT is sent or on failure, so only an open transaction defers.
+ * Keyed by pg's own client, not a wrapper: `fn` gets the pool's client itself, and no wrapper sits
+ * on the path of each of its statements.
  */
 const deferredToCommit = new WeakMap<object, CommitTail>()
 
 /**
- * `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction, deferred to its COMMIT: it is
- * sent in the same simple-query message as COMMIT (one round trip instead of two), still inside the
- * transaction, so it commits with everything else or not at all (a failing INSERT aborts the rest of
- * the message, COMMIT included, and the transaction rolls back); nothing in the transaction can read
- * the row back. When the transaction's sink takes rows now, the row is inserted `holdMs` ahead
- * (`heldOutboxInsert`) and handed to the sink after the COMMIT. Values are inlined (`sql.ts`'s
- * `literal`: a simple query has no parameters). Returns false when `tx` is not a pgDatabase
- * transaction's client (see `deferredToCommit`): the caller then inserts the row at once.
+ * Defers `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction to the simple query of
+ * its COMMIT: it commits with everything else or not at all (a failing INSERT fails the COMMIT), and
+ * nothing in the transaction can read it back. While the sink takes rows, the row is inserted
+ * `holdMs` ahead (`heldOutboxInsert`) and handed to the sink after the COMMIT. Returns false when
+ * `tx` is not such a transaction's client (see `deferredToCommit`): the caller inserts it at once.
  * @throws SqlValueError for a value with a NUL character (nothing deferred)
  */
-export function deferOutboxRow(
-  tx: TransactionClient,
-  row: Omit<CommittedRow, 'occurred_at' | 'committedAt'>,
-): boolean {
+export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean {
   const tail = deferredToCommit.get(tx)
   if (!tail) return false
   const values = {
@@ -187,12 +169,9 @@ function handOver(tail: CommitTail, results: readonly StatementResult[]): void {
 }
 
 /**
- * One transaction on a pooled client: sends `begin` (BEGIN, or BEGIN and the inbox INSERT in one
- * simple query) and checks its results are `beginsWith`, runs `fn` with the client and those
- * results, then COMMIT preceded by every statement `deferOutboxRow` collected, in one simple query,
- * and hands the outbox rows held for the sink to it once the client is back in the pool. ROLLBACK
- * when anything throws (the original error is rethrown); a client whose ROLLBACK failed, or whose
- * connection died during the transaction, is destroyed, not reused.
+ * One transaction of `pgDatabase` on a pooled client: `begin` (its results checked against
+ * `beginsWith`), `fn` with the client and those results, then COMMIT with the deferred INSERTs; the
+ * held rows go to the sink once the client is back in the pool.
  */
 async function onPooledClient<T>(
   pool: pg.Pool,
@@ -202,9 +181,8 @@ async function onPooledClient<T>(
 ): Promise<T> {
   const client = await pool.connect()
   let broken: Error | undefined
-  // A checked-out client whose connection dies between two statements emits 'error', and pg-pool
-  // listens only while a client is idle: without this the process would get an uncaught exception
-  // (the next statement, or COMMIT, then fails and the transaction rolls back as usual).
+  // pg-pool listens for 'error' only on idle clients: without this, a connection dying between two
+  // statements would be an uncaught exception (the next statement then fails and rolls back).
   const onError = (error: Error): void => {
     broken = error
   }
@@ -261,8 +239,8 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
   const plainBegin = { text: BEGIN, beginsWith: [BEGIN] }
   return {
     transaction: (fn) => onPooledClient(pool, sink, plainBegin, (client) => fn(client)),
-    inboxTransaction: <T>(entry: InboxEntry, fn: (tx: pg.PoolClient) => Promise<T>) =>
-      onPooledClient<InboxOutcome<T>>(
+    inboxTransaction: (entry, fn) =>
+      onPooledClient(
         pool,
         sink,
         { text: beginWithInboxInsert(entry), beginsWith: BEGIN_WITH_INBOX_RESULTS },
@@ -271,11 +249,8 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
           return { fresh: true, value: await fn(client) }
         },
       ),
-    inboxBatchTransaction: <T>(
-      entries: readonly InboxEntry[],
-      fn: (tx: pg.PoolClient, fresh: ReadonlySet<string>) => Promise<T>,
-    ) =>
-      onPooledClient<T>(
+    inboxBatchTransaction: (entries, fn) =>
+      onPooledClient(
         pool,
         sink,
         { text: beginWithInboxBatchInsert(entries), beginsWith: BEGIN_WITH_INBOX_RESULTS },

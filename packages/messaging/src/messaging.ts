@@ -280,8 +280,7 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
 
 /**
  * Starts the relay, the queue channels and the consumer connection, then waits (at most `waitMs`)
- * until the broker is up and every queue is consumed, so a healthy start returns with the queues
- * declared and consumed; a broker that is down only delays it, and `health()` says so.
+ * until the broker is up and every queue is consumed; a broker that is down only delays it.
  */
 async function startAll(
   parts: MessagingParts,

@@ -11,22 +11,15 @@
  *   functions of the first section (`literal`, `int`, `uuidArray`, `identifier`), each of which
  *   refuses what it cannot write safely. Their answers are read with `expectResults`, which checks
  *   how many results came and each one's command before any is used.
- *
- * Sections: inlining values; reading a simple query's results; transactions; producer (enqueue and
- * its COMMIT); relay (claim, marks, publish on commit, wake-up); inbox and consumer; retention;
- * stats; testing.
  */
 
-// ---------------------------------------------------------------------------------------------
-// Inlining values into simple-query text
-// ---------------------------------------------------------------------------------------------
+import type { InboxEntry } from './types.js'
+
+// --- Inlining values into simple-query text ---
 
 /** Thrown when a value cannot be inlined into SQL text (a NUL byte, a non-integer, a non-UUID id). */
 export class SqlValueError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'SqlValueError'
-  }
+  override name = 'SqlValueError'
 }
 
 /** A character that needs more than plain quoting: NUL, a single quote or a backslash. */
@@ -82,9 +75,7 @@ export function identifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`
 }
 
-// ---------------------------------------------------------------------------------------------
-// Reading a simple query's results
-// ---------------------------------------------------------------------------------------------
+// --- Reading a simple query's results ---
 
 /** One statement's result, as pg gives it: its command tag, affected rows and returned rows. */
 export interface StatementResult<R = unknown> {
@@ -99,10 +90,7 @@ export interface StatementResult<R = unknown> {
  * transaction went on), or a count or command that does not match.
  */
 export class SqlResultError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'SqlResultError'
-  }
+  override name = 'SqlResultError'
 }
 
 /**
@@ -134,9 +122,7 @@ export function expectResults(
   )
 }
 
-// ---------------------------------------------------------------------------------------------
-// Transactions
-// ---------------------------------------------------------------------------------------------
+// --- Transactions ---
 
 export const BEGIN = 'BEGIN'
 export const COMMIT = 'COMMIT'
@@ -162,9 +148,7 @@ export const bounded = (statement: string, lockTimeoutMs: number, statementTimeo
 /** The commands `bounded` answers with, the statement's own left open. */
 export const BOUNDED_RESULTS = ['BEGIN', 'SET', 'SET', undefined, 'COMMIT'] as const
 
-// ---------------------------------------------------------------------------------------------
-// Producer: enqueue, and the outbox INSERTs sent with a pgDatabase transaction's COMMIT
-// ---------------------------------------------------------------------------------------------
+// --- Producer: enqueue, and the outbox INSERTs sent with a pgDatabase transaction's COMMIT ---
 
 /**
  * The start of every outbox INSERT, up to the column list's open end: the values follow in this
@@ -209,9 +193,7 @@ export const heldOutboxInsert = (row: OutboxInsertValues, holdMs: number): strin
   `${OUTBOX_INSERT_INTO}, available_at) VALUES (${outboxValues(row)}, ` +
   `clock_timestamp() + ${int(holdMs, 'holdMs')} * interval '1 millisecond') RETURNING occurred_at`
 
-// ---------------------------------------------------------------------------------------------
-// Relay: the sweep's claim and marks, publish on commit's marks, the wake-up
-// ---------------------------------------------------------------------------------------------
+// --- Relay: the sweep's claim and marks, publish on commit's marks, the wake-up ---
 
 /** The columns `toPublishable` needs, and the row's age by the database's clock. */
 export const OUTBOX_COLUMNS =
@@ -298,21 +280,13 @@ export const NOTIFY = 'SELECT pg_notify($1, $2)'
  */
 export const listen = (channel: string): string => `LISTEN ${identifier(channel)}`
 
-// ---------------------------------------------------------------------------------------------
-// Inbox and consumer
-// ---------------------------------------------------------------------------------------------
+// --- Inbox and consumer ---
 
 /** Records that $2 (handler) takes message $1 (uuid); affects no row when the pair is already there. */
 export const INBOX_INSERT =
   'INSERT INTO inbox_message (message_id, handler) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING'
 
-/** A pair the inbox records; see `InboxEntry` in types.ts. */
-interface InboxPair {
-  messageId: string
-  handler: string
-}
-
-const inboxValues = (entry: InboxPair): string =>
+const inboxValues = (entry: InboxEntry): string =>
   `(${literal(entry.messageId)}::uuid, ${literal(entry.handler)})`
 
 /**
@@ -320,7 +294,7 @@ const inboxValues = (entry: InboxPair): string =>
  * `INSERT` (1 row: new; 0: a duplicate).
  * @throws SqlValueError for a value with a NUL character
  */
-export const beginWithInboxInsert = (entry: InboxPair): string =>
+export const beginWithInboxInsert = (entry: InboxEntry): string =>
   `BEGIN;\nINSERT INTO inbox_message (message_id, handler) VALUES ${inboxValues(entry)} ON CONFLICT DO NOTHING`
 
 /**
@@ -328,7 +302,7 @@ export const beginWithInboxInsert = (entry: InboxPair): string =>
  * with the new pairs' message ids as `id` (lower-case text; a duplicate's is absent).
  * @throws SqlValueError for a value with a NUL character
  */
-export const beginWithInboxBatchInsert = (entries: readonly InboxPair[]): string =>
+export const beginWithInboxBatchInsert = (entries: readonly InboxEntry[]): string =>
   'BEGIN;\nINSERT INTO inbox_message (message_id, handler) VALUES ' +
   entries.map(inboxValues).join(', ') +
   ' ON CONFLICT DO NOTHING RETURNING message_id::text AS id'
@@ -336,9 +310,7 @@ export const beginWithInboxBatchInsert = (entries: readonly InboxPair[]): string
 /** The commands `beginWithInboxInsert` and `beginWithInboxBatchInsert` answer with. */
 export const BEGIN_WITH_INBOX_RESULTS = ['BEGIN', 'INSERT'] as const
 
-// ---------------------------------------------------------------------------------------------
-// Retention (run through `bounded`: a simple query, so the numbers are inlined)
-// ---------------------------------------------------------------------------------------------
+// --- Retention (run through `bounded`: a simple query, so the numbers are inlined) ---
 
 /**
  * Deletes up to `limit` published outbox rows published more than `ageMs` ago, oldest first. Only
@@ -376,9 +348,7 @@ export const RESET_STATEMENT_TIMEOUT = 'RESET statement_timeout'
 /** Vacuums the outbox unless another session (a relay, autovacuum) is vacuuming it already. */
 export const VACUUM_OUTBOX = 'VACUUM (SKIP_LOCKED) outbox_message'
 
-// ---------------------------------------------------------------------------------------------
-// Stats (run through `bounded`)
-// ---------------------------------------------------------------------------------------------
+// --- Stats (run through `bounded`) ---
 
 /** Pending rows and the oldest one's age (ms, database clock), through the pending partial index. */
 export const PENDING_STATS = `SELECT count(*)::int AS pending,
@@ -389,9 +359,7 @@ export const PENDING_STATS = `SELECT count(*)::int AS pending,
 export const PARKED_COUNT =
   'SELECT count(*)::int AS parked FROM outbox_message WHERE failed_at IS NOT NULL AND published_at IS NULL'
 
-// ---------------------------------------------------------------------------------------------
-// Testing
-// ---------------------------------------------------------------------------------------------
+// --- Testing ---
 
 /** The outbox rows of aggregate $1 in enqueue order (ids are UUIDv7). */
 export const OUTBOX_OF_AGGREGATE =

@@ -38,10 +38,7 @@ export const deadLetterQueueName = (queue: string): string => `${queue}.dlq`
 
 /** Thrown when the broker refuses a declaration, e.g. a queue that exists with other arguments. */
 export class TopologyError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'TopologyError'
-  }
+  override name = 'TopologyError'
 }
 
 const DEFAULT_DELIVERY_LIMIT = 20
@@ -103,11 +100,9 @@ function plan(spec: TopologySpec): Plan {
 
 /**
  * Declares the exchange, every handler queue with its dead-letter queue, and the bindings.
- * Idempotent: declaring what exists with the same arguments changes nothing.
- *
- * A queue or exchange that exists with *other* arguments makes the broker refuse with 406
- * PRECONDITION_FAILED and close the channel (AMQP 0-9-1 declarations are idempotent only when
- * identical); this throws a `TopologyError` naming it. Pass a channel used for nothing else.
+ * Idempotent for identical declarations; one that exists with *other* arguments makes the broker
+ * refuse with 406 and close the channel: this throws a `TopologyError` naming it. Pass a channel
+ * used for nothing else.
  */
 export async function declareTopology(channel: Channel, spec: TopologySpec): Promise<void> {
   const { exchange, queues, bindings } = plan(spec)

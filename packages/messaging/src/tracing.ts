@@ -13,12 +13,10 @@ import type { ConsumedMessage } from './types.js'
 
 /**
  * OpenTelemetry for the outbox and inbox, through @opentelemetry/api only: without a registered SDK
- * every call below is the API's no-op (no propagator, no span recorded), so a service that exports
- * no traces pays a few function calls per message and nothing else. With an SDK registered (the
- * host's, e.g. @opentelemetry/sdk-node), the outbox row carries the W3C context across the broker:
- * `enqueue` stores the active context, the relay publishes each row in a producer span that is a
- * child of it, and the consumer runs the handler transaction in a consumer span that is a child of
- * the producer span, so the handler's own enqueues continue the same trace.
+ * every call below is a no-op, a few function calls per message. With one (the host's), the outbox
+ * row carries the W3C context across the broker: `enqueue` stores the active context, the relay
+ * publishes the row in a producer span that is its child, and the handler transaction runs in a
+ * consumer span that is the producer span's child, so the handler's enqueues continue the trace.
  */
 
 /** The W3C trace context headers (https://www.w3.org/TR/trace-context/) as stored in an outbox row. */
@@ -118,10 +116,7 @@ export interface ProducerSpanTarget {
   broker: { address: string; port: number } | undefined
 }
 
-/**
- * Sets what every RabbitMQ span of the package carries (system, operation type and name, destination)
- * on `span`; callers check `span.isRecording()` first, so without an SDK nothing is built for it.
- */
+/** Sets what every RabbitMQ span carries (system, operation, destination); call when `span.isRecording()`. */
 function setRabbitAttributes(span: Span, operation: 'send' | 'process', destination: string): void {
   span.setAttributes({
     [SEMCONV.system]: 'rabbitmq',
@@ -180,9 +175,8 @@ function errorType(error: unknown): string {
 }
 
 /**
- * Runs `fn` in the context `parentContext` with `span` active, and ends `span` when `fn` settles:
- * ERROR with the exception recorded when it throws (rethrown unchanged). Adds nothing of its own
- * to the no-SDK path: `span` is then the API's no-op and every call on it does nothing.
+ * Runs `fn` in `parentContext` with `span` active, and ends `span` when `fn` settles: ERROR with the
+ * exception recorded when it throws (rethrown unchanged).
  */
 async function runInSpan<T>(parentContext: Context, span: Span, fn: () => Promise<T>): Promise<T> {
   try {
@@ -266,11 +260,9 @@ export interface BatchMember {
 
 /**
  * Runs `fn` (one statement that records a batch of deliveries of `queue`) inside one consumer span
- * `process {exchange}:{queue}` (kind CONSUMER) with a span link to each message's context (the
- * producer span its traceparent names), as OpenTelemetry's messaging conventions ask of batch
- * processing: a batch has many parents, so the span starts a trace of its own and links the
- * messages' traces. Without an SDK no propagator is registered, the links are never built, and the
- * span is the API's no-op: nothing is allocated per message.
+ * `process {exchange}:{queue}` (kind CONSUMER), the root of a trace of its own, with a link to each
+ * message's context, as OpenTelemetry's messaging conventions ask of batch processing. Without an
+ * SDK the links are never built and nothing is allocated per message.
  */
 export function inBatchConsumerSpan<T>(
   target: { recorder: string; exchange: string; queue: string },

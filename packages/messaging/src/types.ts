@@ -139,16 +139,12 @@ export type TransactionClient = PrismaTransactionLike | PgClientLike
  * How messaging opens a transaction in the service's database: commits when `fn` resolves, rolls
  * back when it throws. See `prismaDatabase` and `pgDatabase`.
  *
- * Deferred outbox INSERTs, part of this contract: `enqueue(tx, ...)` behaves by where `tx` came from.
- * While the `fn` of a `pgDatabase` transaction runs, its client is registered as one whose COMMIT
- * carries deferred statements (`deferredToCommit` in database.ts, keyed by the client object):
- * `enqueue` on that client sends its outbox INSERT in the COMMIT's own message (one round trip fewer
- * per message; the row cannot be read back inside the transaction; a failing INSERT fails the
- * COMMIT) and, with publish on commit, has this process publish the row right after it. On any
- * other client (a Prisma transaction, a pg client its caller began, the `tx` of another `Database`
- * implementation) `enqueue` runs the INSERT at once and the relay's sweep publishes the row. Both
- * give the same rows and the same at-least-once publishing; only the round trips and the publishing
- * process differ. A client is registered from its BEGIN until its COMMIT is sent.
+ * `enqueue(tx, ...)` behaves by where `tx` came from. On the client of a `pgDatabase` transaction
+ * whose `fn` runs (`deferredToCommit` in database.ts), it sends its outbox INSERT in the COMMIT's
+ * own message (one round trip fewer; the row cannot be read back inside the transaction; a failing
+ * INSERT fails the COMMIT) and, with publish on commit, this process publishes the row right after.
+ * On any other client (Prisma, a pg client its caller began, another `Database`) the INSERT runs at
+ * once and the relay's sweep publishes the row. Both give the same rows and at-least-once publishing.
  */
 export interface Database<Tx extends TransactionClient> {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>

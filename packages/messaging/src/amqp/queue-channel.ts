@@ -1,6 +1,11 @@
 import { setMaxListeners } from 'node:events'
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib'
-import { createDeadLetterPublisher, DeadLetterError, type DeadLetterPublisher } from '../inbox/dead-letter.js'
+import {
+  createDeadLetterPublisher,
+  DeadLetterError,
+  type DeadLetterDetails,
+  type DeadLetterPublisher,
+} from '../inbox/dead-letter.js'
 import { DEAD_LETTER_QUEUE_ARGUMENTS } from '../topology.js'
 import type { Logger } from '../types.js'
 import { backoffDelay } from './backoff.js'
@@ -53,10 +58,7 @@ export interface ChannelSession {
    * Publishes the dead-letter copy of `delivery` to the dead-letter queue, confirmed (declaring the
    * DLQ again if it was deleted). @throws DeadLetterError when the broker did not take it.
    */
-  deadLetter(
-    delivery: ConsumeMessage,
-    details: { reason: string; attempts: number; handler: string },
-  ): Promise<void>
+  deadLetter(delivery: ConsumeMessage, details: Omit<DeadLetterDetails, 'queue'>): Promise<void>
 }
 
 /**
@@ -107,11 +109,9 @@ const NOT_FOUND = 404
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /**
- * The one lifecycle of a consumed queue, for handler queues and batch recorders alike: declare,
- * open a confirm channel, set the prefetch, consume; when the channel closes, the broker cancels
- * the consumer (the queue was deleted) or opening fails, reopen with capped exponential backoff
- * (100 ms doubling to 5 s), declaring first; when the connection is lost, wait for it and reopen;
- * stop by cancelling, draining the running deliveries and closing. Each transition is one method.
+ * The one lifecycle of a consumed queue, for handler queues and batch recorders alike (states:
+ * `QueueChannelState`). A closed channel, a broker cancel (a deleted queue) or a failed open reopens
+ * with backoff (100 ms doubling to 5 s), declaring first. Each transition is one method.
  */
 class ConsumedQueue implements QueueChannel {
   #state: QueueChannelState = { name: 'idle' }
@@ -230,9 +230,8 @@ class ConsumedQueue implements QueueChannel {
         try {
           channel.ack(delivery, allUpTo)
         } catch (error) {
-          // The channel is gone (amqplib throws only then); the broker redelivers and the inbox
-          // recognises the duplicate. Info, not warn: the outage that closed it is logged once by
-          // its connection, and this is its expected consequence.
+          // The channel is gone (amqplib throws only then): the redelivery is a duplicate. Info: its
+          // connection logs the outage once, and this is its expected consequence.
           const messageId = delivery.properties.messageId as unknown
           logger.info({ ...logFields, queue, messageId, reason: reasonOf(error) }, 'ack failed')
         }
@@ -373,7 +372,7 @@ async function deadLetterOnce(
   channel: ConfirmChannel,
   publish: DeadLetterPublisher,
   delivery: ConsumeMessage,
-  details: { queue: string; reason: string; attempts: number; handler: string },
+  details: DeadLetterDetails,
   logger: Logger,
 ): Promise<void> {
   try {

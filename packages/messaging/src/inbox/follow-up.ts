@@ -133,10 +133,7 @@ export function nextEvent<P>(contract: MessageContract<P>, options: NextEventOpt
   return eventOf(contract, options, followUp(options.cause))
 }
 
-/**
- * The event of `contract` that `options` describe (its payload checked, see `validPayload`), with
- * `context`'s correlation id, causation id and traceparent, and the contract's dataschema if any.
- */
+/** The event of `contract` that `options` describe (payload checked), with `context` and the dataschema. */
 function eventOf<P>(
   contract: MessageContract<P>,
   options: EventOptions<P>,

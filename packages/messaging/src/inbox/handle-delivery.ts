@@ -84,9 +84,9 @@ const codeOf = (error: unknown): string | undefined => {
 }
 
 /**
- * Deliveries this message had before this one. Quorum queues count returned deliveries in
- * `x-delivery-count` (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling), so the
- * attempt budget holds across crashes and restarts; other queues only say `redelivered`.
+ * Deliveries this message had before this one: a quorum queue's `x-delivery-count`
+ * (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling), so the attempt budget
+ * holds across crashes and restarts, else 1 when `redelivered`.
  */
 const priorDeliveries = (delivery: Message): number => {
   const count: unknown = delivery.properties.headers?.['x-delivery-count']
@@ -95,11 +95,9 @@ const priorDeliveries = (delivery: Message): number => {
 }
 
 /**
- * One inbox transaction. A failure before the handler ran (no connection, BEGIN, the inbox INSERT)
- * is the database's: `unavailable`. A failure from the handler, or at COMMIT after it ran (a
- * serialisation failure, a transaction that outlived its timeout), is the message's attempt: were
- * it not counted, a handler that always overruns would be retried forever and never dead-lettered.
- * The transaction runs in a consumer span, a child of the message's traceparent (tracing.ts).
+ * One inbox transaction, in a consumer span (tracing.ts). A failure before the handler ran is the
+ * database's: `unavailable`. One from the handler, or at COMMIT after it ran, spends the message's
+ * attempt: otherwise a handler that always overruns would be retried forever, never dead-lettered.
  */
 async function attemptOnce<Tx extends TransactionClient>(
   message: ConsumedMessage,
@@ -145,8 +143,7 @@ async function deadLetter<Tx extends TransactionClient>(
   ids: { id?: string | undefined; type?: string | undefined },
 ): Promise<void> {
   const { handler, logger, stopping, policy } = runtime
-  // The channel is gone (or the consumer stops): the copy could not be confirmed nor the original
-  // acked on it; the redelivered copy dead-letters itself.
+  // The channel is gone (or the consumer stops): the redelivered copy dead-letters itself.
   if (stopping.aborted) return
   try {
     await control.deadLetter(reason, attempts)
@@ -188,8 +185,7 @@ export function settleCommitted<Tx extends TransactionClient>(
     signals.emit('handled', { id, type, handler: handler.name, correlationId, durationMs })
   } else {
     counters.duplicatesTotal += 1
-    // At-least-once delivery makes duplicates routine: debug, counted in `duplicatesTotal`
-    // (the metric `<prefix>_consumer_duplicates_total`).
+    // At-least-once delivery makes duplicates routine: debug, and counted.
     logger.debug({ messageId: id, type, handler: handler.name, correlationId }, 'duplicate message skipped')
     signals.emit('duplicate', { id, type, handler: handler.name })
   }
@@ -234,8 +230,7 @@ export async function handleDelivery<Tx extends TransactionClient>(
 
 /**
  * Counts, logs (without a stack: it is expected) and signals a transient failure of the handler's
- * transaction, then waits before it runs again; resolves false when the wait was cut short (the
- * consumer stops or the channel is gone). The message's attempt is not spent.
+ * transaction, then waits; resolves false when the wait was cut short. Spends no attempt.
  */
 async function retryTransient<Tx extends TransactionClient>(
   message: ConsumedMessage,
@@ -257,15 +252,12 @@ async function retryTransient<Tx extends TransactionClient>(
 
 /**
  * A valid message in transactions of its own: runs its handler in an inbox transaction and acks
- * only after COMMIT; a handler error is retried in-process with backoff (the delivery stays unacked
- * meanwhile) until the attempts are used up (`message.attempt` is the first one's number), then
- * dead-lettered. A transient database failure of the transaction (`isTransientDatabaseError`) is
- * retried without spending an attempt for up to `policy.transientMaxMs`. Each transaction first takes a slot of `runtime.slots` (the consumer-wide limit),
- * waiting in FIFO order; `held` is a slot the caller already took for the first transaction. Never
- * throws. When the consumer stops or the delivery's channel is gone, a delivery not yet running,
- * waiting for a slot or waiting for a retry is left unacked (the broker returns it to the queue); a
- * transaction already running finishes, and its ack fails harmlessly if the channel is gone (the
- * redelivery is then a duplicate).
+ * only after COMMIT; a handler error is retried in-process with backoff (unacked meanwhile) until
+ * the attempts are used up (`message.attempt` is the first one's number), then dead-lettered. A
+ * transient database failure (`isTransientDatabaseError`) is retried without spending an attempt
+ * for up to `policy.transientMaxMs`. Each transaction first takes a slot of `runtime.slots` (FIFO);
+ * `held` is one the caller already took. Never throws. When the consumer stops or the channel is
+ * gone, a delivery not running is left unacked for redelivery; a running transaction finishes.
  */
 export async function runAlone<Tx extends TransactionClient>(
   message: ConsumedMessage,
@@ -282,7 +274,6 @@ export async function runAlone<Tx extends TransactionClient>(
   let slot = held
   for (;;) {
     // A slot per transaction, not per delivery: a delivery waiting for a retry holds no connection.
-    // One waiting for a slot has no transaction yet, so a stop simply leaves it for redelivery.
     const release = slot ?? (await runtime.slots.acquire(stopping))
     slot = undefined
     if (!release) return

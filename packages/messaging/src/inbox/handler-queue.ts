@@ -55,11 +55,10 @@ interface SessionParts<Tx extends TransactionClient> {
 }
 
 /**
- * Consumes one handler queue: each delivery goes through `handleDelivery` (validate, inbox
- * transaction, ack, retry, dead-letter) with a `DeliveryControl` on the channel it came on. Two
- * deliveries of one message id (a redelivered copy while the first still retries) never run side
- * by side: the second waits for the first's chain. One channel per handler keeps a failing or slow
- * handler from touching the others (each has its own prefetch window and its own channel errors).
+ * Consumes one handler queue: each delivery goes through `handleDelivery` with a `DeliveryControl`
+ * on the channel it came on. Two deliveries of one message id (a redelivery while the first still
+ * retries) never run side by side: the second waits for the first's chain. One channel per handler
+ * keeps a failing or slow handler from touching the others (own prefetch window, own errors).
  */
 export function createHandlerQueue<Tx extends TransactionClient>(
   options: HandlerQueueOptions<Tx>,

@@ -118,16 +118,12 @@ const describeIssue = (issue: StandardSchemaV1.Issue): string => {
 
 /**
  * Turns a delivery into the message a handler sees, or says why it is poison: not a CloudEvents 1.0
- * event in JSON, neither in structured mode (the body is the envelope,
- * https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md) nor in binary
- * mode (attributes in `cloudEvents_`/`cloudEvents:`/`ce-`/`ce_` headers, the body is the data), a
- * `type` other than the contract's (another version is another type), data that is not JSON, or
- * data the contract's schema rejects. A schema that throws is treated as rejecting.
- *
- * What the spec leaves optional gets a documented value: no `datacontenttype` is JSON; no `time`
- * is the AMQP timestamp, else the time of receipt; no `correlationid` (this package's extension) is
- * the AMQP correlation id, else `subject`, else the event's own `id` (an event from outside the saga
- * starts one of its own).
+ * event in JSON, in structured mode (the body is the envelope) or binary mode (attributes in
+ * prefixed headers, see `BINARY_PREFIX`), a `type` other than the contract's (another version is
+ * another type), data that is not JSON, or data the contract's schema rejects (or throws on).
+ * Optional attributes get a documented value: no `datacontenttype` is JSON; no `time` is the AMQP
+ * timestamp, else the time of receipt; no `correlationid` (this package's extension) is the AMQP
+ * correlation id, else `subject`, else the event's own `id`.
  */
 export async function parseDelivery<P>(
   delivery: RawDelivery,

@@ -72,23 +72,15 @@ const consumerCounter = (key: keyof HandlerCounters): ReadPer =>
 const recorderCounter = (key: keyof RecorderCounters): ReadPer =>
   perHandler((stats) => stats.recorder?.byHandler, key)
 
-/** A counter or gauge of the instance as a whole. */
-interface ValueDefinition {
+/** A counter or gauge of the instance as a whole (`Read`) or per handler or recorder (`ReadPer`). */
+interface Definition<R extends Read | ReadPer> {
   kind: 'counter' | 'gauge'
   name: string
   help: string
-  read: Read
+  read: R
 }
 
-/** A counter or gauge per handler (or recorder), labelled `handler`. */
-interface PerHandlerDefinition {
-  kind: 'counter' | 'gauge'
-  name: string
-  help: string
-  read: ReadPer
-}
-
-const INSTANCE: readonly ValueDefinition[] = [
+const INSTANCE: readonly Definition<Read>[] = [
   {
     kind: 'gauge',
     name: 'broker_up',
@@ -145,7 +137,7 @@ const INSTANCE: readonly ValueDefinition[] = [
   },
 ]
 
-const HANDLERS: readonly PerHandlerDefinition[] = [
+const HANDLERS: readonly Definition<ReadPer>[] = [
   ['counter', 'handled_total', 'handledTotal', 'Deliveries whose handler transaction committed, by handler.'],
   [
     'counter',
@@ -196,7 +188,7 @@ const HANDLERS: readonly PerHandlerDefinition[] = [
   read: consumerCounter(key as keyof HandlerCounters),
 }))
 
-const RECORDERS: readonly PerHandlerDefinition[] = [
+const RECORDERS: readonly Definition<ReadPer>[] = [
   [
     'recorded_total',
     'recordedTotal',

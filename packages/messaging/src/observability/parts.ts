@@ -2,7 +2,7 @@ import type { AmqpConnection } from '../amqp/connection.js'
 import type { Consumer, ConsumerMetrics } from '../inbox/consumer.js'
 import { noCounters } from '../inbox/counters.js'
 import type { Relay } from '../outbox/relay.js'
-import type { RelayStats } from '../outbox/stats.js'
+import { idleRelayStats, type RelayStats } from '../outbox/stats.js'
 import type { BatchRecorder } from '../recorder/recorder.js'
 import type { RecorderCounters } from '../recorder/types.js'
 
@@ -35,21 +35,13 @@ export interface MessagingStats {
 /** The stats of `parts` now (see `MessagingStats`). */
 export function messagingStats(parts: MessagingParts): MessagingStats {
   const { relay, consumer, recorders, consumerConnection } = parts
-  const stats = relay?.stats()
+  const { refreshedAt: _at, refreshedAtMono: _mono, ...relayStats } = relay?.stats() ?? idleRelayStats()
   const up = (relay?.isConnected ?? true) && (consumerConnection?.isConnected ?? true)
   const blocked = relay?.blocked !== undefined || consumerConnection?.blocked !== undefined
   return {
     brokerUp: up ? 1 : 0,
     brokerBlocked: blocked ? 1 : 0,
-    relay: {
-      pending: stats?.pending ?? 0,
-      oldestPendingAgeMs: stats?.oldestPendingAgeMs ?? 0,
-      parked: stats?.parked ?? 0,
-      publishedTotal: stats?.publishedTotal ?? 0,
-      failedTotal: stats?.failedTotal ?? 0,
-      parkedTotal: stats?.parkedTotal ?? 0,
-      refusedTotal: stats?.refusedTotal ?? 0,
-    },
+    relay: relayStats,
     consumer: consumer?.metrics() ?? { ...noCounters(), byHandler: {} },
     ...(recorders.length > 0 ? { recorder: recorderStats(recorders) } : {}),
   }

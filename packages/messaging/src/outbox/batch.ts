@@ -35,10 +35,9 @@ export interface BatchResult {
 }
 
 /**
- * Server-side guard beyond the publish timeout. The client keeps its own bound (the publish
- * timeout); this one only frees the locks of a relay that froze. With a 1 s margin, a starved
- * 2-core machine (e2e under load) stalled healthy relays between the confirms and the marks long
- * enough to be cut off, and their confirmed rows were published a second time.
+ * Server-side guard beyond the publish timeout, freeing the locks of a relay that froze. With a 1 s
+ * margin a starved 2-core machine (e2e under load) had healthy relays cut off between the confirms
+ * and the marks, and their confirmed rows published a second time.
  */
 const GUARD_MARGIN_MS = 5_000
 
@@ -138,19 +137,13 @@ export function toBatch(
 }
 
 /**
- * The first half of one round, in one database transaction: claim a batch (FOR UPDATE SKIP
- * LOCKED) and publish it, without waiting for the confirms; `finish()` does the rest. The publish
- * loop claims and publishes the next batch while this one's confirms are in flight.
- *
- * The transaction is bounded by the publish timeout on the server side too: a relay that freezes
- * (stopped process, stalled event loop) while holding row locks is cut off by
- * `idle_in_transaction_session_timeout`, so its rows go back to the other relays: no transaction
- * stays open much longer than the publish timeout.
- *
+ * The first half of one round, in one database transaction: claim a batch (FOR UPDATE SKIP LOCKED)
+ * and publish it without waiting for the confirms; `finish()` does the rest, while the publish loop
+ * claims the next batch. The server cuts off a relay that freezes holding the locks
+ * (`idle_in_transaction_session_timeout`, see `beginAndClaim`), so its rows go to the other relays.
  * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again. `only`: claim
- * among these rows alone (see `beginAndClaim`); the caller publishes such a batch with nothing else
- * in flight on `channel`, so that a refusal the broker does not explain is this batch's.
- *
+ * among these rows alone; the caller publishes such a batch with nothing else in flight on
+ * `channel`, so that a refusal the broker does not explain is this batch's.
  * @throws database errors (connect, claim); the transaction is then rolled back, nothing published.
  */
 export async function claimAndPublish(
@@ -223,13 +216,9 @@ async function markOutcome(
 ): Promise<Omit<BatchResult, 'channelBroken' | 'suspects' | 'sinceClaimMs' | 'confirmMs'>> {
   const byId = new Map(rows.map((row) => [row.id, row]))
   const toMark = failures.map((failure) => {
-    // A poison row's failure is its own: it backs off per row, counts an attempt and parks after
-    // maxAttempts, so it never blocks the rows behind it. An unroutable row waits for a queue to
-    // be bound: it backs off per row too (its attempts grow the delay up to backoffMaxMs) but is
-    // never parked. A transport failure is the link's (retried as soon as it works; the loop backs
-    // off itself), a rejection the queue's (retried after the loop's short backoff): neither
-    // counts an attempt or parks. A message the broker refused is parked at once: no retry
-    // changes its size.
+    // Poison, unroutable and refused rows fail on their own: per-row backoff and an attempt each
+    // (see `PublishFailure` for which park). Transport and rejected failures are the link's and the
+    // queue's: no attempt, retried after the loop's own backoff.
     const own = failure.kind === 'poison' || failure.kind === 'unroutable' || failure.kind === 'refused'
     const attempts = byId.get(failure.id)?.attempts ?? 0
     return {

@@ -10,11 +10,9 @@ export interface StatementBounds {
 }
 
 /**
- * The relay's bounds on its housekeeping statements (stats, retention). 1 s for a lock: the one
- * lock they can wait for is a table lock queued behind a migration's `ALTER TABLE` (a queued
- * ALTER holds every later statement on the table for as long as it waits); giving up after a second
- * and retrying later lets the ALTER through and frees the connection. 5 s for a statement: a
- * chunk of 1,000 rows or a count over the pending index takes milliseconds.
+ * The relay's bounds on its housekeeping statements (stats, retention). 1 s for a lock: giving up
+ * on a table lock queued behind a migration's `ALTER TABLE` lets the ALTER through and frees the
+ * connection. 5 s for a statement: a chunk of 1,000 rows or a pending count takes milliseconds.
  */
 export const HOUSEKEEPING_BOUNDS: StatementBounds = { lockTimeoutMs: 1_000, statementTimeoutMs: 5_000 }
 
@@ -25,11 +23,9 @@ const checked = (name: string, ms: number): number => {
 }
 
 /**
- * Runs `sql` (one statement of sql.ts, values inlined by its checked `int`: the simple protocol
- * takes no parameters) in its own short transaction with `lock_timeout` and `statement_timeout`
- * set for that transaction only (`SET LOCAL`), so the limits never leak to the pool's other users.
- * One round trip: `BEGIN; SET LOCAL ...; <sql>; COMMIT`. On an error the transaction is rolled back
- * and the connection returned to the pool clean.
+ * Runs `sql` (one statement of sql.ts, values inlined) in its own short transaction with
+ * `lock_timeout` and `statement_timeout` set for it only (`bounded`), so the limits never leak to
+ * the pool's other users; one round trip. On an error the transaction is rolled back.
  * @throws the database error, e.g. 55P03 lock_not_available or 57014 query_canceled on a timeout.
  */
 export async function boundedQuery<R extends pg.QueryResultRow>(

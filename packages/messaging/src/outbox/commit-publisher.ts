@@ -19,8 +19,7 @@ import {
 
 /**
  * How much longer than the publish timeout a row handed over at commit is held from the sweep, ms:
- * the margin covers the mark's wait (`MARK_EVERY_MS`) and round trip on a starved machine, so a
- * sweep rarely publishes a row its committer published a moment before.
+ * the mark's wait (`MARK_EVERY_MS`) and round trip on a starved machine.
  */
 export const COMMIT_HOLD_MARGIN_MS = 5_000
 /**
@@ -49,19 +48,16 @@ export interface CommitPublisherOptions {
 }
 
 /**
- * Publish on commit: the rows a transaction of this process committed are published by this
- * process at once, on a confirm channel of its own; the relay's claim, and the NOTIFY that would wake
- * it, are not needed for them. Rows that arrive while a round is in flight form the next round, so
- * batches form under load without a timer. The confirmed rows of the rounds of the last 100 ms are
- * marked published together, in one round trip (`#flushMarks`).
+ * Publish on commit: the rows a transaction of this process committed are published by it at once,
+ * on a confirm channel of its own, with no claim or NOTIFY. Rows that arrive while a round is in
+ * flight form the next round, so batches form under load without a timer; the confirmed rows of
+ * the last 100 ms are marked published in one round trip (`#flushMarks`).
  *
- * At least once holds at every point: the rows were inserted `holdMs` ahead, so no sweep takes them
- * meanwhile, and the relay sweeps whatever this process does not mark. A crash after the COMMIT and
- * before the confirm leaves the rows to the sweep once the hold has passed; a crash after the
- * confirm and before the mark has them published again then (consumers dedupe on the message id).
- * A row the broker does not confirm (returned, nacked, timed out, a closed channel) is given back
- * at once (`available_at = now()`) and the relay retries it with its own rules (attempts, backoff,
- * parking); so is every row while the link is down or blocked, or after `stop()`.
+ * At least once holds throughout: the rows were inserted `holdMs` ahead, and the relay sweeps what
+ * this process does not mark once the hold has passed (a crash after the confirm and before the
+ * mark publishes them again; consumers dedupe). A row the broker does not confirm is given back at
+ * once (`available_at = now()`) for the relay's own rules; so is every row while the link is down
+ * or blocked, or after `stop()`.
  */
 export class CommitPublisher implements CommittedRowSink {
   readonly #options: CommitPublisherOptions
@@ -164,14 +160,10 @@ export class CommitPublisher implements CommittedRowSink {
   }
 
   /**
-   * Marks every confirmed row of the rounds since the last flush in one round trip, in a
-   * transaction that needs no WAL flush of its own, then reports those rounds (signals, counters).
-   * The rows' hold (ten seconds and more) is what makes waiting safe: no sweep takes a confirmed
-   * row before its mark; a crash or a failed mark only has it published again (consumers dedupe).
-   * Only rows still held are marked (`available_at` more than `STILL_HELD_MS` ahead; a held row is
-   * inserted `COMMIT_HOLD_MARGIN_MS` past its publish timeout): a row made due meanwhile (an operator's
-   * republish sets `published_at = NULL, available_at = now()`) belongs to the relay again and must
-   * not be marked by a confirm that came before it. One flush at a time; the next waits for it.
+   * Marks every confirmed row of the rounds since the last flush in one round trip (no WAL flush of
+   * its own), then reports those rounds. The hold (ten seconds and more) makes the wait safe: no
+   * sweep takes a row before its mark. Only rows still held are marked (`STILL_HELD_MS`): a row made
+   * due meanwhile (an operator's republish) belongs to the relay again. One flush at a time.
    */
   #flushMarks(): Promise<void> {
     clearTimeout(this.#markTimer)

@@ -7,10 +7,7 @@ import type { OutgoingMessage, TransactionClient } from '../types.js'
 
 /** Thrown by `enqueue` for a message that cannot be stored (missing fields, payload not JSON). */
 export class InvalidMessageError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'InvalidMessageError'
-  }
+  override name = 'InvalidMessageError'
 }
 
 function required(value: unknown, field: string): string {
@@ -75,11 +72,9 @@ function validTime(at: Date, type: string): string {
  * Stores `message` as an outbox row inside the caller's transaction (one INSERT) and returns its
  * id, a UUIDv7 (RFC 9562: time-ordered, so rows claim roughly in commit order) made here and
  * nowhere else: it travels as AMQP `messageId` and CloudEvents `id`, and consumers dedupe on it.
- * The row is published by the relay after the transaction commits; a rollback leaves nothing.
- * In a `pgDatabase` transaction the INSERT is sent with its COMMIT (`deferOutboxRow`), so the row is
- * not visible inside the transaction and a failing INSERT fails the COMMIT (everything rolls back),
- * and, in `createMessaging`'s, this process publishes the row right after the COMMIT; in any other
- * transaction it runs at once and the relay publishes it.
+ * The row is published after the transaction commits; a rollback leaves nothing. In a `pgDatabase`
+ * transaction the INSERT is sent with its COMMIT, so the row is not visible inside the transaction
+ * (see `Database` in types.ts for which process publishes it).
  * The row's `occurred_at` is the database's `now()`; `message.occurredAt` (the caller's clock)
  * is kept in `headers` and published as CloudEvents `time`, but never used to judge an age.
  * The trace context stored with the row is the active OpenTelemetry context when there is one
@@ -103,9 +98,8 @@ export async function enqueue<P>(
   const routingKey = required(message.routingKey, 'routingKey')
   const headers: OutboxHeaders = { correlationId: required(message.correlationId, 'correlationId') }
   if (message.causationId) headers.causationId = message.causationId
-  // The active OpenTelemetry context (the HTTP request's or the consumer's span) wins over the
-  // caller's traceparent: that one is a hand-made child of the cause that belongs to no span.
-  // Without an SDK the carrier is empty and the caller's traceparent is kept.
+  // The active OpenTelemetry context (the request's or the consumer's span) wins over the caller's
+  // traceparent, a hand-made child of the cause that belongs to no span; without an SDK it is empty.
   const active = activeTraceCarrier()
   const traceparent = active.traceparent ?? message.traceparent
   if (traceparent) headers.traceparent = traceparent
@@ -115,16 +109,7 @@ export async function enqueue<P>(
   const payload = serialise(message.payload, type)
   const id = uuidv7()
   const aggregateId = message.aggregateId ?? null
-  if (options?.maxMessageBytes !== undefined) {
-    const row = { id, type, routing_key: routingKey, payload: undefined, payload_json: payload, headers }
-    assertFits(
-      { ...row, aggregate_id: aggregateId, occurred_at: new Date(), attempts: 0 },
-      options.maxMessageBytes,
-    )
-  }
-  await assertInTransaction(tx, 'enqueue')
-  // In a pgDatabase transaction the INSERT goes with COMMIT, one round trip fewer (database.ts).
-  const deferred = deferOutboxRow(tx, {
+  const row = {
     id,
     type,
     routing_key: routingKey,
@@ -132,8 +117,12 @@ export async function enqueue<P>(
     headers,
     aggregate_id: aggregateId,
     attempts: 0,
-  })
-  if (!deferred)
+  }
+  if (options?.maxMessageBytes !== undefined)
+    assertFits({ ...row, payload: undefined, occurred_at: new Date() }, options.maxMessageBytes)
+  await assertInTransaction(tx, 'enqueue')
+  // In a pgDatabase transaction the INSERT goes with COMMIT, one round trip fewer (database.ts).
+  if (!deferOutboxRow(tx, row))
     await execute(tx, OUTBOX_INSERT, [id, type, routingKey, payload, JSON.stringify(headers), aggregateId])
   return id
 }

@@ -61,6 +61,8 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
     if (statsRound++ % PARKED_EVERY === 0) current.parked = await readParked(pool)
     return { ...current }
   }
+  const refreshInBackground = (): Promise<unknown> =>
+    track(refreshStats()).catch((error: unknown) => reportBackgroundFailure(log, error, 'outbox stats read'))
 
   const runRetention = async (): Promise<RetentionResult> => {
     const result = await deleteExpired(pool, options.retention)
@@ -74,11 +76,7 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
 
   return {
     start() {
-      statsTimer = setInterval(() => {
-        track(refreshStats()).catch((error: unknown) =>
-          reportBackgroundFailure(log, error, 'outbox stats read'),
-        )
-      }, options.statsIntervalMs)
+      statsTimer = setInterval(() => void refreshInBackground(), options.statsIntervalMs)
       if (options.retentionIntervalMs > 0) {
         retentionTimer = setInterval(() => {
           if (background.size > 2) return
@@ -87,9 +85,7 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
           )
         }, options.retentionIntervalMs)
       }
-      track(refreshStats()).catch((error: unknown) =>
-        reportBackgroundFailure(log, error, 'outbox stats read'),
-      )
+      void refreshInBackground()
     },
     async stop() {
       clearInterval(statsTimer)
@@ -102,14 +98,11 @@ export function createHousekeeping(options: HousekeepingOptions): Housekeeping {
       changedSinceVacuum += rows
     },
     refreshSoon() {
-      // Only when the figures show a backlog that may be gone, and at most every 250 ms: under a
-      // steady load the loop goes idle after nearly every batch, and a count per batch would add
-      // a round trip to the publish path's database.
+      // Only for a backlog that may be gone, at most every 250 ms: under steady load the loop goes
+      // idle after nearly every batch, and a count per batch would load the publish path's database.
       const sinceRead = performance.now() - (current.refreshedAtMono ?? -Infinity)
       if (refreshing || current.pending === 0 || sinceRead < SOON_MIN_GAP_MS) return
-      refreshing = track(refreshStats())
-        .catch((error: unknown) => reportBackgroundFailure(log, error, 'outbox stats read'))
-        .finally(() => (refreshing = undefined))
+      refreshing = refreshInBackground().finally(() => (refreshing = undefined))
     },
   }
 }

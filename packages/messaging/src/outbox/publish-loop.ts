@@ -44,17 +44,11 @@ function worst(a: Outcome, b: Outcome): Outcome {
 
 /**
  * The relay's publish loop: claim, publish, confirm, mark, until `running()` turns false.
- *
  * Pipelined two deep: while a full batch's confirms are in flight, the next batch is claimed (SKIP
- * LOCKED passes over the rows the first still locks) and published on the same channel, so the
- * broker's fsync-bound confirm wait overlaps the database round trips. At most two batches (2 ×
- * batchSize rows) are in memory and two transactions open, each bounded by the publish timeout
- * from its own publish. A batch that was not full, or that failed in any way, is settled before
- * the loop claims again, so backoffs and idle sleeps see a quiet pipeline.
- *
- * Owns the publishing channel: opens one when there is none, drops it when a batch says it is
- * broken (closed, a confirm timed out, or the broker nacked on it), closes it on exit. Broker or
- * database down: backs off (100 ms doubling to 1 s) and tries again; never rejects for them.
+ * LOCKED passes over the first's rows) and published on the same channel, so the broker's
+ * fsync-bound confirm wait overlaps the database round trips. A batch that was not full, or failed,
+ * is settled before the loop claims again. Owns the publishing channel (replaced when a batch says
+ * it is broken). Broker or database down: backs off (100 ms doubling to 1 s); never rejects for them.
  */
 export async function runPublishLoop(options: PublishLoopOptions): Promise<void> {
   await new PublishLoop(options).run()
@@ -71,8 +65,7 @@ class PublishLoop {
   // queue that stays full is not hammered, yet rows go out within seconds once it takes them.
   #rejectedStreak = 0
   #changedSinceIdle = false
-  // Rows the broker refused one of without naming it: published one at a time, each alone on the
-  // channel, until the refusal names its row.
+  // Rows the broker refused one of without naming it: published alone, one at a time.
   readonly #suspects: string[] = []
   // The batch whose confirms are in flight while the next one is claimed, and its channel.
   #inFlight: { batch: PublishedBatch; on: ConfirmChannel; alone: boolean } | undefined
@@ -142,8 +135,7 @@ class PublishLoop {
       await waker.sleep(backoffDelay(this.#transportFailures++, 100, 1_000))
       return undefined
     }
-    // The pipeline is empty here whenever there are suspects: the batch that made them failed, so
-    // it was settled, with the one in flight beside it, before this claim.
+    // The pipeline is empty whenever there are suspects: the batch that made them was settled.
     const suspect = this.#suspects.shift()
     const only = suspect === undefined ? undefined : [suspect]
     try {

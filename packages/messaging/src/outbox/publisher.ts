@@ -6,24 +6,18 @@ export interface PublishFailure {
   id: string
   error: string
   /**
-   * `poison`: the message itself cannot be sent (amqplib cannot encode it, e.g. headers over 64 KiB);
-   * retried with backoff and parked after the attempts run out.
-   * `unroutable`: returned by the broker because no queue is bound to its routing key
-   * (`312 NO_ROUTE`). A topology gap (a queue deleted, a consumer not deployed yet), not the
-   * message's fault: retried with the row's growing backoff (at most `backoffMaxMs`) for as long as
-   * it takes, never parked, so it goes out by itself once a queue is bound again.
-   * `transport`: the batch as a whole failed (confirm timeout, channel or connection closed);
-   * retried as soon as the link works again, never parked for it.
-   * `rejected`: nacked by the broker. RabbitMQ nacks for a queue's state, never for a message's
-   * content (an overflowing queue with `reject-publish`, a quorum queue without a leader:
-   * https://www.rabbitmq.com/docs/confirms#server-sent-nacks), so it is retried after a short
-   * backoff (at most 5 s), never parked, and the channel is replaced: a quorum queue's
-   * `reject-publish` state sticks to the channel that saw it (RabbitMQ 3.10: the same channel was
-   * nacked for minutes after the limit was lifted while a fresh one was acked).
-   * `refused`: the broker closed the channel with 406 PRECONDITION_FAILED on `basic.publish` and
-   * named this message, e.g. `message size 3002 is larger than configured max size 3000`
-   * (RabbitMQ's `max_message_size`). The message's own fault, and no retry can change it: parked at
-   * once with the broker's reason, for a person to retry once the limit is raised.
+   * - `poison`: amqplib cannot encode the message (e.g. headers over 64 KiB); retried with backoff,
+   *   parked after the attempts run out.
+   * - `unroutable`: returned as `312 NO_ROUTE`, no queue bound to its routing key: a topology gap,
+   *   not the message's fault, so retried with the row's growing backoff and never parked.
+   * - `transport`: the batch as a whole failed (confirm timeout, channel or connection closed);
+   *   retried as soon as the link works, never parked.
+   * - `rejected`: nacked. RabbitMQ nacks for a queue's state, never a message's content
+   *   (https://www.rabbitmq.com/docs/confirms#server-sent-nacks): retried after at most 5 s, never
+   *   parked, on a new channel (RabbitMQ 3.10 kept nacking the channel that saw a quorum queue's
+   *   `reject-publish` for minutes after the limit was lifted, while a fresh one was acked).
+   * - `refused`: the broker closed the channel with 406 on `basic.publish` naming this message, e.g.
+   *   over `max_message_size`: no retry can change it, so it is parked at once with the reason.
    */
   kind: 'poison' | 'unroutable' | 'transport' | 'rejected' | 'refused'
 }
@@ -173,11 +167,9 @@ class BatchConfirms {
   }
 
   /**
-   * Which unanswered messages the broker's 406 refused. The broker checks a message when it
-   * arrives and closes the channel at the first it refuses, so the culprit is among those without
-   * a confirm: for a size refusal, every one whose body is over the limit it names (each would be
-   * refused in turn); for another, the only one left of a batch published `alone` on its channel;
-   * otherwise they are all suspects, to be published alone one at a time.
+   * Which unanswered messages the broker's 406 refused (it closes the channel at the first it
+   * refuses): for a size refusal, every one over the limit it names; for another, the only one left
+   * of a batch published `alone`; otherwise they are all suspects, to be published alone in turn.
    */
   #refused(
     batch: readonly { id: string; message: Publishable }[],
@@ -202,20 +194,13 @@ class BatchConfirms {
 }
 
 /**
- * Publishes a batch on a confirm channel and awaits the broker's confirms for the whole batch at
- * once (not one message at a time), for at most `timeoutMs` ms.
- *
- * A message published with `mandatory` that no queue takes comes back as `basic.return` and is
- * then confirmed (acked) by the broker all the same
- * (https://www.rabbitmq.com/docs/confirms#when-publishes-are-confirmed): it counts as failed
- * (`unroutable`). The broker sends the return before the ack on the same channel, so the return
- * is known by the time the confirm callback runs.
- *
- * A timeout or a closed channel leaves every unconfirmed message unpublished (it may still have
- * reached the broker: delivery is at least once). A 406 on `basic.publish` is the broker refusing a
- * message: the one it names is `refused`, or, when it cannot be told, the unconfirmed ones are
- * `suspects`. `alone`: no other batch is in flight on `channel`, so a refusal with one message
- * unconfirmed is that message's. Never rejects.
+ * Publishes a batch on a confirm channel, `mandatory`, and awaits the confirms of the whole batch
+ * at once, for at most `timeoutMs` ms. A message no queue takes comes back as `basic.return`, before
+ * its ack (https://www.rabbitmq.com/docs/confirms#when-publishes-are-confirmed): `unroutable`. A
+ * timeout or a closed channel leaves every unconfirmed message unpublished (it may still have
+ * reached the broker: at least once). A 406 on `basic.publish` refuses a message: the one it names is
+ * `refused`, else the unconfirmed ones are `suspects`. `alone`: no other batch is in flight on
+ * `channel`, so a refusal with one message unconfirmed is that message's. Never rejects.
  */
 export async function publishBatch(
   channel: ConfirmChannel,
@@ -232,8 +217,7 @@ export async function publishBatch(
   try {
     for (const { id, message } of batch) {
       try {
-        // publish() returning false only means the socket buffer is full; the batch is bounded,
-        // so it is not awaited (the confirms are).
+        // false from publish() only means a full socket buffer; the batch is bounded, the confirms awaited.
         channel.publish(exchange, message.routingKey, message.content, message.options, (error: unknown) =>
           confirms.confirmed(id, error),
         )

@@ -131,9 +131,8 @@ class OutboxRelay implements Relay {
   }
 
   /**
-   * An idle pooled client that loses its connection makes the pool emit 'error', which would crash
-   * the process without a listener. The pool is the caller's: when the caller listens too, it logs
-   * the loss (one line per connection), and this listener only keeps the process alive.
+   * Without a listener, the pool's 'error' for an idle client that lost its connection would crash
+   * the process; when the pool's owner listens too, it logs the loss and this one stays quiet.
    */
   #poolError = (error: Error): void => {
     const level = this.#options.pool.listenerCount('error') > 1 ? 'debug' : 'warn'
@@ -270,8 +269,7 @@ class OutboxRelay implements Relay {
   }
 
   stats(): RelayStats {
-    // The oldest pending row, if still pending, has aged since the read: add the time elapsed,
-    // so a stuck row's age never looks younger than it is between reads.
+    // A stuck row ages between reads: add the time since the read.
     const current = this.#current
     const sinceRead = current.refreshedAtMono === undefined ? 0 : performance.now() - current.refreshedAtMono
     const oldestPendingAgeMs =

@@ -55,11 +55,8 @@ async function inChunks(
 
 /**
  * Deletes published outbox rows older than `retentionMs` and inbox rows older than
- * `inboxRetentionMs`, each in chunks of `chunkSize` rows (one short transaction each, bounded by
- * `HOUSEKEEPING_BOUNDS`: a DELETE queued behind a migration's lock gives up after 1 s and the next
- * run continues), at most `maxChunks` chunks per table per run. Ages compare the database's own
- * `now()` with times it wrote itself.
- *
+ * `inboxRetentionMs`, in chunks of `chunkSize` rows (one short transaction each, bounded by
+ * `HOUSEKEEPING_BOUNDS`), at most `maxChunks` per table per run. Ages are by the database's clock.
  * Why promptly: every published row leaves a dead entry in the pending index until vacuum, and
  * claims slowed 25-50% within 20 s on a busy table (measured on PostgreSQL 15).
  * @throws the database error of a failed DELETE (rows deleted before it stay deleted); RangeError
@@ -81,21 +78,18 @@ export async function deleteExpired(pool: pg.Pool, options: RetentionOptions): P
 export const VACUUM_TIMEOUT_MS = 60_000
 
 /**
- * `VACUUM (SKIP_LOCKED) outbox_message`, bounded by `timeoutMs` (default `VACUUM_TIMEOUT_MS`) instead of
- * the session's statement_timeout, which it restores afterwards. Why: marking a row published leaves a dead entry in the
- * pending index that only vacuum removes, and claims walk past those entries. Measured here: a
- * claim-and-mark of 100 rows took 39 ms on a fresh table, 77 ms after 30,000 rows were published,
- * 44 ms after VACUUM (deleting published rows alone does not remove the entries). Autovacuum waits
- * for 20% of the table to be dead, far too late for a busy outbox.
- * SKIP_LOCKED: skipped when another relay or autovacuum is vacuuming it already. A role that does
- * not own the table gets a warning from the server, not an error (then it is autovacuum's job).
+ * `VACUUM (SKIP_LOCKED) outbox_message`, bounded by `timeoutMs` instead of the session's
+ * statement_timeout, which it restores afterwards. Why: claims walk past the dead index entries
+ * that marks leave until vacuum (a claim-and-mark of 100 rows: 39 ms on a fresh table, 77 ms after
+ * 30,000 rows were published, 44 ms after VACUUM), and autovacuum waits for 20% of the table to be
+ * dead. Skipped while another session vacuums it; a role that does not own the table gets a
+ * warning, not an error (then it is autovacuum's job).
  */
 export async function vacuumOutbox(pool: pg.Pool, timeoutMs = VACUUM_TIMEOUT_MS): Promise<void> {
   const client = await pool.connect()
   let broken: Error | undefined
   try {
-    // VACUUM cannot run inside a transaction block, so there is no SET LOCAL: the session's bound is
-    // raised around it and RESET to the connection's own default (its startup options) afterwards.
+    // VACUUM cannot run in a transaction block, so no SET LOCAL: the session's bound is raised, then RESET.
     await client.query(SET_SESSION_STATEMENT_TIMEOUT, [String(Math.max(1, Math.trunc(timeoutMs)))])
     await client.query(VACUUM_OUTBOX)
   } finally {

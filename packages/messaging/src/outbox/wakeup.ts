@@ -50,15 +50,12 @@ export interface CrossInstanceWakeupOptions {
 }
 
 /**
- * Cross-instance wake-up without a NOTIFY in every business transaction.
- *
- * Why: a NOTIFY inside a transaction takes a cluster-wide lock at commit, serialising every
- * committing transaction that notifies (measured here: 16 writers fell from ~4,700 to ~1,200 tx/s). Here the NOTIFY is sent after the business commit, on its own, and coalesced:
- * at most one per `windowMs` per process (the first at once, then one trailing NOTIFY if more
- * commits came within the window), so a burst of commits costs a handful of NOTIFYs. Other
- * relays LISTEN on a dedicated connection; a killed LISTEN connection (`pg_terminate_backend`) is
- * remade with backoff, and a wake is raised on reconnect since NOTIFYs during the gap were lost
- * (polling covers that gap too).
+ * Cross-instance wake-up without a NOTIFY in every business transaction, which takes a
+ * cluster-wide lock at commit (measured here: 16 writers fell from ~4,700 to ~1,200 tx/s). The
+ * NOTIFY is sent after the commit, on its own, at most one per `windowMs` per process (the first at
+ * once, then one trailing NOTIFY for the commits within the window). Other relays LISTEN on a
+ * dedicated connection, remade with backoff when lost, with a wake on reconnect for the NOTIFYs
+ * missed meanwhile.
  */
 export interface CrossInstanceWakeup {
   /** This process's id, sent as the NOTIFY payload so a listener skips its own process's NOTIFYs. */
@@ -78,10 +75,7 @@ export function createCrossInstanceWakeup(options: CrossInstanceWakeupOptions): 
   return new NotifyWakeup(options)
 }
 
-/**
- * Two halves: the NOTIFY side (`notify`: at once, then at most one trailing NOTIFY per window) and
- * the LISTEN side (`listen`: a dedicated client, remade with backoff when it is lost).
- */
+/** The NOTIFY side (`notify`, `#openWindow`) and the LISTEN side (`listen`, `#connect`, `#lost`). */
 class NotifyWakeup implements CrossInstanceWakeup {
   readonly instanceId = randomUUID()
   readonly #pool: pg.Pool

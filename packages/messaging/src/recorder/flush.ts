@@ -42,10 +42,9 @@ type Outcome = 'done' | 'requeue'
 
 /**
  * Whether a failed `record` is the rows' fault: SQLSTATE class 22 (data exception) or 23 (integrity
- * constraint violation) (https://www.postgresql.org/docs/current/errcodes-appendix.html), or a
- * TypeError/RangeError from `record`'s own code on the message's data. Anything else is the
- * database's: a lost connection (pg's "Connection terminated unexpectedly" carries no code at all),
- * a server shutting down, too many connections; those are waited out, never dead-lettered.
+ * constraint violation; https://www.postgresql.org/docs/current/errcodes-appendix.html), or a
+ * TypeError/RangeError from `record`'s code on the data. Anything else (a lost connection carries
+ * no code at all) is the database's: waited out, never dead-lettered.
  */
 const rowFault = (error: unknown): boolean => {
   if (error instanceof TypeError || error instanceof RangeError) return true
@@ -213,14 +212,11 @@ async function recordValid(valid: readonly Valid[], outcomes: FlushOutcomes): Pr
 }
 
 /**
- * Records a batch of deliveries of one channel, in order, and settles every one of them before it
- * resolves: invalid ones are dead-lettered at once; the valid ones are recorded in one `record` call
- * (one round trip); if it refuses the batch, each message is recorded alone and one still refused
- * alone is dead-lettered with the error. When every delivery ended well, one `basic.ack` with
- * `multiple` settles the whole batch. This is safe because the caller runs one flush at a time per
- * channel, so every earlier delivery of the channel is already settled. Resolves false when the
- * recorder stopped or the channel went meanwhile (the unsettled deliveries stay unacked and are
- * redelivered).
+ * Records a batch of deliveries of one channel, in order, and settles every one before it resolves:
+ * invalid ones are dead-lettered, the valid ones recorded (`recordValid`). When every delivery ended
+ * well, one `basic.ack` with `multiple` settles the batch: safe because the caller runs one flush at
+ * a time per channel, so every earlier delivery is settled already. Resolves false when the recorder
+ * stopped or the channel went meanwhile (the unsettled deliveries are redelivered).
  */
 export async function flushBatch(
   deliveries: readonly ConsumeMessage[],

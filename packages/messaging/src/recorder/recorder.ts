@@ -133,15 +133,13 @@ function createFlusher(
 }
 
 /**
- * Consumes a `RecorderDefinition`'s queue and records deliveries in batches. The channel's life
- * (declare, consume, reopen after a deleted queue, a broker-side cancel, a closed channel or
- * connection; stop with drain) is the `QueueChannel` every handler queue has too. A delivery starts a
- * flush on the next turn of the event loop, so every delivery that arrived in the same socket read
- * joins it, or after the definition's `windowMs` when it has one; a full batch (`maxBatch`) starts
- * at once, and deliveries that arrive while a flush runs form the next one. Without a window, a
- * batch at low load is one message and adds no latency; under load batches grow by themselves.
- * Prefetch is twice `maxBatch` so the next batch fills while one is written. One flush runs at a
- * time, which is what makes the flush's `multiple` ack safe.
+ * Consumes a `RecorderDefinition`'s queue (its channel's life is a `QueueChannel`, as a handler
+ * queue's) and records deliveries in batches. A delivery starts a flush on the next turn of the
+ * event loop, so the deliveries of the same socket read join it (or after the definition's
+ * `windowMs`); a full batch (`maxBatch`) starts at once, and deliveries that arrive during a flush
+ * form the next one: at low load a batch is one message and adds no latency. Prefetch is twice
+ * `maxBatch` so the next batch fills while one is written. One flush runs at a time, which is what
+ * makes the flush's `multiple` ack safe.
  */
 export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorder {
   const { definition, logger } = options

@@ -1,10 +1,9 @@
 import type { ConsumedMessage, MessageContract } from '../types.js'
 
 /**
- * What a recorder may run its statement on: a pg Pool (or client); one `query` per batch is the
- * point. The second form is pg's query config: a statement with a `name` is parsed once per
- * connection, and once PostgreSQL settles on a generic plan (after five runs, when it costs no more
- * than the custom ones) only bound and executed, which pays for a statement run per batch.
+ * What a recorder may run its statement on: a pg Pool (or client), one `query` per batch. The
+ * second form is pg's query config: a statement with a `name` is parsed once per connection, and
+ * once PostgreSQL settles on a generic plan (after five runs) only bound and executed.
  */
 export interface Queryable {
   query(sql: string, params?: unknown[]): Promise<QueryableResult>
