@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -26,7 +26,8 @@ export interface PackedExample {
  * Installs an example as a stranger would: copies `exampleDir`'s package.json, package-lock.json,
  * tsconfig.json and src/ into a temporary directory, `npm pack`s each of `packageDirs` into it
  * (with --ignore-scripts: the builds turbo made are packed as they are), runs `npm ci` there with
- * the example's own lockfile, and makes a database and a RabbitMQ vhost named after `prefix`.
+ * the example's own lockfile (less the integrity of the tarballs packed here, `unpinPackedTarballs`),
+ * and makes a database and a RabbitMQ vhost named after `prefix`.
  * Takes 20-60 s (the install). Needs `npm` and `rabbitmqctl` on PATH.
  * @throws the failed command's error (its stderr in the message).
  */
@@ -38,6 +39,7 @@ export async function installPackedExample(options: {
   const workDir = await mkdtemp(join(tmpdir(), `${options.prefix}-`))
   for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'src'])
     await cp(join(options.exampleDir, entry), join(workDir, entry), { recursive: true })
+  await unpinPackedTarballs(join(workDir, 'package-lock.json'))
   for (const dir of options.packageDirs)
     await run('npm', ['pack', '--ignore-scripts', '--pack-destination', workDir], { cwd: dir })
   await run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: workDir, timeout: 240_000 })
@@ -62,6 +64,21 @@ export async function installPackedExample(options: {
       await rm(workDir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Drops the `integrity` of every lockfile entry resolved from a `file:` tarball: those tarballs are
+ * packed from the working tree at each install, so their hash changes with every change to the
+ * packages; a hash committed with the example would fail `npm ci` (EINTEGRITY) after any edit.
+ * Registry entries keep theirs.
+ */
+async function unpinPackedTarballs(lockPath: string): Promise<void> {
+  const lock = JSON.parse(await readFile(lockPath, 'utf8')) as {
+    packages?: Record<string, { resolved?: string; integrity?: string }>
+  }
+  for (const entry of Object.values(lock.packages ?? {}))
+    if (entry.resolved?.startsWith('file:')) delete entry.integrity
+  await writeFile(lockPath, JSON.stringify(lock, null, 2))
 }
 
 /**
