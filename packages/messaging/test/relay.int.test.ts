@@ -169,7 +169,9 @@ describe('relay: unroutable and poison rows', () => {
     relay.wake()
     const first = await firstFailure
     const { rows: backedOff } = await f.db.pool.query<{ later: boolean }>(
-      'SELECT available_at > now() AS later FROM outbox_message WHERE id = $1',
+      // Later than it was written (available_at defaults to the INSERT's now(), as occurred_at does):
+      // compared with the clock instead, a backoff of 150-300 ms could pass before this query ran.
+      'SELECT available_at > occurred_at AS later FROM outbox_message WHERE id = $1',
       [poison],
     )
     const afterFirst = await f.row(poison)
