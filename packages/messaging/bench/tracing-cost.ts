@@ -8,17 +8,18 @@ import { activeTraceCarrier, endProducerSpan, inConsumerSpan, startProducerSpan 
 
 const N = 1_000_000
 const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
-const target = {
-  handler: 'h',
-  queue: 'q',
-  exchange: 'x',
-  routingKey: 'k',
-  deliveryTag: 1,
-  messageId: 'id',
+const message = {
+  id: 'id',
+  type: 't',
+  source: 's',
+  time: new Date(0),
   correlationId: 'c',
   traceparent,
+  routingKey: 'k',
+  payload: {},
   attempt: 1,
 }
+const delivery = { exchange: 'x', deliveryTag: 1 }
 const producerTarget = {
   exchange: 'x',
   routingKey: 'order.created',
@@ -37,7 +38,7 @@ for (let round = 1; round <= 3; round++) {
   }
   const producer = nsPer(started)
   started = process.hrtime.bigint()
-  for (let i = 0; i < N; i++) await inConsumerSpan(target, transaction)
+  for (let i = 0; i < N; i++) await inConsumerSpan('h', 'q', message, delivery, transaction)
   const consumer = nsPer(started)
   started = process.hrtime.bigint()
   for (let i = 0; i < N; i++) await transaction()

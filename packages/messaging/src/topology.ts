@@ -1,4 +1,5 @@
 import type { Channel } from 'amqplib'
+import { errorMessage } from './errors.js'
 
 /**
  * What the broker needs for one service: its exchange and, per handler, the routing key it
@@ -110,8 +111,7 @@ export async function declareTopology(channel: Channel, spec: TopologySpec): Pro
     try {
       await declare()
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error)
-      throw new TopologyError(`declaring ${what} failed: ${reason}`, { cause: error })
+      throw new TopologyError(`declaring ${what} failed: ${errorMessage(error)}`, { cause: error })
     }
   }
   await attempt(`exchange '${exchange}'`, () => channel.assertExchange(exchange, 'topic', { durable: true }))

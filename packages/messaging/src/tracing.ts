@@ -10,6 +10,7 @@ import {
   type Span,
 } from '@opentelemetry/api'
 import type { ConsumedMessage } from './types.js'
+import { errorCode } from './errors.js'
 
 /**
  * OpenTelemetry for the outbox and inbox, through @opentelemetry/api only: without a registered SDK
@@ -169,9 +170,7 @@ export function endProducerSpan(span: Span, failure?: { error: string; kind: str
 
 /** A low-cardinality class of `error` for `error.type`: its SQLSTATE or errno code, else its name. */
 function errorType(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && code !== '') return code
-  return error instanceof Error ? error.name : '_OTHER'
+  return errorCode(error) || (error instanceof Error ? error.name : '_OTHER')
 }
 
 /**
@@ -191,61 +190,32 @@ async function runInSpan<T>(parentContext: Context, span: Span, fn: () => Promis
   }
 }
 
-/** What the consumer span needs to know about the message, its delivery and the handler. */
-export interface ConsumerSpanTarget {
-  handler: string
-  queue: string
-  exchange: string
-  routingKey: string
-  deliveryTag: number | undefined
-  messageId: string
-  correlationId: string
-  traceparent: string | undefined
-  tracestate?: string | undefined
-  attempt: number
-}
-
 /**
- * The consumer span's target for `message`, delivered on `queue` with `delivery` and handled by
- * `handler` (the batched and the single path's).
+ * Runs `fn` (one inbox transaction of `handler` for `message`, delivered on `queue` with `delivery`)
+ * inside a consumer span `process {exchange}:{routing key}:{queue}` (kind CONSUMER), a child of the
+ * message's traceparent (the producer span), and ends it when `fn` settles: ERROR with the exception
+ * and `error.type` when it throws. Everything `fn` does, its queries and its enqueues, runs in the
+ * span's context, so follow-up events continue the trace.
  */
-export const consumerSpanTarget = (
+export function inConsumerSpan<T>(
   handler: string,
   queue: string,
   message: ConsumedMessage,
   delivery: { exchange: string; deliveryTag: number | undefined },
-): ConsumerSpanTarget => ({
-  handler,
-  queue,
-  exchange: delivery.exchange,
-  routingKey: message.routingKey,
-  deliveryTag: delivery.deliveryTag,
-  messageId: message.id,
-  correlationId: message.correlationId,
-  traceparent: message.traceparent,
-  tracestate: message.tracestate,
-  attempt: message.attempt,
-})
-
-/**
- * Runs `fn` (one inbox transaction) inside a consumer span `process {exchange}:{routing key}:{queue}`
- * (kind CONSUMER), a child of the message's traceparent (the producer span), and ends it when `fn`
- * settles: ERROR with the exception and `error.type` when it throws. Everything `fn` does, its
- * queries and its enqueues, runs in the span's context, so follow-up events continue the trace.
- */
-export function inConsumerSpan<T>(target: ConsumerSpanTarget, fn: () => Promise<T>): Promise<T> {
-  const parent = extracted({ traceparent: target.traceparent, tracestate: target.tracestate })
-  const destination = rabbitDestination(target.exchange, target.routingKey, target.queue)
+  fn: () => Promise<T>,
+): Promise<T> {
+  const parent = extracted({ traceparent: message.traceparent, tracestate: message.tracestate })
+  const destination = rabbitDestination(delivery.exchange, message.routingKey, queue)
   const span = tracer().startSpan(`process ${destination}`, { kind: SpanKind.CONSUMER }, parent)
   if (span.isRecording()) {
     setRabbitAttributes(span, 'process', destination)
     span.setAttributes({
-      [SEMCONV.routingKey]: target.routingKey,
-      ...(target.deliveryTag === undefined ? {} : { [SEMCONV.deliveryTag]: target.deliveryTag }),
-      [SEMCONV.messageId]: target.messageId,
-      [SEMCONV.conversationId]: target.correlationId,
-      [OWN.handler]: target.handler,
-      [OWN.attempt]: target.attempt,
+      [SEMCONV.routingKey]: message.routingKey,
+      ...(delivery.deliveryTag === undefined ? {} : { [SEMCONV.deliveryTag]: delivery.deliveryTag }),
+      [SEMCONV.messageId]: message.id,
+      [SEMCONV.conversationId]: message.correlationId,
+      [OWN.handler]: handler,
+      [OWN.attempt]: message.attempt,
     })
   }
   return runInSpan(parent, span, fn)

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import amqp from 'amqplib'
 import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib'
+import { errorMessage } from '../errors.js'
 import type { Logger } from '../types.js'
 import { backoffDelay } from './backoff.js'
 import {
@@ -124,9 +125,6 @@ function destroySocket(connection: ChannelModel, error?: Error): void {
   raw?.stream?.destroy(error)
 }
 
-/** The message of an error, for a log line about an expected outage (no stack). */
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
 /**
  * The state machine behind `createAmqpConnection`: one method per transition (`connect`, `opened`,
  * `retryLater`, `lost`, `block`/`unblock`, `close`), each moving `state` and running the hooks of
@@ -233,19 +231,13 @@ class ResilientConnection implements AmqpConnection {
     if (this.#closed) return
     const url = redactUrl(this.#address.url)
     this.#at = (this.#at + 1) % this.#addresses.length
-    if (this.#downSince === undefined) {
-      // The broker was never reached, or went away while connecting: one line now, none per retry.
-      this.#downSince = performance.now()
-      this.#log?.warn(
-        { connection: this.#name, url, reason: reasonOf(error) },
-        'amqp connect failed; retrying',
-      )
-    } else {
-      this.#log?.debug(
-        { connection: this.#name, attempt, url, reason: reasonOf(error) },
-        'amqp connect failed; retrying',
-      )
-    }
+    // The broker was never reached, or went away while connecting: one warning now, debug per retry.
+    const first = this.#downSince === undefined
+    this.#downSince ??= performance.now()
+    this.#log?.[first ? 'warn' : 'debug'](
+      { connection: this.#name, ...(first ? {} : { attempt }), url, reason: errorMessage(error) },
+      'amqp connect failed; retrying',
+    )
     const timer = setTimeout(
       () => void this.#connect(attempt + 1),
       retryDelay(attempt, this.#addresses.length, this.#baseMs, this.#maxMs),
@@ -255,12 +247,7 @@ class ResilientConnection implements AmqpConnection {
 
   /** `connecting` -> `connected`: listens to the connection's events, then runs the connected hooks. */
   #opened(connection: ChannelModel): void {
-    connection.on('error', (error: Error) =>
-      this.#log?.debug({ connection: this.#name, reason: error.message }, 'amqp connection error'),
-    )
-    connection.on('handler-error', (error: Error, event: string) =>
-      this.#log?.error({ err: error, event, connection: this.#name }, 'amqp event handler threw'),
-    )
+    this.#logErrors(connection, 'amqp connection error', 'amqp event handler threw')
     connection.on('close', (error?: Error) => this.#lost(connection, error ?? new Error('connection closed')))
     connection.on('blocked', (reason: string) =>
       this.#block(connection, String(reason || 'blocked by the broker')),
@@ -395,13 +382,18 @@ class ResilientConnection implements AmqpConnection {
       if (this.current === connection) this.drop('channel open timed out')
       throw error
     }
-    channel.on('error', (error: Error) =>
-      this.#log?.debug({ connection: this.#name, reason: error.message }, 'amqp channel error'),
-    )
-    channel.on('handler-error', (error: Error, event: string) =>
-      this.#log?.error({ err: error, event, connection: this.#name }, 'amqp channel event handler threw'),
-    )
+    this.#logErrors(channel, 'amqp channel error', 'amqp channel event handler threw')
     return channel
+  }
+
+  /** Logs 'error' at debug (the close that follows is what counts), 'handler-error' at error. */
+  #logErrors(emitter: ChannelModel | Channel, errorMessage: string, handlerMessage: string): void {
+    emitter.on('error', (error: Error) =>
+      this.#log?.debug({ connection: this.#name, reason: error.message }, errorMessage),
+    )
+    emitter.on('handler-error', (error: Error, event: string) =>
+      this.#log?.error({ err: error, event, connection: this.#name }, handlerMessage),
+    )
   }
 
   drop(reason: string): void {

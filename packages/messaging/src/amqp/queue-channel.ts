@@ -7,6 +7,7 @@ import {
   type DeadLetterPublisher,
 } from '../inbox/dead-letter.js'
 import { DEAD_LETTER_QUEUE_ARGUMENTS } from '../topology.js'
+import { errorMessage } from '../errors.js'
 import type { Logger } from '../types.js'
 import { backoffDelay } from './backoff.js'
 import type { AmqpConnection } from './connection.js'
@@ -106,8 +107,6 @@ const REOPEN_MAX_MS = 5_000
 /** 404 NOT_FOUND: https://www.rabbitmq.com/amqp-0-9-1-reference#constants */
 const NOT_FOUND = 404
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
 /**
  * The one lifecycle of a consumed queue, for handler queues and batch recorders alike (states:
  * `QueueChannelState`). A closed channel, a broker cancel (a deleted queue) or a failed open reopens
@@ -194,7 +193,9 @@ class ConsumedQueue implements QueueChannel {
       channel?.close().catch(() => undefined)
       if (this.#state !== opening) return
       const missing = (error as { code?: unknown }).code === NOT_FOUND
-      this.#waitToReopen(missing ? `queue ${queue} does not exist` : `could not consume: ${reasonOf(error)}`)
+      this.#waitToReopen(
+        missing ? `queue ${queue} does not exist` : `could not consume: ${errorMessage(error)}`,
+      )
     }
   }
 
@@ -208,7 +209,7 @@ class ConsumedQueue implements QueueChannel {
     } catch (error) {
       // Consume anyway: a queue declared with other arguments (a policy, an older deploy) still works.
       this.#options.logger.error(
-        { ...this.#options.logFields, queue: this.#options.queue, reason: reasonOf(error) },
+        { ...this.#options.logFields, queue: this.#options.queue, reason: errorMessage(error) },
         'topology declaration failed',
       )
     } finally {
@@ -233,7 +234,7 @@ class ConsumedQueue implements QueueChannel {
           // The channel is gone (amqplib throws only then): the redelivery is a duplicate. Info: its
           // connection logs the outage once, and this is its expected consequence.
           const messageId = delivery.properties.messageId as unknown
-          logger.info({ ...logFields, queue, messageId, reason: reasonOf(error) }, 'ack failed')
+          logger.info({ ...logFields, queue, messageId, reason: errorMessage(error) }, 'ack failed')
         }
       },
       requeue(delivery) {
@@ -350,7 +351,7 @@ class ConsumedQueue implements QueueChannel {
         CHANNEL_OP_TIMEOUT_MS,
         `cancel ${queue}`,
       ).catch((error: unknown) =>
-        logger.warn({ ...logFields, queue, reason: reasonOf(error) }, 'consumer cancel failed'),
+        logger.warn({ ...logFields, queue, reason: errorMessage(error) }, 'consumer cancel failed'),
       )
     }
     await withTimeout(this.#options.drain(), drainTimeoutMs, `drain ${queue}`).catch(() =>

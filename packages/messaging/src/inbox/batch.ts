@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
-import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
+import { inConsumerSpan } from '../tracing.js'
 import type { ConsumedMessage, Database, TransactionClient } from '../types.js'
 import {
   runAlone,
@@ -262,10 +262,11 @@ async function inOneTransaction<Tx extends TransactionClient>(
       async (tx, inserted) => {
         for (const { message, control } of ordered) {
           if (!inserted.has(message.id.toLowerCase())) continue
-          const target = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
           const began = performance.now()
           try {
-            await inConsumerSpan(target, () => handler.handle(message, tx))
+            await inConsumerSpan(handler.name, runtime.queue, message, control.delivery, () =>
+              handler.handle(message, tx),
+            )
           } finally {
             const ms = performance.now() - began
             handlersMs += ms

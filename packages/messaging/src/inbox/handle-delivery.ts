@@ -1,8 +1,9 @@
 import type { Message } from 'amqplib'
 import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
-import { consumerSpanTarget, inConsumerSpan } from '../tracing.js'
+import { inConsumerSpan } from '../tracing.js'
 import { isTransientDatabaseError } from '../database-errors.js'
+import { errorCode, errorMessage } from '../errors.js'
 import type { HandlerPace } from './batch-size.js'
 import { inInbox } from './inbox-record.js'
 import { parseDelivery } from './parse-delivery.js'
@@ -75,14 +76,6 @@ type Attempt =
   /** The transaction failed before the handler ran (database down): not the message's fault. */
   | { kind: 'unavailable'; error: unknown }
 
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
-/** The SQLSTATE or errno code of `error`, if it has one. */
-const codeOf = (error: unknown): string | undefined => {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' ? code : undefined
-}
-
 /**
  * Deliveries this message had before this one: a quorum queue's `x-delivery-count`
  * (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling), so the attempt budget
@@ -107,11 +100,10 @@ async function attemptOnce<Tx extends TransactionClient>(
   const { handler, database } = runtime
   let handlerRan = false
   let handlerError: { error: unknown } | undefined
-  const span = consumerSpanTarget(handler.name, runtime.queue, message, control.delivery)
   const began = performance.now()
   let handlerMs = 0
   try {
-    const outcome = await inConsumerSpan(span, () =>
+    const outcome = await inConsumerSpan(handler.name, runtime.queue, message, control.delivery, () =>
       inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
         handlerRan = true
         const started = performance.now()
@@ -240,10 +232,10 @@ async function retryTransient<Tx extends TransactionClient>(
 ): Promise<boolean> {
   const { handler, signals, logger, counters, stopping, policy } = runtime
   const { id, type, correlationId, attempt } = message
-  const reason = describe(error)
+  const reason = errorMessage(error)
   counters.transientRetriedTotal += 1
   logger.warn(
-    { messageId: id, type, handler: handler.name, correlationId, attempt, reason, code: codeOf(error) },
+    { messageId: id, type, handler: handler.name, correlationId, attempt, reason, code: errorCode(error) },
     'transient database failure in the handler transaction; retrying without spending an attempt',
   )
   signals.emit('retrying', { id, type, handler: handler.name, attempt, error: reason, transient: true })
@@ -316,7 +308,7 @@ export async function runAlone<Tx extends TransactionClient>(
         continue
       }
     }
-    const error = describe(outcome.error)
+    const error = errorMessage(outcome.error)
     if (afterFailure(attempt, policy) === 'dead-letter') {
       await deadLetter(control, runtime, `handler failed after ${attempt} attempts: ${error}`, attempt, {
         id,

@@ -1,4 +1,5 @@
 import type { ConsumeMessage } from 'amqplib'
+import { errorCode, errorMessage } from '../errors.js'
 import { parseDelivery } from '../inbox/parse-delivery.js'
 import { reportDeadLettered } from '../inbox/dead-letter.js'
 import { pause, retryDelayMs, type RetryPolicy } from '../inbox/retry-policy.js'
@@ -48,8 +49,7 @@ type Outcome = 'done' | 'requeue'
  */
 const rowFault = (error: unknown): boolean => {
   if (error instanceof TypeError || error instanceof RangeError) return true
-  const code = (error as { code?: unknown }).code
-  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)
+  return /^2[23][0-9A-Z]{3}$/.test(errorCode(error) ?? '')
 }
 
 /**
@@ -69,8 +69,6 @@ function contractOf(delivery: ConsumeMessage, contracts: FlushRuntime['contracts
     return undefined
   }
 }
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /**
  * Records `messages` in one `record` call, waiting out an unavailable database (backoff, no attempt
@@ -204,7 +202,7 @@ async function recordValid(valid: readonly Valid[], outcomes: FlushOutcomes): Pr
     if (alone.kind === 'stopped') return false
     if (alone.kind === 'ok') outcomes.recorded([item])
     else {
-      const reason = `recording failed: ${describe(alone.error)}`
+      const reason = `recording failed: ${errorMessage(alone.error)}`
       await outcomes.deadLetter(item.delivery, reason, item.message.id, item.message.type)
     }
   }
