@@ -1,10 +1,12 @@
 /** What every module of the Kubernetes base shares: the object type, the fixed names and the labels. */
-import type { ServiceName } from '../src/bootstrap.js'
+import { SERVICES, type ServiceName } from '../src/bootstrap.js'
 
 /** A Kubernetes object as plain data. */
 export type Manifest = { apiVersion: string; kind: string; metadata: Record<string, unknown>; spec?: unknown }
 
 export const RABBITMQ = 'saga-rabbitmq'
+/** Broker nodes of the RabbitmqCluster; every quorum queue has a replica on each (3.x and 4.x default). */
+export const BROKER_REPLICAS = 3
 export const VHOST = 'saga'
 export const EXCHANGE = 'saga.events'
 /**
@@ -75,4 +77,17 @@ export const dnsEgress = {
     { protocol: 'UDP', port: 53 },
     { protocol: 'TCP', port: 53 },
   ],
+}
+
+/**
+ * The broker nodes a service tries in turn (AMQP_URL's comma-separated list), as the cluster
+ * operator names its pods behind the headless Service `<cluster>-nodes`:
+ * `saga-rabbitmq-server-<i>.saga-rabbitmq-nodes`. Each service starts with another node (the list
+ * rotated by its place in SERVICES), so connections spread over the nodes, as in
+ * docker-compose.cluster.yml (rabbit-1 for order, rabbit-2 for payment, ...).
+ */
+export function brokerHosts(s: ServiceName): string[] {
+  const hosts = Array.from({ length: BROKER_REPLICAS }, (_, i) => `${RABBITMQ}-server-${i}.${RABBITMQ}-nodes`)
+  const first = SERVICES.indexOf(s) % hosts.length
+  return [...hosts.slice(first), ...hosts.slice(0, first)]
 }
