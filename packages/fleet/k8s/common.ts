@@ -1,5 +1,5 @@
 /** What every module of the Kubernetes base shares: the object type, the fixed names and the labels. */
-import { SERVICES, type ServiceName } from '../src/bootstrap.js'
+import type { ServiceName } from '../src/bootstrap.js'
 
 /** A Kubernetes object as plain data. */
 export type Manifest = { apiVersion: string; kind: string; metadata: Record<string, unknown>; spec?: unknown }
@@ -80,14 +80,13 @@ export const dnsEgress = {
 }
 
 /**
- * The broker nodes a service tries in turn (AMQP_URL's comma-separated list), as the cluster
+ * The broker nodes the services try in turn (AMQP_URL's comma-separated list), as the cluster
  * operator names its pods behind the headless Service `<cluster>-nodes`:
- * `saga-rabbitmq-server-<i>.saga-rabbitmq-nodes`. Each service starts with another node (the list
- * rotated by its place in SERVICES), so connections spread over the nodes, as in
- * docker-compose.cluster.yml (rabbit-1 for order, rabbit-2 for payment, ...).
+ * `saga-rabbitmq-server-<i>.saga-rabbitmq-nodes`; the same list as docker-compose.cluster.yml's
+ * rabbit-1..3. Each connection of @saga/messaging starts at a node picked from a hash of its host,
+ * process and connection name, so the replicas' connections spread over the nodes.
  */
-export function brokerHosts(s: ServiceName): string[] {
-  const hosts = Array.from({ length: BROKER_REPLICAS }, (_, i) => `${RABBITMQ}-server-${i}.${RABBITMQ}-nodes`)
-  const first = SERVICES.indexOf(s) % hosts.length
-  return [...hosts.slice(first), ...hosts.slice(0, first)]
-}
+export const BROKER_HOSTS: readonly string[] = Array.from(
+  { length: BROKER_REPLICAS },
+  (_, i) => `${RABBITMQ}-server-${i}.${RABBITMQ}-nodes`,
+)

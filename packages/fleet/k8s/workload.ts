@@ -7,7 +7,7 @@ import type { ServiceName } from '../src/bootstrap.js'
 import { DEFAULT_PORTS } from '../src/start-env.js'
 import {
   adminTokenEnv,
-  brokerHosts,
+  BROKER_HOSTS,
   containerSecurity,
   dbCluster,
   dnsEgress,
@@ -46,8 +46,8 @@ const selectorOf = (s: ServiceName) => ({
  * `<cluster>-app` secret, the broker credentials from the Messaging Topology Operator's
  * `<user>-user-credentials` secret, composed into AMQP_URL by Kubernetes' $(VAR) expansion (so
  * AMQP_USERNAME and AMQP_PASSWORD come first; a test checks every reference is defined before).
- * AMQP_URL lists the three broker nodes (`brokerHosts`), tried in turn: a service whose node goes
- * connects to the next, rather than through the client Service, which would hand it any node.
+ * AMQP_URL lists the three broker nodes (`BROKER_HOSTS`), tried in turn: a connection whose node
+ * goes connects to the next, rather than through the client Service, which would hand it any node.
  */
 function serviceEnv(s: ServiceName) {
   const secret = (name: string, key: string) => ({ valueFrom: { secretKeyRef: { name, key } } })
@@ -57,9 +57,9 @@ function serviceEnv(s: ServiceName) {
     { name: 'AMQP_PASSWORD', ...secret(`${s}-service-user-credentials`, 'password') },
     {
       name: 'AMQP_URL',
-      value: brokerHosts(s)
-        .map((host) => `amqp://$(AMQP_USERNAME):$(AMQP_PASSWORD)@${host}:5672/${VHOST}`)
-        .join(','),
+      value: BROKER_HOSTS.map(
+        (host) => `amqp://$(AMQP_USERNAME):$(AMQP_PASSWORD)@${host}:5672/${VHOST}`,
+      ).join(','),
     },
     { name: 'AMQP_EXCHANGE', value: EXCHANGE },
   ]

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parse, parseAllDocuments } from 'yaml'
-import { BROKER_REPLICAS, brokerHosts } from '../k8s/common.js'
+import { BROKER_HOSTS, BROKER_REPLICAS } from '../k8s/common.js'
 import { SERVICES } from '../src/bootstrap.js'
 import { brokerUsers } from '../src/broker-users.js'
 
@@ -71,7 +71,7 @@ describe('docker-compose.cluster.yml', () => {
 
   it('when a service starts, then it waits for every node and gets all three in AMQP_URL, as in Kubernetes', () => {
     const users = new Map(brokerUsers().map((u) => [u.service, u]))
-    for (const [i, service] of SERVICES.entries()) {
+    for (const service of SERVICES) {
       const s = cluster.services[service]!
       expect(Object.keys(s.depends_on ?? {}).sort()).toEqual([`postgres-${service}`, ...nodes].sort())
       const urls = s.environment!.AMQP_URL!.split(',').map((u) => new URL(u))
@@ -80,14 +80,15 @@ describe('docker-compose.cluster.yml', () => {
         urls.map(() => `${user.user}:${user.password}`),
       )
       expect(urls.map((u) => u.pathname)).toEqual(urls.map(() => '/saga'))
-      // The same rotation as brokerHosts: node i of compose is pod i-1 of the RabbitmqCluster.
-      const rotated = [...nodes.slice(i % nodes.length), ...nodes.slice(0, i % nodes.length)]
-      expect(urls.map((u) => u.hostname)).toEqual(rotated)
-      const pods = brokerHosts(service).map((h) => `rabbit-${Number(/-server-(\d+)\./.exec(h)![1]) + 1}`)
-      expect(pods).toEqual(rotated)
+      // The same list in both: node rabbit-<i+1> of compose is pod i of the RabbitmqCluster.
+      expect(urls.map((u) => u.hostname)).toEqual(nodes)
+      expect(BROKER_HOSTS.map((h) => `rabbit-${Number(/-server-(\d+)\./.exec(h)![1]) + 1}`)).toEqual(nodes)
       const k8s = k8sAmqpUrl(service).split(',')
       expect(k8s.map((u) => new URL(u.replaceAll('$(', '').replaceAll(')', '')).hostname)).toEqual(
-        brokerHosts(service),
+        BROKER_HOSTS,
+      )
+      expect(k8s.map((u) => new URL(u.replaceAll('$(', '').replaceAll(')', '')).pathname)).toEqual(
+        k8s.map(() => '/saga'),
       )
     }
   })
