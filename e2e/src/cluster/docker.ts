@@ -81,20 +81,21 @@ export async function runningNodes(via: BrokerNode): Promise<BrokerNode[]> {
 const serviceOfUser = (user: string): ServiceName | undefined => SERVICES.find((s) => user === `${s}-service`)
 
 /**
- * The node each service's AMQP connections are on, asked of `via`: a connection's pid names its
- * node (`<rabbit@rabbit-2.1690.1234.0>`). A service with connections on several nodes lists each.
+ * The node of each AMQP connection of each service, asked of `via` (one entry per connection: a
+ * service holds several, its relay's and its consumers'). A connection's pid names its node
+ * (`<rabbit@rabbit-2.1690.1234.0>`).
  */
-export async function serviceNodes(via: BrokerNode): Promise<Partial<Record<ServiceName, BrokerNode[]>>> {
+export async function serviceConnections(via: BrokerNode): Promise<Record<ServiceName, BrokerNode[]>> {
   const out = await rabbitmqctl(via, ['list_connections', '--no-table-headers', 'user', 'pid'])
-  const found: Partial<Record<ServiceName, BrokerNode[]>> = {}
+  const found = Object.fromEntries(SERVICES.map((s) => [s, [] as BrokerNode[]])) as Record<
+    ServiceName,
+    BrokerNode[]
+  >
   for (const line of out.split('\n')) {
     const [user, pid] = line.trim().split(/\s+/)
     const service = user ? serviceOfUser(user) : undefined
     const node = pid?.match(/rabbit@(rabbit-\d)/)?.[1]
-    if (!service || !node) continue
-    const nodes = (found[service] ??= [])
-    const n = nodeOf(`rabbit@${node}`)
-    if (!nodes.includes(n)) nodes.push(n)
+    if (service && node) found[service].push(nodeOf(`rabbit@${node}`))
   }
   return found
 }

@@ -11,7 +11,7 @@ import {
   queueLeaders,
   reconnect,
   runningNodes,
-  serviceNodes,
+  serviceConnections,
   type BrokerNode,
 } from './docker.js'
 
@@ -116,26 +116,28 @@ export async function killBusiestLeader(ctx: FaultContext): Promise<FaultOutcome
 }
 
 /**
- * `docker stop` (SIGTERM, a clean shutdown) of the node a service is connected to, for each node
- * that holds a service's connection, one at a time: every service connected again (to another
- * node), a probe order terminal, then the node started again and rejoined before the next.
+ * `docker stop` (SIGTERM, a clean shutdown) of each node that holds a connection of a service, one
+ * at a time: every service has as many connections as before, none on the stopped node, a probe
+ * order ends terminal, then the node is started again and rejoins before the next.
  */
 export async function stopConnectedNodes(ctx: FaultContext): Promise<FaultOutcome[]> {
-  const connected = await serviceNodes('rabbit-1')
-  const nodes = [...new Set(Object.values(connected).flat())]
+  const before = await serviceConnections('rabbit-1')
+  const nodes = NODES.filter((n) => SERVICES.some((s) => before[s].includes(n)))
   if (nodes.length === 0) throw new Error('no service connection found on the cluster')
   const outcomes: FaultOutcome[] = []
   for (const node of nodes) {
-    const services = SERVICES.filter((s) => connected[s]?.includes(node))
-    ctx.say(`docker stop ${node}: connected to ${services.join(', ')}`)
+    const connected = await serviceConnections(node)
+    const services = SERVICES.filter((s) => connected[s].includes(node))
+    const detail = services.map((s) => `${s} x${connected[s].filter((n) => n === node).length}`).join(', ')
+    ctx.say(`docker stop ${node}: connections of ${detail}`)
     const t0 = performance.now()
     await docker(['stop', '-t', '30', container(node)])
     const recoveryS: Record<string, number> = { stopped: since(t0) }
     await eventually(
-      `every service connected to a node other than ${node}`,
+      `every service's connections back, none on ${node}`,
       async () => {
-        const now = await serviceNodes(another(node))
-        return SERVICES.every((s) => (now[s] ?? []).some((n) => n !== node))
+        const now = await serviceConnections(another(node))
+        return SERVICES.every((s) => now[s].length >= connected[s].length && !now[s].includes(node))
       },
       LONG,
     )
@@ -144,7 +146,7 @@ export async function stopConnectedNodes(ctx: FaultContext): Promise<FaultOutcom
     recoveryS.sagaFlows = since(t0)
     await bringBack(node)
     recoveryS.rejoined = since(t0)
-    outcomes.push({ name: 'stop of a connected node', target: node, detail: services.join(', '), recoveryS })
+    outcomes.push({ name: 'stop of a connected node', target: node, detail, recoveryS })
   }
   return outcomes
 }
