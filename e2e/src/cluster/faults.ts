@@ -85,6 +85,27 @@ async function bringBack(node: BrokerNode): Promise<void> {
 }
 
 /**
+ * After `node` went down at `t0`: the seconds until `first` holds (named `first.key`), until a probe
+ * order ends terminal (`sagaFlows`), and, the node started again, until it runs among its peers
+ * (`rejoined`).
+ */
+async function recoverFrom(
+  ctx: FaultContext,
+  node: BrokerNode,
+  t0: number,
+  first: { key: string; what: string; holds: () => Promise<boolean> },
+): Promise<Record<string, number>> {
+  const recoveryS: Record<string, number> = {}
+  await eventually(first.what, first.holds, LONG)
+  recoveryS[first.key] = since(t0)
+  await probeOrder(ctx)
+  recoveryS.sagaFlows = since(t0)
+  await bringBack(node)
+  recoveryS.rejoined = since(t0)
+  return recoveryS
+}
+
+/**
  * kill -9 of the node that leads the busiest quorum queue (most messages; the first when all are
  * empty): until another node leads that queue, the saga runs (a probe order ends terminal), then
  * the node is started again and rejoins.
@@ -98,20 +119,14 @@ export async function killBusiestLeader(ctx: FaultContext): Promise<FaultOutcome
   ctx.say(`kill -9 ${node}: leader of ${busiest.queue} (${busiest.messages} messages)`)
   const t0 = performance.now()
   await docker(['kill', '-s', 'KILL', container(node)])
-  const recoveryS: Record<string, number> = {}
-  await eventually(
-    `a new leader of ${busiest.queue}`,
-    async () => {
+  const recoveryS = await recoverFrom(ctx, node, t0, {
+    key: 'newLeader',
+    what: `a new leader of ${busiest.queue}`,
+    holds: async () => {
       const now = (await queueLeaders(another(node))).find((q) => q.queue === busiest.queue)
       return now !== undefined && now.leader !== node
     },
-    LONG,
-  )
-  recoveryS.newLeader = since(t0)
-  await probeOrder(ctx)
-  recoveryS.sagaFlows = since(t0)
-  await bringBack(node)
-  recoveryS.rejoined = since(t0)
+  })
   return { name: 'kill -9 of the busiest leader', target: node, detail: busiest.queue, recoveryS }
 }
 
@@ -132,21 +147,21 @@ export async function stopConnectedNodes(ctx: FaultContext): Promise<FaultOutcom
     ctx.say(`docker stop ${node}: connections of ${detail}`)
     const t0 = performance.now()
     await docker(['stop', '-t', '30', container(node)])
-    const recoveryS: Record<string, number> = { stopped: since(t0) }
-    await eventually(
-      `every service's connections back, none on ${node}`,
-      async () => {
+    const stopped = since(t0)
+    const recoveryS = await recoverFrom(ctx, node, t0, {
+      key: 'reconnected',
+      what: `every service's connections back, none on ${node}`,
+      holds: async () => {
         const now = await serviceConnections(another(node))
         return SERVICES.every((s) => now[s].length >= connected[s].length && !now[s].includes(node))
       },
-      LONG,
-    )
-    recoveryS.reconnected = since(t0)
-    await probeOrder(ctx)
-    recoveryS.sagaFlows = since(t0)
-    await bringBack(node)
-    recoveryS.rejoined = since(t0)
-    outcomes.push({ name: 'stop of a connected node', target: node, detail, recoveryS })
+    })
+    outcomes.push({
+      name: 'stop of a connected node',
+      target: node,
+      detail,
+      recoveryS: { stopped, ...recoveryS },
+    })
   }
   return outcomes
 }
