@@ -86,8 +86,13 @@ export function rabbitDestination(exchange: string, routingKey: string | undefin
   return name === '' ? 'amq.default' : name
 }
 
-/** The broker's address and port of an AMQP URL, for `server.address` and `server.port`. */
+/**
+ * The broker's address and port of an AMQP URL, for `server.address` and `server.port`; undefined
+ * for a list of cluster nodes: the relay fixes its spans' attributes at start, before it knows the node
+ * it will publish through, and naming the first node would be wrong after a failover.
+ */
 export function brokerAddress(amqpUrl: string): { address: string; port: number } | undefined {
+  if (amqpUrl.includes(',')) return undefined
   try {
     const url = new URL(amqpUrl)
     const port = url.port === '' ? (url.protocol === 'amqps:' ? 5671 : 5672) : Number(url.port)

@@ -1,12 +1,27 @@
+import { hostname } from 'node:os'
 import amqp from 'amqplib'
 import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib'
 import type { Logger } from '../types.js'
 import { backoffDelay } from './backoff.js'
+import {
+  brokerAddresses,
+  brokerNode,
+  firstAddress,
+  retryDelay,
+  type BrokerAddress,
+  type BrokerNode,
+} from './broker-addresses.js'
 import { withTimeout } from './timeout.js'
 
 /** Options of `createAmqpConnection`. */
 export interface AmqpConnectionOptions {
-  /** `amqp://user:pass@host:5672/vhost`; a `heartbeat` query parameter in it wins over `heartbeatS`. */
+  /**
+   * `amqp://user:pass@host:5672/vhost`, or the nodes of a cluster separated by commas (see
+   * `splitBrokerUrls`), tried in turn from one picked by `firstAddress`: a failed connect or a lost
+   * connection moves to the next, and the reconnect backoff applies once a whole round failed. A
+   * `heartbeat` query parameter in a URL wins over `heartbeatS`.
+   * @throws Error from `createAmqpConnection` naming an entry that is empty or not a URL.
+   */
   url: string
   /** Shown in the broker's connection list and in logs, e.g. `inventory-relay`. Default `messaging`. */
   name?: string
@@ -63,6 +78,8 @@ export interface AmqpConnection {
   readonly current: ChannelModel | undefined
   /** The broker's reason while it blocks this connection's publishes, else undefined. */
   readonly blocked: string | undefined
+  /** The node the open connection is on (address and cluster name), if any. */
+  readonly node: BrokerNode | undefined
   /** Resolves once the connection is not blocked (unblocked, lost or closed), or after `timeoutMs`. */
   waitUntilUnblocked(timeoutMs: number): Promise<void>
   /** Registers a hook run after every (re)connect (and at once if connected); returns an unsubscribe. */
@@ -87,13 +104,6 @@ export interface AmqpConnection {
 interface ConnectionWaiter {
   resolve: (connection: ChannelModel) => void
   reject: (error: Error) => void
-}
-
-/** Sets the AMQP heartbeat unless the URL names one. */
-function withHeartbeat(url: string, heartbeatS: number): string {
-  const parsed = new URL(url)
-  if (!parsed.searchParams.has('heartbeat')) parsed.searchParams.set('heartbeat', String(heartbeatS))
-  return parsed.toString()
 }
 
 /** The URL without its password, for logs. */
@@ -124,7 +134,9 @@ const reasonOf = (error: unknown): string => (error instanceof Error ? error.mes
  */
 class ResilientConnection implements AmqpConnection {
   #state: ConnectionState = { name: 'idle' }
-  readonly #url: string
+  readonly #addresses: BrokerAddress[]
+  /** The index of the address in use, or to try next. */
+  #at: number
   readonly #name: string
   readonly #log: Logger | undefined
   readonly #connectTimeoutMs: number
@@ -138,8 +150,9 @@ class ResilientConnection implements AmqpConnection {
   #downSince: number | undefined
 
   constructor(options: AmqpConnectionOptions) {
-    this.#url = withHeartbeat(options.url, options.heartbeatS ?? 10)
+    this.#addresses = brokerAddresses(options.url, options.heartbeatS ?? 10)
     this.#name = options.name ?? 'messaging'
+    this.#at = firstAddress(`${hostname()}/${process.pid}/${this.#name}`, this.#addresses.length)
     this.#log = options.logger
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 5_000
     this.#baseMs = options.reconnectBaseMs ?? 100
@@ -168,6 +181,15 @@ class ResilientConnection implements AmqpConnection {
     return this.#state.name === 'blocked' ? this.#state.reason : undefined
   }
 
+  get node(): BrokerNode | undefined {
+    const connection = this.current
+    return connection && brokerNode(connection, this.#address)
+  }
+
+  get #address(): BrokerAddress {
+    return this.#addresses[this.#at] as BrokerAddress
+  }
+
   start(): void {
     if (this.#state.name === 'idle') void this.#connect(0)
   }
@@ -191,7 +213,7 @@ class ResilientConnection implements AmqpConnection {
 
   /** TCP and AMQP handshake, bounded; a connect that succeeds after the bound is closed, not leaked. */
   async #handshake(): Promise<ChannelModel> {
-    const connecting = amqp.connect(this.#url, {
+    const connecting = amqp.connect(this.#address.url, {
       timeout: this.#connectTimeoutMs,
       // Small frames (a confirm, a channel open) must not wait for Nagle's algorithm and the
       // peer's delayed ACK (up to 40 ms on Linux): the relay waits on every confirm round trip.
@@ -206,25 +228,27 @@ class ResilientConnection implements AmqpConnection {
     }
   }
 
-  /** `connecting` -> `waiting`: the connect failed; the next one after a backoff. */
+  /** `connecting` -> `waiting`: the connect failed; the next address, after a backoff once all failed. */
   #retryLater(attempt: number, error: unknown): void {
     if (this.#closed) return
+    const url = redactUrl(this.#address.url)
+    this.#at = (this.#at + 1) % this.#addresses.length
     if (this.#downSince === undefined) {
       // The broker was never reached, or went away while connecting: one line now, none per retry.
       this.#downSince = performance.now()
       this.#log?.warn(
-        { connection: this.#name, url: redactUrl(this.#url), reason: reasonOf(error) },
+        { connection: this.#name, url, reason: reasonOf(error) },
         'amqp connect failed; retrying',
       )
     } else {
       this.#log?.debug(
-        { connection: this.#name, attempt, reason: reasonOf(error) },
+        { connection: this.#name, attempt, url, reason: reasonOf(error) },
         'amqp connect failed; retrying',
       )
     }
     const timer = setTimeout(
       () => void this.#connect(attempt + 1),
-      backoffDelay(attempt, this.#baseMs, this.#maxMs),
+      retryDelay(attempt, this.#addresses.length, this.#baseMs, this.#maxMs),
     )
     this.#state = { name: 'waiting', attempt: attempt + 1, timer }
   }
@@ -243,11 +267,16 @@ class ResilientConnection implements AmqpConnection {
     )
     connection.on('unblocked', () => this.#unblock(connection))
     this.#state = { name: 'connected', connection }
+    const { address: broker, cluster } = brokerNode(connection, this.#address)
     if (this.#downSince === undefined) {
-      this.#log?.info({ connection: this.#name, url: redactUrl(this.#url) }, 'amqp connected')
+      const url = redactUrl(this.#address.url)
+      this.#log?.info({ connection: this.#name, url, broker, cluster }, 'amqp connected')
     } else {
       const downMs = Math.round(performance.now() - this.#downSince)
-      this.#log?.info({ connection: this.#name, downMs }, `amqp connection back after ${downMs} ms`)
+      this.#log?.info(
+        { connection: this.#name, downMs, broker, cluster },
+        `amqp connection back after ${downMs} ms`,
+      )
     }
     this.#downSince = undefined
     for (const waiter of this.#waiters) waiter.resolve(connection)
@@ -275,7 +304,9 @@ class ResilientConnection implements AmqpConnection {
   #lost(connection: ChannelModel, error: Error): void {
     if (this.current !== connection) return
     this.#downSince = performance.now()
-    this.#log?.warn({ connection: this.#name, reason: error.message }, 'amqp connection lost')
+    const broker = this.#address.hostPort
+    this.#log?.warn({ connection: this.#name, broker, reason: error.message }, 'amqp connection lost')
+    this.#at = (this.#at + 1) % this.#addresses.length
     this.#releaseUnblockWaiters()
     this.#state = { name: 'idle' }
     for (const hook of this.#lostHooks) {

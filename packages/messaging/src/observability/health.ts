@@ -59,7 +59,10 @@ const area = (
   facts,
 })
 
-/** The broker area: every connection open and none blocked. */
+/**
+ * The broker area: every connection open and none blocked. Its facts name the node each connection
+ * is on (`relayBroker`, `consumerBroker`: `host:port`, null while down) and the cluster's name.
+ */
 function brokerArea({ relay, consumerConnection }: MessagingParts): HealthArea {
   const relayConnected = relay?.isConnected ?? true
   const consumerConnected = consumerConnection?.isConnected ?? true
@@ -71,7 +74,15 @@ function brokerArea({ relay, consumerConnection }: MessagingParts): HealthArea {
   if (relayBlocked !== null) problems.push(`relay connection blocked by the broker (${relayBlocked})`)
   if (consumerBlocked !== null)
     problems.push(`consumer connection blocked by the broker (${consumerBlocked})`)
-  const facts = { relayConnected, consumerConnected, relayBlocked, consumerBlocked }
+  const facts = {
+    relayConnected,
+    consumerConnected,
+    relayBlocked,
+    consumerBlocked,
+    relayBroker: relay?.node?.address ?? null,
+    consumerBroker: consumerConnection?.node?.address ?? null,
+    brokerCluster: relay?.node?.cluster ?? consumerConnection?.node?.cluster ?? null,
+  }
   if (problems.length > 0) return area('broker', 'down', problems.join('; '), facts)
   return area('broker', 'up', 'every connection open', facts)
 }

@@ -76,6 +76,23 @@ describe('messaging health areas', () => {
     )
   })
 
+  it('when the connections are on nodes of a cluster, then the broker facts name each node and the cluster, and null while down', () => {
+    const p = parts()
+    const on = (address: string) => ({ node: { address, cluster: 'rabbit@rabbit-1' } })
+    Object.assign(p.relay as object, on('rabbit-1:5672'))
+    Object.assign(p.consumerConnection as object, on('rabbit-3:5672'))
+    expect(areaOf(p, 'broker')?.facts).toMatchObject({
+      relayBroker: 'rabbit-1:5672',
+      consumerBroker: 'rabbit-3:5672',
+      brokerCluster: 'rabbit@rabbit-1',
+    })
+    expect(areaOf(parts({ connected: false }), 'broker')?.facts).toMatchObject({
+      relayBroker: null,
+      consumerBroker: null,
+      brokerCluster: null,
+    })
+  })
+
   it('when the oldest pending outbox row passes the limit, then outbox is down with its age', () => {
     expect(areaOf(parts({ oldestPendingAgeMs: 20_000 }), 'outbox')).toMatchObject({
       status: 'down',

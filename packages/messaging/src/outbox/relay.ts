@@ -1,3 +1,4 @@
+import type { BrokerNode } from '../amqp/broker-addresses.js'
 import { createAmqpConnection, type AmqpConnection } from '../amqp/connection.js'
 import { createSignals, type Signals } from '../signals.js'
 import { brokerAddress } from '../tracing.js'
@@ -33,6 +34,8 @@ export interface Relay {
   readonly isConnected: boolean
   /** The broker's reason while it blocks the relay's connection (`connection.blocked`), else undefined. */
   readonly blocked: string | undefined
+  /** The broker node the relay's connection is on, if connected. */
+  readonly node: BrokerNode | undefined
   readonly running: boolean
   /**
    * Publish on commit (`RelayOptions.publishOnCommit`): the sink a `pgDatabase` hands its committed
@@ -111,6 +114,10 @@ class OutboxRelay implements Relay {
 
   get blocked(): string | undefined {
     return this.#connection?.blocked
+  }
+
+  get node(): BrokerNode | undefined {
+    return this.#connection?.node
   }
 
   get running(): boolean {

@@ -73,6 +73,7 @@ export {
   type TopologySpec,
   type TopologyDefinitions,
 } from '../topology.js'
+export { splitBrokerUrls, firstAddress, type BrokerNode } from '../amqp/broker-addresses.js'
 export {
   createAmqpConnection,
   redactUrl,
