@@ -3,66 +3,77 @@
 // ports 3001-3005, 15432-15435, 5673-5675, 15672. Exits 0 when every fault passed, 1 when one
 // failed or the run broke, 2 on bad options.
 import fs from 'node:fs'
-import { parseArgs } from 'node:util'
+import { createCli, InvalidArgumentError, packageVersion, parse, parseOptions } from '@saga/cli-kit'
 import { runCluster } from './cluster.js'
 
-const HELP = `Usage: npm run test:cluster -- [options]
-
-  --rate N           orders a second of the steady load (default 5)
-  --cancel-share X   share of orders the customer cancels, 0-1 (default 0.1)
-  --orders-around N  orders placed before each fault and again after its recovery (default 50)
-  --settle S         seconds the fleet may take to settle after each fault (default 180)
-  --report FILE      also write the report as JSON
-  --keep             leave the cluster running (default: docker compose ... down -v)
-  --help             this text
-`
-
-function number(name: string, value: string | undefined, fallback: number, max = Infinity): number {
-  if (value === undefined) return fallback
-  const n = Number(value)
-  if (!Number.isFinite(n) || n <= 0 || n > max) {
-    process.stderr.write(`--${name}: '${value}' is not a number in (0, ${max}]\n${HELP}`)
-    process.exit(2)
+/** A number parser that also checks a range. */
+const inRange =
+  (ok: (n: number) => boolean, expected: string) =>
+  (value: string): number => {
+    const n = Number(value)
+    if (value.trim() === '' || !Number.isFinite(n) || !ok(n))
+      throw new InvalidArgumentError(`expected ${expected}`)
+    return n
   }
-  return n
+
+/** `npm run test:cluster -- [options]` on the convention of @saga/cli-kit. */
+export function clusterProgram() {
+  return createCli({
+    name: 'npm run test:cluster --',
+    description:
+      'Build the image, start docker-compose.cluster.yml (three RabbitMQ nodes, the fleet), put a ' +
+      'steady load on it and, in turn, kill -9 the leader of the busiest quorum queue, stop each node ' +
+      'a service is connected to, and cut one node off for 30 s; after each, check every order ' +
+      'terminal, each effect once, nothing lost; print the recovery times; then down -v.',
+    version: packageVersion(import.meta.url),
+  })
+    .option(
+      '--rate <n>',
+      'orders per second',
+      inRange((n) => n > 0 && n <= 200, 'a number above 0, at most 200'),
+      5,
+    )
+    .option(
+      '--cancel <share>',
+      'share of orders the customer cancels 0-3 s after placing them',
+      inRange((n) => n >= 0 && n <= 1, 'a share from 0 to 1'),
+      0.1,
+    )
+    .option(
+      '--orders-around <n>',
+      'orders placed before each fault and again after it',
+      parse.positiveInteger,
+      50,
+    )
+    .option(
+      '--settle <s>',
+      'how long the fleet may take to settle after each fault',
+      parse.positiveNumber,
+      180,
+    )
+    .option('--report <file>', 'also write the report as JSON')
+    .option('--keep', 'leave the cluster running (default: docker compose ... down -v)')
+    .addHelpText('after', '\nExit codes: 0 every fault passed; 1 one failed or the run broke; 2 usage error.')
 }
 
-let parsed
-try {
-  parsed = parseArgs({
-    options: {
-      rate: { type: 'string' },
-      'cancel-share': { type: 'string' },
-      'orders-around': { type: 'string' },
-      settle: { type: 'string' },
-      report: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  }).values
-} catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${HELP}`)
-  process.exit(2)
-}
-if (parsed.help) {
-  process.stdout.write(HELP)
-  process.exit(0)
-}
+// --help, --version and a usage error end the process here, with exit codes 0, 0 and 2.
+const options = await parseOptions(clusterProgram())
 const say = (line: string) => console.log(`[cluster] ${line}`)
 try {
   const report = await runCluster({
-    ratePerS: number('rate', parsed.rate, 5, 200),
-    cancelShare: number('cancel-share', parsed['cancel-share'], 0.1, 1),
-    ordersAround: number('orders-around', parsed['orders-around'], 50),
-    settleS: number('settle', parsed.settle, 180),
-    keep: parsed.keep ?? false,
+    ratePerS: options.rate,
+    cancelShare: options.cancel,
+    ordersAround: options.ordersAround,
+    settleS: options.settle,
+    keep: options.keep === true,
     say,
   })
   say(
-    `${report.ok ? 'PASS' : 'FAIL'}: ${report.faults.length} faults in ${report.totalS} s (start ${report.startS} s); tap reconnected ${report.tapReconnects} times`,
+    `${report.ok ? 'PASS' : 'FAIL'}: ${report.faults.length} faults in ${report.totalS} s ` +
+      `(start ${report.startS} s); tap reconnected ${report.tapReconnects} times`,
   )
   say(`versions: ${JSON.stringify(report.versions)}`)
-  if (parsed.report) fs.writeFileSync(parsed.report, `${JSON.stringify(report, null, 2)}\n`)
+  if (options.report) fs.writeFileSync(options.report, `${JSON.stringify(report, null, 2)}\n`)
   process.exit(report.ok ? 0 : 1)
 } catch (error) {
   say(`FAIL: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
