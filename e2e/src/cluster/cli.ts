@@ -3,18 +3,9 @@
 // ports 3001-3005, 15432-15435, 5673-5675, 15672. Exits 0 when every fault passed, 1 when one
 // failed or the run broke, 2 on bad options.
 import fs from 'node:fs'
-import { createCli, InvalidArgumentError, packageVersion, parse, parseOptions } from '@saga/cli-kit'
+import { createCli, packageVersion, parse, parseOptions } from '@saga/cli-kit'
+import { CANCEL_HELP, parseRate, parseShare } from '../soak/options.js'
 import { runCluster } from './cluster.js'
-
-/** A number parser that also checks a range. */
-const inRange =
-  (ok: (n: number) => boolean, expected: string) =>
-  (value: string): number => {
-    const n = Number(value)
-    if (value.trim() === '' || !Number.isFinite(n) || !ok(n))
-      throw new InvalidArgumentError(`expected ${expected}`)
-    return n
-  }
 
 /** `npm run test:cluster -- [options]` on the convention of @saga/cli-kit. */
 export function clusterProgram() {
@@ -27,18 +18,8 @@ export function clusterProgram() {
       'terminal, each effect once, nothing lost; print the recovery times; then down -v.',
     version: packageVersion(import.meta.url),
   })
-    .option(
-      '--rate <n>',
-      'orders per second',
-      inRange((n) => n > 0 && n <= 200, 'a number above 0, at most 200'),
-      5,
-    )
-    .option(
-      '--cancel <share>',
-      'share of orders the customer cancels 0-3 s after placing them',
-      inRange((n) => n >= 0 && n <= 1, 'a share from 0 to 1'),
-      0.1,
-    )
+    .option('--rate <n>', 'orders per second', parseRate, 5)
+    .option('--cancel <share>', CANCEL_HELP, parseShare, 0.1)
     .option(
       '--orders-around <n>',
       'orders placed before each fault and again after it',
