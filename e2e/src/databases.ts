@@ -29,13 +29,19 @@ export async function dropRunDatabases(names: RunNames): Promise<void> {
   }
 }
 
-/** One small pool per service database, for the invariant checker and direct look-ups. */
+/**
+ * One small pool per service database, for the invariant checker and direct look-ups: the run's
+ * databases on the server of `infra.postgresUrl` (`names`), or the four given URLs (`{ urls }`, e.g.
+ * a compose fleet's published PostgreSQL ports).
+ */
 export class RunDatabases {
   readonly pools: Record<ServiceName, pg.Pool>
 
-  constructor(names: RunNames) {
+  constructor(source: RunNames | { urls: Record<ServiceName, string> }) {
+    const urlOf = (s: ServiceName): string =>
+      'urls' in source ? source.urls[s] : databaseUrl(source.database[s])
     const pool = (s: ServiceName): pg.Pool => {
-      const p = new pg.Pool({ connectionString: databaseUrl(names.database[s]), max: 2 })
+      const p = new pg.Pool({ connectionString: urlOf(s), max: 2 })
       // The teardown's DROP DATABASE ... WITH (FORCE) may terminate (57P01) a connection that is
       // still closing; an idle client's error must not fail the run as an unhandled error.
       p.on('error', () => undefined)

@@ -3,8 +3,15 @@ import type { Fleet } from './fleet.js'
 import type { Ledger } from './ledger.js'
 import { incomplete, snapshot, type Snapshot } from './snapshot.js'
 import { eventually } from './wait.js'
+import type { TapQueue } from '@saga/testkit'
 
 export type { InvariantReport } from './checks.js'
+
+/**
+ * What `checkInvariants` reads of a fleet: its four databases and a tap counting each message id
+ * (an e2e `Fleet`, or a compose fleet's databases with a tap of its own).
+ */
+export type Judged = Pick<Fleet, 'dbs'> & { tap?: Pick<TapQueue, 'countsById'> | undefined }
 
 /** Options of `checkInvariants`. */
 export interface InvariantOptions {
@@ -34,7 +41,7 @@ export interface InvariantOptions {
  *   beyond the copies the test published itself; nothing on the exchange that no outbox wrote.
  */
 export async function checkInvariants(
-  fleet: Fleet,
+  fleet: Judged,
   ledger: Ledger,
   { allowRepublish = false, settleMs = 60_000 }: InvariantOptions = {},
 ): Promise<InvariantReport> {

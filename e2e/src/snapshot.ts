@@ -37,7 +37,8 @@ export interface Snapshot {
 export const UNDOING_SERVICES = ['payment', 'inventory', 'shipment'] as const
 export type UndoingService = (typeof UNDOING_SERVICES)[number]
 
-export async function snapshot(fleet: Fleet): Promise<Snapshot> {
+/** Reads the snapshot from the fleet's four databases (`fleet.dbs`). */
+export async function snapshot(fleet: Pick<Fleet, 'dbs'>): Promise<Snapshot> {
   const dbs = fleet.dbs
   if (!dbs) throw new Error('fleet has no databases')
   const outbox: OutboxRow[] = []

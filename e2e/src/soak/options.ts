@@ -12,6 +12,15 @@ const inRange =
     return n
   }
 
+/** The help line of `--cancel`. */
+export const CANCEL_HELP = 'share of orders the customer cancels 0-3 s after placing them'
+
+/** `--rate`: orders per second, above 0 and at most 200 (the soak's and test:cluster's). */
+export const parseRate = inRange((n) => n > 0 && n <= 200, 'a number above 0, at most 200')
+
+/** `--cancel`: the share of orders the customer cancels, 0 to 1. */
+export const parseShare = inRange((n) => n >= 0 && n <= 1, 'a share from 0 to 1')
+
 /** `--gap 8-20`: the seconds between two faults, as `{ min, max }`. */
 function parseGap(value: string): { min: number; max: number } {
   const gap = /^(\d+)-(\d+)$/.exec(value)
@@ -55,18 +64,8 @@ export function soakProgram() {
       inRange((n) => n > 0, 'a number above 0'),
       10,
     )
-    .option(
-      '--rate <n>',
-      'orders per second',
-      inRange((n) => n > 0 && n <= 200, 'a number above 0, at most 200'),
-      8,
-    )
-    .option(
-      '--cancel <share>',
-      'share of orders the customer cancels 0-3 s after placing them',
-      inRange((n) => n >= 0 && n <= 1, 'a share from 0 to 1'),
-      0.15,
-    )
+    .option('--rate <n>', 'orders per second', parseRate, 8)
+    .option('--cancel <share>', CANCEL_HELP, parseShare, 0.15)
     .option(
       '--seed <n>',
       'replay a run: the same fault schedule and order mix (default: random, printed)',

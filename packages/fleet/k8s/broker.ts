@@ -6,7 +6,7 @@
 import type { TopologyDefinitions } from '@saga/messaging/parts'
 import { SERVICES } from '../src/bootstrap.js'
 import { brokerUsers } from '../src/broker-users.js'
-import { EXCHANGE, labels, meta, RABBITMQ, VHOST, type Manifest } from './common.js'
+import { BROKER_REPLICAS, EXCHANGE, labels, meta, RABBITMQ, VHOST, type Manifest } from './common.js'
 
 const cluster = { rabbitmqClusterReference: { name: RABBITMQ } }
 const topology = (name: string) => meta(name, 'topology', RABBITMQ)
@@ -133,7 +133,7 @@ export function brokerManifests(): Manifest[] {
       kind: 'RabbitmqCluster',
       metadata: { name: RABBITMQ, labels: labels(RABBITMQ, 'broker') },
       spec: {
-        replicas: 3,
+        replicas: BROKER_REPLICAS,
         image: 'rabbitmq:4.1.4-management',
         resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } },
         persistence: { storage: '10Gi' },

@@ -5,6 +5,8 @@ import type { ServiceName } from '../src/bootstrap.js'
 export type Manifest = { apiVersion: string; kind: string; metadata: Record<string, unknown>; spec?: unknown }
 
 export const RABBITMQ = 'saga-rabbitmq'
+/** Broker nodes of the RabbitmqCluster; every quorum queue has a replica on each (3.x and 4.x default). */
+export const BROKER_REPLICAS = 3
 export const VHOST = 'saga'
 export const EXCHANGE = 'saga.events'
 /**
@@ -76,3 +78,15 @@ export const dnsEgress = {
     { protocol: 'TCP', port: 53 },
   ],
 }
+
+/**
+ * The broker nodes the services try in turn (AMQP_URL's comma-separated list), as the cluster
+ * operator names its pods behind the headless Service `<cluster>-nodes`:
+ * `saga-rabbitmq-server-<i>.saga-rabbitmq-nodes`; the same list as docker-compose.cluster.yml's
+ * rabbit-1..3. Each connection of @saga/messaging starts at a node picked from a hash of its host,
+ * process and connection name, so the replicas' connections spread over the nodes.
+ */
+export const BROKER_HOSTS: readonly string[] = Array.from(
+  { length: BROKER_REPLICAS },
+  (_, i) => `${RABBITMQ}-server-${i}.${RABBITMQ}-nodes`,
+)

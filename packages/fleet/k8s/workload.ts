@@ -7,6 +7,7 @@ import type { ServiceName } from '../src/bootstrap.js'
 import { DEFAULT_PORTS } from '../src/start-env.js'
 import {
   adminTokenEnv,
+  BROKER_HOSTS,
   containerSecurity,
   dbCluster,
   dnsEgress,
@@ -45,6 +46,8 @@ const selectorOf = (s: ServiceName) => ({
  * `<cluster>-app` secret, the broker credentials from the Messaging Topology Operator's
  * `<user>-user-credentials` secret, composed into AMQP_URL by Kubernetes' $(VAR) expansion (so
  * AMQP_USERNAME and AMQP_PASSWORD come first; a test checks every reference is defined before).
+ * AMQP_URL lists the three broker nodes (`BROKER_HOSTS`), tried in turn: a connection whose node
+ * goes connects to the next, rather than through the client Service, which would hand it any node.
  */
 function serviceEnv(s: ServiceName) {
   const secret = (name: string, key: string) => ({ valueFrom: { secretKeyRef: { name, key } } })
@@ -52,7 +55,12 @@ function serviceEnv(s: ServiceName) {
     { name: 'DATABASE_URL', ...secret(`${dbCluster(s)}-app`, 'uri') },
     { name: 'AMQP_USERNAME', ...secret(`${s}-service-user-credentials`, 'username') },
     { name: 'AMQP_PASSWORD', ...secret(`${s}-service-user-credentials`, 'password') },
-    { name: 'AMQP_URL', value: `amqp://$(AMQP_USERNAME):$(AMQP_PASSWORD)@${RABBITMQ}:5672/${VHOST}` },
+    {
+      name: 'AMQP_URL',
+      value: BROKER_HOSTS.map(
+        (host) => `amqp://$(AMQP_USERNAME):$(AMQP_PASSWORD)@${host}:5672/${VHOST}`,
+      ).join(','),
+    },
     { name: 'AMQP_EXCHANGE', value: EXCHANGE },
   ]
 }
