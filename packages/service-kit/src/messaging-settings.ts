@@ -24,8 +24,8 @@ export interface MessagingSettings {
     concurrency: number | undefined
     /** Deliveries of one queue per transaction; undefined lets messaging take half the prefetch (at most 20). */
     batchMax: number | undefined
-    /** Handler time one batch may hold, ms; undefined lets messaging take its default (20). */
-    batchBudgetMs: number | undefined
+    /** Handler time one batch may hold, ms (`Infinity`: by `batchMax` alone). */
+    batchBudgetMs: number
   }
   /** The outbox health area is down while its oldest pending row is older than `outboxMaxAgeMs`, ms. */
   health: { outboxMaxAgeMs: number }

@@ -51,10 +51,13 @@ describe('messagingSettings', () => {
     expect(settings.consumer.batchMax).toBeUndefined()
   })
 
-  it('when CONSUMER_BATCH_BUDGET_MS is unset, Infinity or not more than 0, then the budget is the default, unbounded or refused', () => {
-    expect(messagingSettings(parseEnv(schema, {})).consumer.batchBudgetMs).toBeUndefined()
+  it('when CONSUMER_BATCH_BUDGET_MS is unset, Infinity, a number or not more than 0, then the budget is unbounded, unbounded, that number or refused', () => {
+    expect(messagingSettings(parseEnv(schema, {})).consumer.batchBudgetMs).toBe(Number.POSITIVE_INFINITY)
     const unbounded = parseEnv(schema, { CONSUMER_BATCH_BUDGET_MS: 'Infinity' })
     expect(messagingSettings(unbounded).consumer.batchBudgetMs).toBe(Number.POSITIVE_INFINITY)
+    expect(
+      messagingSettings(parseEnv(schema, { CONSUMER_BATCH_BUDGET_MS: '20' })).consumer.batchBudgetMs,
+    ).toBe(20)
     expect(() => parseEnv(schema, { CONSUMER_BATCH_BUDGET_MS: '0' })).toThrow('CONSUMER_BATCH_BUDGET_MS')
   })
 
