@@ -1,13 +1,7 @@
 import type { Message } from 'amqplib'
 import { errorMessage } from '../errors.js'
 import { TopologyError } from '../topology.js'
-import type {
-  HandlerDefinition,
-  MessageContract,
-  StandardSchemaV1,
-  TransactionClient,
-  Upcaster,
-} from '../types.js'
+import type { HandlerDefinition, MessageContract, TransactionClient, Upcaster } from '../types.js'
 import type { DeliveryControl, DeliveryRuntime } from './handle-delivery.js'
 import { parseDelivery, validatePayload, type ParsedDelivery, type RawDelivery } from './parse-delivery.js'
 import { pause } from './retry-policy.js'
@@ -25,7 +19,7 @@ export function versionOrder(type: string, known: string): number {
 }
 
 /** A schema that takes any payload as it is: for a version whose schema this process does not know. */
-export const anyPayload: StandardSchemaV1 = {
+export const anyPayload: MessageContract['schema'] = {
   '~standard': { version: 1, vendor: 'saga-messaging', validate: (value) => ({ value }) },
 }
 
@@ -34,10 +28,8 @@ export const anyPayload: StandardSchemaV1 = {
  * (a held one, see `holdNewer`) carries it in `x-original-routing-key`.
  */
 export function routingKeyOf(delivery: Message): string {
-  const original: unknown = delivery.properties.headers?.['x-original-routing-key']
-  return delivery.fields.exchange === '' && typeof original === 'string'
-    ? original
-    : delivery.fields.routingKey
+  const key: unknown = delivery.properties.headers?.['x-original-routing-key']
+  return delivery.fields.exchange === '' && typeof key === 'string' ? key : delivery.fields.routingKey
 }
 
 /**
@@ -49,12 +41,10 @@ export function checkUpcasts(handler: HandlerDefinition<never>): void {
   const seen = new Set<string>([type])
   for (const { from } of handler.upcasts ?? []) {
     const where = `handler '${handler.name}': upcaster from '${from.type}'`
-    if (from.type === type) throw new TopologyError(`${where}: that is the handler's own type`)
-    if (seen.has(from.type)) throw new TopologyError(`${where} given twice`)
+    if (seen.has(from.type))
+      throw new TopologyError(`${where}: ${from.type === type ? "that is the handler's own type" : 'twice'}`)
     if (from.routingKey !== routingKey)
-      throw new TopologyError(
-        `${where}: routing key '${from.routingKey}' is not the handler's '${routingKey}'`,
-      )
+      throw new TopologyError(`${where}: routing key '${from.routingKey}', not the handler's '${routingKey}'`)
     seen.add(from.type)
   }
 }

@@ -140,12 +140,10 @@ describe('checkUpcasts', () => {
         "handler 'take-order': upcaster from 'order.created.v1': that is the handler's own type",
       ),
     )
-    expect(() => checkUpcasts(handlerOf(V2, [toV2, toV2]))).toThrow(
-      /upcaster from 'order.created.v1' given twice/,
-    )
+    expect(() => checkUpcasts(handlerOf(V2, [toV2, toV2]))).toThrow(/upcaster from 'order.created.v1': twice/)
     const elsewhere = { ...toV2, from: { ...V1, routingKey: 'order.placed' } }
     expect(() => checkUpcasts(handlerOf(V2, [elsewhere]))).toThrow(
-      "routing key 'order.placed' is not the handler's 'order.created'",
+      "routing key 'order.placed', not the handler's 'order.created'",
     )
   })
 })
