@@ -5,7 +5,14 @@
  * `where` and `dlq list`, and e2e's expected facts, are derived from it.
  */
 import type { EventContract, EventUpcaster } from './define.js'
-import { FailedStep, OrderCancelled, OrderConfirmed, OrderCreated, OrderCreatedV2 } from './order.js'
+import {
+  FailedStep,
+  OrderCancelled,
+  OrderConfirmed,
+  OrderCreated,
+  OrderCreatedV1toV2,
+  OrderCreatedV2,
+} from './order.js'
 import { PaymentFailed, PaymentProcessed, PaymentRefunded } from './payment.js'
 import { StockReleased, StockReservationFailed, StockReserved } from './inventory.js'
 import { ShipmentCancelled, ShipmentCreated, ShipmentFailed } from './shipment.js'
@@ -96,7 +103,8 @@ export const sagaMap: readonly Reaction[] = [
   {
     service: 'payment',
     handler: 'process-payment-when-order-created',
-    reactsTo: OrderCreated,
+    reactsTo: OrderCreatedV2,
+    alsoReads: [OrderCreatedV1toV2],
     mayEmit: [PaymentProcessed, PaymentFailed],
   },
   {
