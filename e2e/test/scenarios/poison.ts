@@ -13,7 +13,7 @@ const HANDLER = 'create-shipment-when-stock-reserved'
 /** Scenario 6: poison messages are dead-lettered with the reason, shown by the CLI, and nothing stops. */
 export function poisonMessages(s: Scenario): void {
   describe('scenario 6: poison messages', () => {
-    it('when a malformed message and an older event version the handler has no upcaster for reach a queue, then both are dead-lettered with the reason and listed by the CLI', async () => {
+    it('when a malformed message and an older event version without an upcaster reach a queue, then both are dead-lettered with the reason and listed by the CLI', async () => {
       const queue = `${s.fleet.names.queuePrefix.shipment}.${HANDLER}`
       const malformedId = randomUUID()
       const unknownVersionId = randomUUID()
@@ -37,7 +37,8 @@ export function poisonMessages(s: Scenario): void {
           subject: orderId,
           datacontenttype: 'application/json',
           correlationid: orderId,
-          data: { orderId, somethingNew: true },
+          // Older than the handler's v1, which has no upcaster from it (a newer version would be held).
+          data: { orderId, somethingOld: true },
         }
         channel.sendToQueue(queue, Buffer.from(JSON.stringify(envelope)), {
           messageId: unknownVersionId,
