@@ -201,8 +201,26 @@ describe('runGate: a consumer of a new version reading the old one through an up
     expect(formatReport(report)).toContain(`• order.created.v2 read by ${payment}\n`)
   })
 
-  it('when the fleet map is judged, then v2 is new and payment, still on v1 only, would hold it', () => {
+  it('when the fleet map is judged, then v2 is new and payment reads both versions', () => {
     const report = runGate(corpus, { events: allEvents, reactions: sagaMap, producers })
+    expect(report.newTypes).toEqual(['order.created.v2'])
+    expect(report.refusals).toEqual([])
+    expect(report.versions).toEqual([
+      { type: 'order.created.v1', consumers: [payment], notReadBy: [] },
+      { type: 'order.created.v2', consumers: [payment], notReadBy: [] },
+    ])
+  })
+
+  it('when payment reads v1 only, then v2 is new and listed as held there', () => {
+    const report = runGate(corpus, {
+      events: allEvents,
+      producers,
+      reactions: sagaMap.map((r) =>
+        r.handler === 'process-payment-when-order-created'
+          ? { ...r, reactsTo: OrderCreatedV1, alsoReads: undefined }
+          : r,
+      ),
+    })
     expect(report.newTypes).toEqual(['order.created.v2'])
     expect(report.versions).toEqual([
       { type: 'order.created.v1', consumers: [payment], notReadBy: [] },
