@@ -119,14 +119,7 @@ const deferredToCommit = new WeakMap<object, CommitTail>()
 export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean {
   const tail = deferredToCommit.get(tx)
   if (!tail) return false
-  const values = {
-    id: row.id,
-    type: row.type,
-    routing_key: row.routing_key,
-    payload_json: row.payload_json,
-    headers_json: JSON.stringify(row.headers),
-    aggregate_id: row.aggregate_id,
-  }
+  const values = { ...row, headers_json: JSON.stringify(row.headers) }
   const holdMs = tail.sink?.holdMs()
   if (holdMs === undefined) {
     tail.inserts.push(dueOutboxInsert(values))

@@ -47,17 +47,10 @@ const GUARD_MARGIN_MS = 5_000
  * Without an SDK the carrier is empty and the row is published as stored.
  */
 function traced(row: OutboxRow, settings: BatchSettings, spans: Map<string, ProducerTrace>): OutboxRow {
-  const headers = row.headers ?? {}
-  const producer = startProducerSpan(headers, {
-    exchange: settings.exchange,
-    routingKey: row.routing_key,
-    messageId: row.id,
-    correlationId: headers.correlationId,
-    broker: settings.broker,
-  })
+  const producer = startProducerSpan(row, settings.exchange, settings.broker)
   spans.set(row.id, producer)
   if (!producer.carrier.traceparent) return row
-  return { ...row, headers: { ...headers, ...producer.carrier } }
+  return { ...row, headers: { ...row.headers, ...producer.carrier } }
 }
 
 /** Ends every producer span of the batch: ERROR for the rows in `failures`, OK for the others. */

@@ -7,7 +7,6 @@ import { reportBackgroundFailure } from '../database-errors.js'
 import type { ProducerTrace } from '../tracing.js'
 import type { Logger } from '../types.js'
 import { endSpans, toBatch, type BatchResult, type BatchSettings } from './batch.js'
-import type { OutboxRow } from './envelope.js'
 import { publishBatch } from './publisher.js'
 import {
   expectResults,
@@ -133,7 +132,8 @@ export class CommitPublisher implements CommittedRowSink {
       return
     }
     const startedAt = performance.now()
-    const rows = committed.map((row) => asOutboxRow(row, startedAt))
+    // Each row as the relay would have claimed it, its age the time since its COMMIT.
+    const rows = committed.map((row) => ({ ...row, payload: undefined, age_ms: startedAt - row.committedAt }))
     const spans = new Map<string, ProducerTrace>()
     const { batch, failures } = toBatch(rows, settings, spans)
     const outcome = await publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs)
@@ -198,21 +198,5 @@ export class CommitPublisher implements CommittedRowSink {
     } catch (error) {
       reportBackgroundFailure(this.#options.logger, error, 'outbox give-back after publish on commit')
     }
-  }
-}
-
-/** The row as the relay would have claimed it; its age is the time since its COMMIT. */
-function asOutboxRow(row: CommittedRow, now: number): OutboxRow {
-  return {
-    id: row.id,
-    type: row.type,
-    routing_key: row.routing_key,
-    payload: undefined,
-    payload_json: row.payload_json,
-    headers: row.headers,
-    aggregate_id: row.aggregate_id,
-    occurred_at: row.occurred_at,
-    attempts: row.attempts,
-    age_ms: now - row.committedAt,
   }
 }
