@@ -74,29 +74,6 @@ export interface PublishedBatch {
   finish(): Promise<BatchResult>
 }
 
-/** A pooled client inside the relay's transaction; a failure rolls back and destroys it. */
-class RelayTransaction {
-  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
-  readonly #onError = (): void => undefined
-
-  constructor(readonly client: pg.PoolClient) {
-    client.on('error', this.#onError)
-  }
-
-  /** Back to the pool; with an error the client is destroyed (it may be dead or half-way). */
-  release(error?: Error): void {
-    this.client.off('error', this.#onError)
-    this.client.release(error)
-  }
-
-  /** ROLLBACK, destroy the client, rethrow `error`. */
-  async fail(error: unknown): Promise<never> {
-    await this.client.query(ROLLBACK).catch(() => undefined)
-    this.release(error as Error)
-    throw error
-  }
-}
-
 const NOTHING_DUE: BatchResult = {
   claimed: 0,
   published: [],
@@ -146,18 +123,31 @@ export async function claimAndPublish(
   rejectedDelayMs = 0,
   only?: readonly string[],
 ): Promise<PublishedBatch> {
-  const transaction = new RelayTransaction(await pool.connect())
+  const client = await pool.connect()
+  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
+  const onError = (): void => undefined
+  client.on('error', onError)
+  /** Back to the pool; with an error the client is destroyed (it may be dead or half-way). */
+  const release = (error?: Error): void => {
+    client.off('error', onError)
+    client.release(error)
+  }
+  const fail = async (error: unknown): Promise<never> => {
+    await client.query(ROLLBACK).catch(() => undefined)
+    release(error as Error)
+    throw error
+  }
   let rows: OutboxRow[]
   try {
     const guardMs = Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS
-    rows = await beginAndClaim(transaction.client, only?.length ?? settings.batchSize, guardMs, only)
+    rows = await beginAndClaim(client, only?.length ?? settings.batchSize, guardMs, only)
     if (rows.length === 0) {
-      await transaction.client.query(COMMIT)
-      transaction.release()
+      await client.query(COMMIT)
+      release()
       return { claimed: 0, finish: () => Promise.resolve(NOTHING_DUE) }
     }
   } catch (error) {
-    return transaction.fail(error)
+    return fail(error)
   }
   const claimedAt = performance.now()
   const spans = new Map<string, ProducerTrace>()
@@ -175,15 +165,8 @@ export async function claimAndPublish(
       failures.push(...(outcome?.failed ?? []))
       endSpans(spans, failures)
       const published = outcome?.published ?? []
-      const marked = await markOutcome(
-        transaction.client,
-        rows,
-        failures,
-        published,
-        settings,
-        rejectedDelayMs,
-      )
-      transaction.release()
+      const marked = await markOutcome(client, rows, failures, published, settings, rejectedDelayMs)
+      release()
       return {
         ...marked,
         channelBroken: outcome?.channelBroken ?? false,
@@ -192,7 +175,7 @@ export async function claimAndPublish(
         confirmMs: confirmedAt - publishedAt,
       }
     } catch (error) {
-      return transaction.fail(error)
+      return fail(error)
     }
   }
   return { claimed: rows.length, finish }
