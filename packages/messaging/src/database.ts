@@ -162,15 +162,13 @@ function handOver(tail: CommitTail, results: readonly StatementResult[]): void {
 }
 
 /**
- * One transaction of `pgDatabase` on a pooled client: `begin` (its results checked against
- * `beginsWith`), `fn` with the client and those results, then COMMIT with the deferred INSERTs; the
- * held rows go to the sink once the client is back in the pool.
+ * Runs `fn` on a pooled client, which `fn` begins and commits; when `fn` throws, sends ROLLBACK and
+ * rethrows. A client whose connection died meanwhile, or whose ROLLBACK failed, is destroyed, not
+ * put back in the pool.
  */
-async function onPooledClient<T>(
+export async function withPooledClient<T>(
   pool: pg.Pool,
-  sink: CommittedRowSink | undefined,
-  begin: { text: string; beginsWith: readonly string[] },
-  fn: (client: pg.PoolClient, begun: readonly StatementResult[]) => Promise<T>,
+  fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect()
   let broken: Error | undefined
@@ -180,25 +178,42 @@ async function onPooledClient<T>(
     broken = error
   }
   client.on('error', onError)
-  const tail: CommitTail = { inserts: [], sink, held: [], due: 0 }
-  let committed: StatementResult[]
-  let result: T
   try {
-    const begun = (await client.query(begin.text)) as StatementResult | StatementResult[]
-    deferredToCommit.set(client, tail)
-    result = await fn(client, expectResults(begun, begin.beginsWith, 'pgDatabase BEGIN'))
-    deferredToCommit.delete(client)
-    committed = await commitWithTail(client, tail)
+    return await fn(client)
   } catch (error) {
     await client.query(ROLLBACK).catch((rollbackError: Error) => {
       broken = rollbackError
     })
     throw error
   } finally {
-    deferredToCommit.delete(client)
     client.off('error', onError)
     client.release(broken)
   }
+}
+
+/**
+ * One transaction of `pgDatabase`: `begin` (its results checked against `beginsWith`), `fn` with the
+ * client and those results, then COMMIT with the deferred INSERTs; the held rows go to the sink once
+ * the client is back in the pool.
+ */
+async function pgTransaction<T>(
+  pool: pg.Pool,
+  sink: CommittedRowSink | undefined,
+  begin: { text: string; beginsWith: readonly string[] },
+  fn: (client: pg.PoolClient, begun: readonly StatementResult[]) => Promise<T>,
+): Promise<T> {
+  const tail: CommitTail = { inserts: [], sink, held: [], due: 0 }
+  const { result, committed } = await withPooledClient(pool, async (client) => {
+    const begun = (await client.query(begin.text)) as StatementResult | StatementResult[]
+    deferredToCommit.set(client, tail)
+    let result: T
+    try {
+      result = await fn(client, expectResults(begun, begin.beginsWith, 'pgDatabase BEGIN'))
+    } finally {
+      deferredToCommit.delete(client)
+    }
+    return { result, committed: await commitWithTail(client, tail) }
+  })
   handOver(tail, committed)
   return result
 }
@@ -231,9 +246,9 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
   const sink = options.committed
   const plainBegin = { text: BEGIN, beginsWith: [BEGIN] }
   return {
-    transaction: (fn) => onPooledClient(pool, sink, plainBegin, (client) => fn(client)),
+    transaction: (fn) => pgTransaction(pool, sink, plainBegin, (client) => fn(client)),
     inboxTransaction: (entry, fn) =>
-      onPooledClient(
+      pgTransaction(
         pool,
         sink,
         { text: beginWithInboxInsert(entry), beginsWith: BEGIN_WITH_INBOX_RESULTS },
@@ -243,7 +258,7 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
         },
       ),
     inboxBatchTransaction: (entries, fn) =>
-      onPooledClient(
+      pgTransaction(
         pool,
         sink,
         { text: beginWithInboxBatchInsert(entries), beginsWith: BEGIN_WITH_INBOX_RESULTS },

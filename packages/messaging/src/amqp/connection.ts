@@ -37,10 +37,7 @@ export interface AmqpConnectionOptions {
   heartbeatS?: number
   /** First reconnect delay, ms. Default 100. */
   reconnectBaseMs?: number
-  /**
-   * Longest reconnect delay, ms. Default 1,000, so a broker that comes back is in use again within
-   * about a second.
-   */
+  /** Longest reconnect delay, ms. Default 1,000: a broker that is back is in use within about a second. */
   reconnectMaxMs?: number
 }
 
@@ -230,11 +227,13 @@ class ResilientConnection implements AmqpConnection {
       { connection: this.#name, ...(first ? {} : { attempt }), url, reason: errorMessage(error) },
       'amqp connect failed; retrying',
     )
-    const timer = setTimeout(
-      () => void this.#connect(attempt + 1),
-      retryDelay(attempt, this.#addresses.length, this.#baseMs, this.#maxMs),
-    )
-    this.#state = { name: 'waiting', attempt: attempt + 1, timer }
+    this.#connectIn(retryDelay(attempt, this.#addresses.length, this.#baseMs, this.#maxMs), attempt + 1)
+  }
+
+  /** -> `waiting`: connect attempt `attempt` after `delayMs` ms. */
+  #connectIn(delayMs: number, attempt: number): void {
+    const timer = setTimeout(() => void this.#connect(attempt), delayMs)
+    this.#state = { name: 'waiting', attempt, timer }
   }
 
   /** `connecting` -> `connected`: listens to the connection's events, then runs the connected hooks. */
@@ -295,9 +294,7 @@ class ResilientConnection implements AmqpConnection {
         this.#log?.warn({ err: hookError, connection: this.#name }, 'amqp lost hook failed')
       }
     }
-    if (this.#state.name !== 'idle') return
-    const timer = setTimeout(() => void this.#connect(1), backoffDelay(0, this.#baseMs, this.#maxMs))
-    this.#state = { name: 'waiting', attempt: 1, timer }
+    if (this.#state.name === 'idle') this.#connectIn(backoffDelay(0, this.#baseMs, this.#maxMs), 1)
   }
 
   /** `connected` -> `blocked`. */
