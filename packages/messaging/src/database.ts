@@ -271,38 +271,22 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
 }
 
 /** Whether `tx` is a Prisma client (root or transaction) rather than a pg client. */
-export function isPrismaClient(tx: TransactionClient): tx is PrismaTransactionLike {
+function isPrismaClient(tx: TransactionClient): tx is PrismaTransactionLike {
   return typeof (tx as Partial<PrismaTransactionLike>).$executeRawUnsafe === 'function'
 }
 
-/** Result of `execute`: affected rows, and rows for a SELECT or a statement with RETURNING. */
-export interface ExecuteResult<R = Record<string, unknown>> {
-  rowCount: number
-  rows: R[]
-}
-
-const RETURNS_ROWS = /^\s*(select|with|values)\b|\breturning\b/i
-
 /**
- * Runs one parameterised statement (`$1`, `$2`, ...) on either transaction kind. On Prisma a
- * statement that returns rows (SELECT/WITH/VALUES or RETURNING) goes through `$queryRawUnsafe` and
- * `rowCount` is the number of rows; any other through `$executeRawUnsafe` (rows is empty).
- * Cast parameters in SQL (`$1::uuid`, `$2::jsonb`): Prisma sends them untyped.
+ * Runs one parameterised statement (`$1`, `$2`, ...) that returns no rows on either transaction
+ * kind; resolves with the number of rows it affected. Cast parameters in SQL (`$1::uuid`,
+ * `$2::jsonb`): Prisma sends them untyped.
  */
-export async function execute<R = Record<string, unknown>>(
+export async function execute(
   tx: TransactionClient,
   sql: string,
   params: unknown[] = [],
-): Promise<ExecuteResult<R>> {
-  if (isPrismaClient(tx)) {
-    if (RETURNS_ROWS.test(sql)) {
-      const rows = await tx.$queryRawUnsafe<R[]>(sql, ...params)
-      return { rowCount: rows.length, rows }
-    }
-    return { rowCount: await tx.$executeRawUnsafe(sql, ...params), rows: [] }
-  }
-  const result = await tx.query(sql, params)
-  return { rowCount: result.rowCount ?? 0, rows: result.rows as R[] }
+): Promise<{ rowCount: number }> {
+  if (isPrismaClient(tx)) return { rowCount: await tx.$executeRawUnsafe(sql, ...params) }
+  return { rowCount: (await tx.query(sql, params)).rowCount ?? 0 }
 }
 
 type PgClientProbe = PgClientLike & {
