@@ -161,11 +161,6 @@ export function endProducerSpan(span: Span, failure?: { error: string; kind: str
   span.end()
 }
 
-/** A low-cardinality class of `error` for `error.type`: its SQLSTATE or errno code, else its name. */
-function errorType(error: unknown): string {
-  return errorCode(error) || (error instanceof Error ? error.name : '_OTHER')
-}
-
 /**
  * Runs `fn` in `parentContext` with `span` active, and ends `span` when `fn` settles: ERROR with the
  * exception recorded when it throws (rethrown unchanged).
@@ -175,7 +170,8 @@ async function runInSpan<T>(parentContext: Context, span: Span, fn: () => Promis
     return await context.with(trace.setSpan(parentContext, span), fn)
   } catch (error) {
     span.recordException(error as Error)
-    span.setAttribute(SEMCONV.errorType, errorType(error))
+    // A low-cardinality class of the error: its SQLSTATE or errno code, else its name.
+    span.setAttribute(SEMCONV.errorType, errorCode(error) || (error instanceof Error ? error.name : '_OTHER'))
     span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message })
     throw error
   } finally {
