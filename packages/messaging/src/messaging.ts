@@ -285,10 +285,7 @@ async function startAll(
   parts.recorders.forEach((recorder) => recorder.start())
   parts.consumerConnection?.start()
   const deadline = Date.now() + waitMs
-  const ready = (): boolean => {
-    const areas = health().areas
-    return areas.every((a) => a.area === 'outbox' || a.ok)
-  }
+  const ready = (): boolean => health().areas.every((a) => a.area === 'outbox' || a.ok)
   while (Date.now() < deadline && !ready()) await new Promise((resolve) => setTimeout(resolve, 20))
   const broker = health().areas.find((a) => a.area === 'broker')
   if (broker && !broker.ok)

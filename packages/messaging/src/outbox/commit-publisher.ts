@@ -4,10 +4,8 @@ import { ConfirmChannelSlot } from '../amqp/confirm-channel.js'
 import type { AmqpConnection } from '../amqp/connection.js'
 import type { CommittedRow, CommittedRowSink } from '../database.js'
 import { reportBackgroundFailure } from '../database-errors.js'
-import type { ProducerTrace } from '../tracing.js'
 import type { Logger } from '../types.js'
-import { endSpans, toBatch, type BatchResult, type BatchSettings } from './batch.js'
-import { publishBatch } from './publisher.js'
+import { publishRows, type BatchResult, type BatchSettings } from './batch.js'
 import {
   expectResults,
   GIVE_BACK,
@@ -134,16 +132,11 @@ export class CommitPublisher implements CommittedRowSink {
     const startedAt = performance.now()
     // Each row as the relay would have claimed it, its age the time since its COMMIT.
     const rows = committed.map((row) => ({ ...row, payload: undefined, age_ms: startedAt - row.committedAt }))
-    const spans = new Map<string, ProducerTrace>()
-    const { batch, failures } = toBatch(rows, settings, spans)
-    const outcome = await publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs)
+    const outcome = await publishRows(channel, rows, settings)
     const confirmedAt = performance.now()
-    failures.push(...outcome.failed)
-    endSpans(spans, failures)
     if (outcome.channelBroken) this.#channel.discard(channel)
     const confirmed = new Set(outcome.published)
-    const failed = failures.map((failure) => failure.id)
-    if (failed.length > 0) await this.#giveBack(failed)
+    if (outcome.failed.length > 0) await this.#giveBack(outcome.failed.map((failure) => failure.id))
     if (confirmed.size === 0) return
     this.#marks.push({
       claimed: rows.length,
