@@ -43,11 +43,11 @@ export function createSignals(): Signals {
   const signals: Signals = {
     on(name, listener) {
       const forName = listeners.get(name) ?? new Set()
-      listeners.set(name, forName.add(listener as (payload: never) => void))
+      listeners.set(name, forName.add(listener))
       return () => signals.off(name, listener)
     },
     off(name, listener) {
-      listeners.get(name)?.delete(listener as (payload: never) => void)
+      listeners.get(name)?.delete(listener)
     },
     emit(name, payload) {
       const forName = listeners.get(name)
