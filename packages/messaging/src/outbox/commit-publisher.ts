@@ -2,7 +2,7 @@ import type { ConfirmChannel } from 'amqplib'
 import type pg from 'pg'
 import { ConfirmChannelSlot } from '../amqp/confirm-channel.js'
 import type { AmqpConnection } from '../amqp/connection.js'
-import type { CommittedRow, CommittedRowSink } from '../database.js'
+import type { CommittedRow } from '../database.js'
 import { reportBackgroundFailure } from '../database-errors.js'
 import type { Logger } from '../types.js'
 import { publishRows, type BatchResult, type BatchSettings } from './batch.js'
@@ -56,7 +56,7 @@ export interface CommitPublisherOptions {
  * once (`available_at = now()`) for the relay's own rules; so is every row while the link is down
  * or blocked, or after `stop()`.
  */
-export class CommitPublisher implements CommittedRowSink {
+export class CommitPublisher {
   readonly #options: CommitPublisherOptions
   #queue: CommittedRow[] = []
   #round: Promise<void> | undefined
@@ -73,6 +73,7 @@ export class CommitPublisher implements CommittedRowSink {
     this.#channel = new ConfirmChannelSlot(options.connection, options.settings.publishTimeoutMs)
   }
 
+  /** `CommittedRowSink.holdMs`: the hold while the link is up and unblocked and not stopped. */
   holdMs(): number | undefined {
     const { connection } = this.#options
     return !this.#stopped && connection.isConnected && connection.blocked === undefined
@@ -80,6 +81,7 @@ export class CommitPublisher implements CommittedRowSink {
       : undefined
   }
 
+  /** `CommittedRowSink.publish`: queues the rows of a committed transaction for the next round. */
   publish(rows: CommittedRow[]): void {
     for (const row of rows) this.#queue.push(row)
     this.#kick()
@@ -95,10 +97,6 @@ export class CommitPublisher implements CommittedRowSink {
       this.#round = undefined
       if (this.#queue.length > 0) this.#kick()
     })
-  }
-
-  wake(): void {
-    this.#options.wakeRelay()
   }
 
   /** Stops taking rows, waits for the round in flight, and gives back what was still queued. */
