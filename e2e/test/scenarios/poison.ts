@@ -13,7 +13,7 @@ const HANDLER = 'create-shipment-when-stock-reserved'
 /** Scenario 6: poison messages are dead-lettered with the reason, shown by the CLI, and nothing stops. */
 export function poisonMessages(s: Scenario): void {
   describe('scenario 6: poison messages', () => {
-    it('when a malformed message and an unknown event version reach a queue, then both are dead-lettered with the reason and listed by the CLI', async () => {
+    it('when a malformed message and an older event version without an upcaster reach a queue, then both are dead-lettered with the reason and listed by the CLI', async () => {
       const queue = `${s.fleet.names.queuePrefix.shipment}.${HANDLER}`
       const malformedId = randomUUID()
       const unknownVersionId = randomUUID()
@@ -32,16 +32,17 @@ export function poisonMessages(s: Scenario): void {
           specversion: '1.0',
           id: unknownVersionId,
           source: 'inventory',
-          type: 'stock.reserved.v99',
+          type: 'stock.reserved.v0',
           time: new Date().toISOString(),
           subject: orderId,
           datacontenttype: 'application/json',
           correlationid: orderId,
-          data: { orderId, somethingNew: true },
+          // Older than the handler's v1, which has no upcaster from it (a newer version would be held).
+          data: { orderId, somethingOld: true },
         }
         channel.sendToQueue(queue, Buffer.from(JSON.stringify(envelope)), {
           messageId: unknownVersionId,
-          type: 'stock.reserved.v99',
+          type: 'stock.reserved.v0',
           correlationId: orderId,
           contentType: 'application/json',
           persistent: true,
@@ -59,7 +60,7 @@ export function poisonMessages(s: Scenario): void {
       const listing = await orderCli(s.fleet, ['dlq', 'list'])
       expect(listing).toContain(malformedId)
       expect(listing).toContain(unknownVersionId)
-      expect(listing).toMatch(/stock\.reserved\.v99/)
+      expect(listing).toMatch(/stock\.reserved\.v0/)
       expect(listing.match(/reason: \S+/g)?.length).toBe(2)
 
       const where = await orderCli(s.fleet, ['where', orderId])

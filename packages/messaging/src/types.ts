@@ -103,6 +103,7 @@ export interface Envelope<P = unknown> {
 /** A consumed, validated message as a handler sees it. */
 export interface ConsumedMessage<P = unknown> {
   id: string
+  /** The type that came over the wire: an older version's when an `Upcaster` made the payload. */
   type: string
   source: string
   /** When the fact happened (CloudEvents `time`). */
@@ -186,13 +187,32 @@ export type InboxOutcome<T> = { fresh: true; value: T } | { fresh: false }
 export interface HandlerDefinition<Tx extends TransactionClient = TransactionClient, P = unknown> {
   /** Unique within the service, kebab-case, e.g. `reserve-stock-when-payment-processed`. */
   name: string
-  /** The message type handled; a delivery of any other type on this queue is dead-lettered. */
+  /**
+   * The message type handled. Another type on this queue is dead-lettered, except an older version
+   * with an upcaster in `upcasts` and a newer version of the same event (`<name>.v<N>`), which is
+   * held for a consumer that handles it (README, "Versions of a message").
+   */
   message: MessageContract<P>
+  /**
+   * Older versions this handler takes too, each turned into `message`'s payload. Each `from` has
+   * `message`'s routing key, another type, and no other upcaster from it (checked at start).
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  upcasts?: readonly Upcaster<P, any>[]
   /**
    * Runs inside the inbox transaction: its writes and its `enqueue` calls commit together with
    * the inbox row, or not at all. Throwing rolls everything back and the delivery is retried.
    */
   handle(message: ConsumedMessage<P>, tx: Tx): Promise<void>
+}
+
+/** Turns the payload of an older version of a message into the one a handler takes. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface Upcaster<P = unknown, O = any> {
+  /** The older version's contract: its type (e.g. `order.created.v1`) and the schema its payload is validated by first. */
+  readonly from: MessageContract<O>
+  /** Pure: the validated older payload -> the handler's payload (validated again by the handler's schema). */
+  upcast(payload: O): P
 }
 
 /** Minimal structured logger (pino-compatible). */
@@ -238,6 +258,11 @@ export interface SignalMap {
    * without spending the attempt (`attempt` is the one that runs again).
    */
   retrying: { id: string; type: string; handler: string; attempt: number; error: string; transient?: boolean }
+  /**
+   * A delivery of a newer version than the handler's, held to be offered again (the `times`th
+   * hold of this message), not dead-lettered.
+   */
+  held: { id: string; type: string; handler: string; times: number }
   /** A delivery moved to the handler's dead-letter queue. */
   deadLettered: { id: string | undefined; type: string | undefined; handler: string; reason: string }
 }

@@ -139,22 +139,20 @@ describe('inbox transaction', () => {
     const { signals } = await fixture.startConsumer([recordingHandler('strict')], { maxAttempts: 5 })
     const retrying = collect(signals, 'retrying')
     const deadLettered = collect(signals, 'deadLettered')
-    const wrongVersion = envelope({ type: 'test.happened.v2' })
+    // Another event (a newer version of the handled one would be held, not dead-lettered).
+    const wrongType = envelope({ type: 'test.other.v1' })
     const wrongPayload = envelope({ data: { n: 'seven' } })
     const notJson = envelope({ datacontenttype: 'application/xml' })
 
     await fixture.publish('{"specversion": "1.0", ')
-    await fixture.publish(wrongVersion)
+    await fixture.publish(wrongType)
     await fixture.publish(wrongPayload)
     await fixture.publish(notJson)
 
     await eventually('four dead letters', () => deadLettered.length === 4)
     expect(deadLettered.map((s) => [s.id, s.reason])).toEqual([
       [undefined, expect.stringMatching(/^body is not JSON/)],
-      [
-        wrongVersion.id,
-        `invalid envelope: type: 'test.happened.v2' is not the handled type 'test.happened.v1'`,
-      ],
+      [wrongType.id, `invalid envelope: type: 'test.other.v1' is not the handled type 'test.happened.v1'`],
       [wrongPayload.id, 'invalid payload: n: expected a number'],
       [notJson.id, 'invalid envelope: datacontenttype: "application/xml" is not JSON'],
     ])

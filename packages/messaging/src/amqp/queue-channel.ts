@@ -60,6 +60,11 @@ export interface ChannelSession {
    * DLQ again if it was deleted). @throws DeadLetterError when the broker did not take it.
    */
   deadLetter(delivery: ConsumeMessage, details: Omit<DeadLetterDetails, 'queue'>): Promise<void>
+  /**
+   * Publishes a copy of `delivery` with `headers` added back into this queue through the default
+   * exchange, confirmed (the caller acks the original after). @throws DeadLetterError as `deadLetter`.
+   */
+  putBack(delivery: ConsumeMessage, headers: Record<string, unknown>): Promise<void>
 }
 
 /**
@@ -246,6 +251,7 @@ class ConsumedQueue implements QueueChannel {
       },
       deadLetter: (delivery, details) =>
         deadLetterOnce(channel, publish, delivery, { ...details, queue: deadLetterQueue }, logger),
+      putBack: (delivery, headers) => publish.copy(delivery, queue, headers),
     }
     // The broker closes a channel with a reason (404, 406, ...) as a channel 'error' before 'close';
     // a close without one is the connection's, which logs it once for every channel.

@@ -8,6 +8,7 @@ import { DEFAULT_BATCH_BUDGET_MS } from './batch-size.js'
 import { noCounters } from './counters.js'
 import { createHandlerQueue, type HandlerQueue } from './handler-queue.js'
 import { createSlots, type Slots } from './slots.js'
+import { checkUpcasts } from './versions.js'
 
 /** Options of `createConsumer`. Durations in milliseconds. */
 export interface ConsumerOptions<Tx extends TransactionClient> {
@@ -129,7 +130,8 @@ export interface ConsumerHealth {
   consuming: boolean
   /** Handler transactions: the limit, running now, deliveries waiting for a slot now. */
   transactions: { limit: number; running: number; waiting: number }
-  handlers: Record<string, { queue: string; consuming: boolean; inFlight: number }>
+  /** `held`: deliveries of a newer version than the handler's held now (inbox/versions.ts). */
+  handlers: Record<string, { queue: string; consuming: boolean; inFlight: number; held: number }>
 }
 
 /** Counters since start, totals and per handler. */
@@ -166,7 +168,7 @@ const positiveInteger = (name: string, value: number): number => {
  * At most `concurrency` handler transactions run at once over all queues (a FIFO semaphore).
  * Under load the deliveries of one queue that wait for a slot share a transaction (`batchMax`), as
  * many as fit in `batchBudgetMs` of handler time; slow handlers run one per transaction in parallel.
- * Throws `RangeError` for a non-positive `prefetch`, `concurrency`, `maxAttempts` or
+ * Throws `TopologyError` for a handler's bad `upcasts` (`checkUpcasts`), `RangeError` for a non-positive `prefetch`, `concurrency`, `maxAttempts` or
  * `batchBudgetMs`, or a `batchMax` above half the prefetch.
  */
 export function createConsumer<Tx extends TransactionClient>(options: ConsumerOptions<Tx>): Consumer {
@@ -189,6 +191,7 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
     onCommitted: options.onCommitted ?? (() => undefined),
     slots: createSlots(options.concurrency ?? DEFAULT_CONSUMER_CONCURRENCY),
   }
+  options.handlers.forEach(checkUpcasts)
   const queues = options.handlers.map((handler) => {
     const queue = queueName(queuePrefix, handler.name)
     const spec = declare && { ...declare, queuePrefix, handlers: [handler] }
@@ -236,6 +239,7 @@ function consumerHealth(
       queue: queue.queue,
       consuming: queue.channel.consuming,
       inFlight: queue.counters.inFlight,
+      held: queue.counters.held,
     }
   })
   // A batcher waits in the slots' queue once for all its deliveries: count the deliveries.

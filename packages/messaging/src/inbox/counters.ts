@@ -10,4 +10,6 @@ export const noCounters = (): HandlerCounters => ({
   batchesTotal: 0,
   batchFallbacksTotal: 0,
   transientRetriedTotal: 0,
+  heldTotal: 0,
+  held: 0,
 })

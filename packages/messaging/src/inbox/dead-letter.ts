@@ -37,8 +37,13 @@ const MAX_REASON_CHARS = 4_000
 const withoutDeliveryCount = (headers: Record<string, unknown> | undefined): Record<string, unknown> =>
   Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => name !== 'x-delivery-count'))
 
-/** Publishes dead-letter copies on one confirm channel; see `createDeadLetterPublisher`. */
-export type DeadLetterPublisher = (original: Message, details: DeadLetterDetails) => Promise<void>
+/**
+ * Publishes dead-letter copies on one confirm channel (see `createDeadLetterPublisher`); `copy`
+ * puts a copy with `headers` added into any queue, confirmed the same way.
+ */
+export type DeadLetterPublisher = ((original: Message, details: DeadLetterDetails) => Promise<void>) & {
+  copy(original: Message, queue: string, headers: Record<string, unknown>): Promise<void>
+}
 
 /**
  * Returns a publisher of dead-letter copies on `channel` (a confirm channel). Each copy keeps the
@@ -55,9 +60,9 @@ export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPu
     if (typeof token === 'string') returned.add(token)
   })
 
-  return (original, details) => {
+  const copy = (original: Message, queue: string, headers: Record<string, unknown>): Promise<void> => {
     const token = randomUUID()
-    const { properties, fields } = original
+    const { properties } = original
     const options: Options.Publish = {
       // expiration and userId are left out on purpose: the copy must not expire in the DLQ, and the
       // broker rejects a userId that is not this connection's user.
@@ -70,38 +75,38 @@ export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPu
       timestamp: properties.timestamp as number | undefined,
       persistent: true,
       mandatory: true,
-      headers: {
-        ...withoutDeliveryCount(properties.headers),
-        'x-dead-letter-id': token,
-        'x-dead-letter-reason': details.reason.slice(0, MAX_REASON_CHARS),
-        'x-dead-letter-handler': details.handler,
-        'x-dead-letter-attempts': details.attempts,
-        'x-original-exchange': fields.exchange,
-        'x-original-routing-key': fields.routingKey,
-        'x-dead-lettered-at': new Date().toISOString(),
-      },
+      headers: { ...withoutDeliveryCount(properties.headers), ...headers, 'x-dead-letter-id': token },
     }
     return new Promise<void>((resolve, reject) => {
       const confirmed = (error: unknown): void => {
         const wasReturned = returned.delete(token)
         if (error) {
-          const reason = `dead-letter copy to '${details.queue}' was not confirmed`
-          reject(new DeadLetterError(reason, false, { cause: error }))
+          reject(new DeadLetterError(`copy to '${queue}' was not confirmed`, false, { cause: error }))
         } else if (wasReturned) {
-          reject(new DeadLetterError(`dead-letter queue '${details.queue}' does not exist`, true))
+          reject(new DeadLetterError(`queue '${queue}' does not exist`, true))
         } else {
           resolve()
         }
       }
       try {
         // The default exchange routes by queue name; the broker sends a return before the confirm.
-        channel.publish('', details.queue, original.content, options, confirmed)
+        channel.publish('', queue, original.content, options, confirmed)
       } catch (error) {
-        const reason = `dead-letter copy to '${details.queue}' could not be sent`
-        reject(new DeadLetterError(reason, false, { cause: error }))
+        reject(new DeadLetterError(`copy to '${queue}' could not be sent`, false, { cause: error }))
       }
     })
   }
+
+  const deadLetter = (original: Message, details: DeadLetterDetails): Promise<void> =>
+    copy(original, details.queue, {
+      'x-dead-letter-reason': details.reason.slice(0, MAX_REASON_CHARS),
+      'x-dead-letter-handler': details.handler,
+      'x-dead-letter-attempts': details.attempts,
+      'x-original-exchange': original.fields.exchange,
+      'x-original-routing-key': original.fields.routingKey,
+      'x-dead-lettered-at': new Date().toISOString(),
+    })
+  return Object.assign(deadLetter, { copy })
 }
 
 /** Who dead-lettered a message: a handler, with the attempts it made, or a batch recorder. */

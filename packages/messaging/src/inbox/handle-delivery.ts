@@ -6,8 +6,8 @@ import { isTransientDatabaseError } from '../database-errors.js'
 import { errorCode, errorMessage } from '../errors.js'
 import type { HandlerPace } from './batch-size.js'
 import { inInbox } from './inbox-record.js'
-import { parseDelivery } from './parse-delivery.js'
 import { reportDeadLettered } from './dead-letter.js'
+import { holdNewer, parseForHandler, routingKeyOf } from './versions.js'
 import { afterFailure, pause, retryDelayMs, type RetryPolicy } from './retry-policy.js'
 import type { Release, Slots } from './slots.js'
 
@@ -29,6 +29,10 @@ export interface HandlerCounters {
   batchFallbacksTotal: number
   /** Handler transactions that failed for transient database reasons and were retried without spending an attempt. */
   transientRetriedTotal: number
+  /** Holds of deliveries of a newer version than the handler's (inbox/versions.ts `holdNewer`). */
+  heldTotal: number
+  /** Such deliveries held now (in `inFlight` too). */
+  held: number
 }
 
 /** What the pipeline needs from the channel the delivery came on. */
@@ -41,6 +45,8 @@ export interface DeliveryControl {
   requeue(): void
   /** Publishes the dead-letter copy, confirmed; rejects when the broker did not take it. */
   deadLetter(reason: string, attempts: number): Promise<void>
+  /** Publishes a copy with `headers` added back into the queue, confirmed (`ChannelSession.putBack`). */
+  putBack(headers: Record<string, unknown>): Promise<void>
 }
 
 /** The handler and everything around it, fixed per handler queue. */
@@ -194,7 +200,8 @@ export interface DeliveryBatcher {
 }
 
 /**
- * One delivery, start to end: poison is dead-lettered at once; a valid message goes to `batcher`
+ * One delivery, start to end: another version of the handler's type is upcast or held
+ * (inbox/versions.ts); poison is dead-lettered at once; a valid message goes to `batcher`
  * when there is one (it may share a transaction with other deliveries of the queue, and comes back
  * to `runAlone` when that transaction fails), else straight to `runAlone`. Never throws.
  */
@@ -205,10 +212,13 @@ export async function handleDelivery<Tx extends TransactionClient>(
   batcher?: DeliveryBatcher,
 ): Promise<void> {
   if (runtime.stopping.aborted) return
-  const parsed = await parseDelivery(
-    { content: delivery.content, routingKey: delivery.fields.routingKey, properties: delivery.properties },
-    runtime.handler.message,
-  )
+  const raw = {
+    content: delivery.content,
+    routingKey: routingKeyOf(delivery),
+    properties: delivery.properties,
+  }
+  const parsed = await parseForHandler(raw, runtime.handler)
+  if (parsed.ok === 'newer') return holdNewer(delivery, parsed, control, runtime)
   if (!parsed.ok) {
     // A body that is not even JSON names no id: the AMQP message id does.
     const messageId = parsed.id ?? (delivery.properties.messageId as string | undefined)

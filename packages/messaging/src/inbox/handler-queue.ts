@@ -89,6 +89,7 @@ export function createHandlerQueue<Tx extends TransactionClient>(
       requeue: () => session.requeue(delivery),
       deadLetter: (reason, attempts) =>
         session.deadLetter(delivery, { reason, attempts, handler: handlerName }),
+      putBack: (headers) => session.putBack(delivery, headers),
     }
     counters.inFlight += 1
     const id = delivery.properties.messageId as string | undefined

@@ -116,6 +116,19 @@ const describeIssue = (issue: StandardSchemaV1.Issue): string => {
   return path === '' ? issue.message : `${path}: ${issue.message}`
 }
 
+/** `value` as `schema` outputs it, or why it is invalid (`invalid payload: ...`, `payload schema threw: ...`). */
+export async function validatePayload<P>(
+  schema: StandardSchemaV1<unknown, P>,
+  value: unknown,
+): Promise<{ value: P } | string> {
+  try {
+    const result = await schema['~standard'].validate(value)
+    return result.issues ? `invalid payload: ${result.issues.map(describeIssue).join('; ')}` : result
+  } catch (error) {
+    return `payload schema threw: ${(error as Error).message}`
+  }
+}
+
 /**
  * Turns a delivery into the message a handler sees, or says why it is poison: not a CloudEvents 1.0
  * event in JSON, in structured mode (the body is the envelope) or binary mode (attributes in
@@ -136,15 +149,8 @@ export async function parseDelivery<P>(
   const problems = envelopeProblems(body, contract.type)
   if (problems.length > 0) return { ok: false, id, type, reason: `invalid envelope: ${problems.join('; ')}` }
 
-  let result: StandardSchemaV1.Result<P>
-  try {
-    result = await contract.schema['~standard'].validate(body.data)
-  } catch (error) {
-    return { ok: false, id, type, reason: `payload schema threw: ${(error as Error).message}` }
-  }
-  if (result.issues) {
-    return { ok: false, id, type, reason: `invalid payload: ${result.issues.map(describeIssue).join('; ')}` }
-  }
+  const result = await validatePayload(contract.schema, body.data)
+  if (typeof result === 'string') return { ok: false, id, type, reason: result }
   const envelope = body as unknown as Envelope<unknown>
   return {
     ok: true,

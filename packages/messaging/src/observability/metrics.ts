@@ -181,6 +181,8 @@ const HANDLERS: readonly Definition<ReadPer>[] = [
     'batchFallbacksTotal',
     'Such batch transactions rolled back (a handler or the commit failed), whose deliveries were then handled one by one, by handler.',
   ],
+  ['counter', 'held_total', 'heldTotal', 'Holds of a newer version than the handler takes, by handler.'],
+  ['gauge', 'held', 'held', 'Deliveries of a newer version than the handler takes held now, by handler.'],
 ].map(([kind, name, key, help]) => ({
   kind: kind as 'counter' | 'gauge',
   name: `consumer_${name}`,

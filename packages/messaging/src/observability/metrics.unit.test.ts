@@ -53,6 +53,21 @@ describe('messaging metric descriptors', () => {
     ])
   })
 
+  it('when deliveries of a newer version are held, then the holds are a counter and those held now a gauge, by handler', () => {
+    const held = testStats({ consumer: { byHandler: { 'reserve-stock': { heldTotal: 3, held: 1 } } } })
+    const list = messagingMetrics('messaging', {
+      stats: () => held,
+      health,
+      signals: createSignals(),
+      recorders: false,
+    })
+    const labels = { handler: 'reserve-stock' }
+    expect(value(list, 'messaging_consumer_held_total')).toMatchObject({ kind: 'counter' })
+    expect(value(list, 'messaging_consumer_held_total').read()).toEqual([{ labels, value: 3 }])
+    expect(value(list, 'messaging_consumer_held')).toMatchObject({ kind: 'gauge' })
+    expect(value(list, 'messaging_consumer_held').read()).toEqual([{ labels, value: 1 }])
+  })
+
   it('when the instance has recorders, then their series exist, labelled by recorder; without, they do not', () => {
     expect(value(metrics(true), 'messaging_recorder_recorded_total').read()).toEqual([
       { labels: { handler: 'record-timeline' }, value: 4 },

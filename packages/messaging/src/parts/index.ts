@@ -46,6 +46,7 @@ export type {
   SignalMap,
   SignalName,
   StandardSchemaV1,
+  Upcaster,
 } from '../types.js'
 
 // The parts createMessaging is made of.

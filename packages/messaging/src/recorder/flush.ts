@@ -2,6 +2,7 @@ import type { ConsumeMessage } from 'amqplib'
 import { errorCode, errorMessage } from '../errors.js'
 import { parseDelivery } from '../inbox/parse-delivery.js'
 import { reportDeadLettered } from '../inbox/dead-letter.js'
+import { anyPayload, versionOrder } from '../inbox/versions.js'
 import { pause, retryDelayMs, type RetryPolicy } from '../inbox/retry-policy.js'
 import type { Signals } from '../signals.js'
 import { inBatchConsumerSpan } from '../tracing.js'
@@ -168,10 +169,20 @@ async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOu
       await outcomes.deadLetter(delivery, reason, delivery.properties.messageId as string | undefined)
       continue
     }
-    const parsed = await parseDelivery(
-      { content: delivery.content, routingKey: delivery.fields.routingKey, properties: delivery.properties },
-      contract,
-    )
+    const raw = {
+      content: delivery.content,
+      routingKey: delivery.fields.routingKey,
+      properties: delivery.properties,
+    }
+    let parsed = await parseDelivery(raw, contract)
+    if (!parsed.ok && parsed.type !== undefined && parsed.type !== contract.type) {
+      // Another version of a routing key read here: by its own contract if known, else unvalidated.
+      const { type } = parsed
+      const other =
+        outcomes.runtime.contracts.get(type) ??
+        (versionOrder(type, contract.type) === 0 ? undefined : { ...contract, type, schema: anyPayload })
+      if (other) parsed = await parseDelivery(raw, other)
+    }
     if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
     else {
       const messageId = parsed.id ?? (delivery.properties.messageId as string | undefined)

@@ -33,7 +33,11 @@ export interface QueryableResult {
 export interface RecorderDefinition {
   /** Unique within the service, kebab-case, e.g. `record-timeline`. */
   name: string
-  /** The types recorded; a delivery of any other type (or that fails its schema) is dead-lettered. */
+  /**
+   * The types recorded; a delivery of any other type (or that fails its schema) is dead-lettered,
+   * except another version (`<name>.v<N>`) of one of them on its routing key: recorded, its payload
+   * unvalidated unless its contract is here too, so `record` must take payloads of any version.
+   */
   messages: ReadonlyArray<MessageContract<unknown>>
   /**
    * Records a batch of validated messages (1 to the recorder's batch size, in delivery order). A

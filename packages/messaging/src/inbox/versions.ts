@@ -1,0 +1,135 @@
+import type { Message } from 'amqplib'
+import { errorMessage } from '../errors.js'
+import { TopologyError } from '../topology.js'
+import type { HandlerDefinition, MessageContract, TransactionClient, Upcaster } from '../types.js'
+import type { DeliveryControl, DeliveryRuntime } from './handle-delivery.js'
+import { parseDelivery, validatePayload, type ParsedDelivery, type RawDelivery } from './parse-delivery.js'
+import { pause } from './retry-policy.js'
+
+/**
+ * 1 when `type` is a newer version of `known`'s event (types named `<name>.v<N>`, e.g.
+ * `order.created.v2`), -1 an older one, 0 another event or a type without a version.
+ */
+export function versionOrder(type: string, known: string): number {
+  const [a, b] = [type, known].map((name) => /^(.+)\.v(\d+)$/.exec(name))
+  return a && b && a[1] === b[1] ? Math.sign(Number(a[2]) - Number(b[2])) : 0
+}
+
+/** A schema that takes any payload as it is: for a version whose schema this process does not know. */
+export const anyPayload: MessageContract['schema'] = {
+  '~standard': { version: 1, vendor: 'saga-messaging', validate: (value) => ({ value }) },
+}
+
+/**
+ * The routing key a message was published with: a copy put back through the default exchange
+ * (a held one, see `holdNewer`) carries it in `x-original-routing-key`.
+ */
+export function routingKeyOf(delivery: Message): string {
+  const key: unknown = delivery.properties.headers?.['x-original-routing-key']
+  return delivery.fields.exchange === '' && typeof key === 'string' ? key : delivery.fields.routingKey
+}
+
+/**
+ * Checks `handler.upcasts`. @throws TopologyError for an upcaster from the handler's own type, two
+ * from one type, or one whose routing key is not the handler's (it would never reach this queue).
+ */
+export function checkUpcasts(handler: HandlerDefinition<never>): void {
+  const { type, routingKey } = handler.message
+  const seen = new Set<string>([type])
+  for (const { from } of handler.upcasts ?? []) {
+    const where = `handler '${handler.name}': upcaster from '${from.type}'`
+    if (seen.has(from.type))
+      throw new TopologyError(`${where}: ${from.type === type ? "that is the handler's own type" : 'twice'}`)
+    if (from.routingKey !== routingKey)
+      throw new TopologyError(`${where}: routing key '${from.routingKey}', not the handler's '${routingKey}'`)
+    seen.add(from.type)
+  }
+}
+
+/**
+ * Validates with `upcaster.from`, upcasts, validates the result with `contract`; each failure is
+ * poison with a reason naming its step. The message keeps its id and wire type.
+ */
+async function upcast<P>(
+  raw: RawDelivery,
+  upcaster: Upcaster<P>,
+  contract: MessageContract<P>,
+): Promise<ParsedDelivery<P>> {
+  const step = `upcast from '${upcaster.from.type}' to '${contract.type}'`
+  const older = await parseDelivery(raw, upcaster.from)
+  if (!older.ok) return { ...older, reason: `${step}: ${older.reason}` }
+  const { id, type } = older.message
+  let payload: P
+  try {
+    payload = upcaster.upcast(older.message.payload)
+  } catch (error) {
+    return { ok: false, id, type, reason: `${step}: upcaster threw: ${errorMessage(error)}` }
+  }
+  const result = await validatePayload(contract.schema, payload)
+  if (typeof result === 'string') return { ok: false, id, type, reason: `${step}: its result: ${result}` }
+  return { ok: true, message: { ...older.message, payload: result.value } }
+}
+
+/**
+ * `parseDelivery` for `handler`, with versions: a delivery of an older version is upcast when an
+ * upcaster is from its type (else poison: no upcaster); a valid envelope of a newer version of the
+ * event is `newer` (to hold); any other type is poison as `parseDelivery` says.
+ */
+export async function parseForHandler<P>(
+  raw: RawDelivery,
+  handler: HandlerDefinition<never, P>,
+): Promise<ParsedDelivery<P> | { ok: 'newer'; id: string; type: string }> {
+  const parsed = await parseDelivery(raw, handler.message)
+  // Only a delivery of another type pays for the version checks.
+  if (parsed.ok || parsed.type === undefined || parsed.type === handler.message.type) return parsed
+  const { type } = parsed
+  const upcaster = handler.upcasts?.find((candidate) => candidate.from.type === type)
+  if (upcaster) return upcast(raw, upcaster, handler.message)
+  const order = versionOrder(type, handler.message.type)
+  if (order < 0) return { ...parsed, reason: `no upcaster from '${type}' to '${handler.message.type}'` }
+  if (order === 0) return parsed
+  const newer = await parseDelivery(raw, { ...handler.message, type, schema: anyPayload })
+  return newer.ok ? { ok: 'newer', id: newer.message.id, type } : newer
+}
+
+/** How often a message was held, on the copy put back. */
+const HELD_TIMES = 'x-held-times'
+
+/** The hold before the `times`th offer again: 1 s, doubling, at most 60 s. */
+export const holdDelayMs = (times: number): number => Math.min(1000 * 2 ** (times - 1), 60_000)
+
+/**
+ * Holds a delivery of a newer version than the handler's, for a consumer of the same queue that
+ * handles it (a newer build rolling out), instead of dead-lettering it. A `nack(requeue)` loop would
+ * spend the quorum queue's `x-delivery-limit` and end in the .dlq backstop; so the delivery waits
+ * here (`holdDelayMs`, no slot, no batch), then a copy with the same properties and message id goes
+ * back into the queue, confirmed, and the original is acked: the copy starts a fresh delivery count
+ * and goes to whichever consumer the broker picks. If the channel dies between confirm and ack both
+ * come back; the inbox dedups by id. When the consumer stops or the channel goes, it is requeued at
+ * once (one delivery count per stop). Never throws.
+ */
+export async function holdNewer<Tx extends TransactionClient>(
+  delivery: Message,
+  held: { id: string; type: string },
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+): Promise<void> {
+  const { handler, counters, logger, signals, stopping } = runtime
+  const before: unknown = delivery.properties.headers?.[HELD_TIMES]
+  const times = (typeof before === 'number' ? before : 0) + 1
+  const fields = { messageId: held.id, type: held.type, handler: handler.name, times }
+  counters.heldTotal += 1
+  counters.held += 1
+  logger.warn(fields, 'newer version of the message held for a consumer that handles it')
+  signals.emit('held', { id: held.id, type: held.type, handler: handler.name, times })
+  try {
+    if (!(await pause(holdDelayMs(times), stopping))) return control.requeue()
+    await control.putBack({ [HELD_TIMES]: times, 'x-original-routing-key': routingKeyOf(delivery) })
+    control.ack()
+  } catch (error) {
+    logger.warn({ ...fields, err: error }, 'putting a held message back failed; requeueing it')
+    control.requeue()
+  } finally {
+    counters.held -= 1
+  }
+}
