@@ -45,7 +45,7 @@ export function describeRun(r: RunResult): string {
 }
 
 /**
- * The verdict of an overload run (docs/performance.md, target 5): every POST answered 201 within `acceptP99Ms`
+ * The verdict of an overload run (docs/performance.md, "Overload"): every POST answered 201 within `acceptP99Ms`
  * at p99 or shed with 503 + Retry-After, no 5xx other than 503, no request without an answer, and
  * every accepted order terminal after the drain (none lost). Returns the reasons it failed (empty =
  * passed).

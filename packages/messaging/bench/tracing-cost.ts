@@ -20,13 +20,17 @@ const message = {
   attempt: 1,
 }
 const delivery = { exchange: 'x', deliveryTag: 1 }
-const producerTarget = {
-  exchange: 'x',
-  routingKey: 'order.created',
-  messageId: 'id',
-  correlationId: 'c',
-  broker: { address: '127.0.0.1', port: 5672 },
+const row = {
+  id: 'id',
+  type: 't',
+  routing_key: 'order.created',
+  payload: {},
+  headers: { correlationId: 'c', traceparent },
+  aggregate_id: null,
+  occurred_at: new Date(0),
+  attempts: 0,
 }
+const broker = { address: '127.0.0.1', port: 5672 }
 const transaction = (): Promise<number> => Promise.resolve(1)
 const nsPer = (started: bigint): number => Number(process.hrtime.bigint() - started) / N
 
@@ -34,7 +38,7 @@ for (let round = 1; round <= 3; round++) {
   let started = process.hrtime.bigint()
   for (let i = 0; i < N; i++) {
     activeTraceCarrier()
-    endProducerSpan(startProducerSpan({ traceparent }, producerTarget).span)
+    endProducerSpan(startProducerSpan(row, 'x', broker).span)
   }
   const producer = nsPer(started)
   started = process.hrtime.bigint()

@@ -74,14 +74,17 @@ interface ErrorLike {
 /** SQLSTATE: 40001 serialization_failure, 40P01 deadlock_detected: the transaction may simply be run again. */
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01'])
 
-const codesOf = (e: ErrorLike): unknown[] => [e.code, e.originalCode, e.meta?.code]
+/** `e`'s string codes: its own, pg's original one and Prisma's `meta.code`. */
+const codesOf = (e: ErrorLike): string[] =>
+  [e.code, e.originalCode, e.meta?.code].filter((code): code is string => typeof code === 'string')
+
+const hasCode = (e: ErrorLike, codes: ReadonlySet<string>): boolean =>
+  codesOf(e).some((code) => codes.has(code))
+
+const UNAVAILABLE_CODES = new Set([...PRISMA_CODES, ...SQLSTATES, ...SOCKET_CODES])
 
 function matches(e: ErrorLike): boolean {
-  for (const code of codesOf(e)) {
-    if (typeof code !== 'string') continue
-    if (PRISMA_CODES.has(code) || SQLSTATES.has(code) || SOCKET_CODES.has(code)) return true
-    if (/^08[0-9A-Z]{3}$/.test(code)) return true
-  }
+  if (hasCode(e, UNAVAILABLE_CODES) || codesOf(e).some((code) => /^08[0-9A-Z]{3}$/.test(code))) return true
   if (typeof e.kind === 'string' && ADAPTER_KINDS.has(e.kind)) return true
   const text = typeof e.message === 'string' ? e.message.toLowerCase() : ''
   if (REFUSALS.some((r) => codesOf(e).includes(r.code) && text.includes(r.text))) return true
@@ -107,10 +110,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  * spending the message's attempts (see `ConsumerOptions.transientRetryMaxMs`).
  */
 export function isTransientDatabaseError(error: unknown): boolean {
-  return someInChain(
-    error,
-    (e) => matches(e) || codesOf(e).some((code) => typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)),
-  )
+  return someInChain(error, (e) => matches(e) || hasCode(e, RETRYABLE_SQLSTATES))
 }
 
 /** SQLSTATEs that end the session itself: 57P01 admin_shutdown (pg_terminate_backend, a restart), 57P02
@@ -125,7 +125,7 @@ const SESSION_ENDED_SQLSTATES = new Set(['57P01', '57P02', '57P05', '25P03'])
  */
 export function isSessionEnded(error: unknown): boolean {
   return someInChain(error, (e) => {
-    if (codesOf(e).some((code) => typeof code === 'string' && SESSION_ENDED_SQLSTATES.has(code))) return true
+    if (hasCode(e, SESSION_ENDED_SQLSTATES)) return true
     const text = typeof e.message === 'string' ? e.message.toLowerCase() : ''
     return text.startsWith('connection terminated')
   })

@@ -119,14 +119,7 @@ const deferredToCommit = new WeakMap<object, CommitTail>()
 export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean {
   const tail = deferredToCommit.get(tx)
   if (!tail) return false
-  const values = {
-    id: row.id,
-    type: row.type,
-    routing_key: row.routing_key,
-    payload_json: row.payload_json,
-    headers_json: JSON.stringify(row.headers),
-    aggregate_id: row.aggregate_id,
-  }
+  const values = { ...row, headers_json: JSON.stringify(row.headers) }
   const holdMs = tail.sink?.holdMs()
   if (holdMs === undefined) {
     tail.inserts.push(dueOutboxInsert(values))
@@ -169,15 +162,13 @@ function handOver(tail: CommitTail, results: readonly StatementResult[]): void {
 }
 
 /**
- * One transaction of `pgDatabase` on a pooled client: `begin` (its results checked against
- * `beginsWith`), `fn` with the client and those results, then COMMIT with the deferred INSERTs; the
- * held rows go to the sink once the client is back in the pool.
+ * Runs `fn` on a pooled client, which `fn` begins and commits; when `fn` throws, sends ROLLBACK and
+ * rethrows. A client whose connection died meanwhile, or whose ROLLBACK failed, is destroyed, not
+ * put back in the pool.
  */
-async function onPooledClient<T>(
+export async function withPooledClient<T>(
   pool: pg.Pool,
-  sink: CommittedRowSink | undefined,
-  begin: { text: string; beginsWith: readonly string[] },
-  fn: (client: pg.PoolClient, begun: readonly StatementResult[]) => Promise<T>,
+  fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect()
   let broken: Error | undefined
@@ -187,25 +178,42 @@ async function onPooledClient<T>(
     broken = error
   }
   client.on('error', onError)
-  const tail: CommitTail = { inserts: [], sink, held: [], due: 0 }
-  let committed: StatementResult[]
-  let result: T
   try {
-    const begun = (await client.query(begin.text)) as StatementResult | StatementResult[]
-    deferredToCommit.set(client, tail)
-    result = await fn(client, expectResults(begun, begin.beginsWith, 'pgDatabase BEGIN'))
-    deferredToCommit.delete(client)
-    committed = await commitWithTail(client, tail)
+    return await fn(client)
   } catch (error) {
     await client.query(ROLLBACK).catch((rollbackError: Error) => {
       broken = rollbackError
     })
     throw error
   } finally {
-    deferredToCommit.delete(client)
     client.off('error', onError)
     client.release(broken)
   }
+}
+
+/**
+ * One transaction of `pgDatabase`: `begin` (its results checked against `beginsWith`), `fn` with the
+ * client and those results, then COMMIT with the deferred INSERTs; the held rows go to the sink once
+ * the client is back in the pool.
+ */
+async function pgTransaction<T>(
+  pool: pg.Pool,
+  sink: CommittedRowSink | undefined,
+  begin: { text: string; beginsWith: readonly string[] },
+  fn: (client: pg.PoolClient, begun: readonly StatementResult[]) => Promise<T>,
+): Promise<T> {
+  const tail: CommitTail = { inserts: [], sink, held: [], due: 0 }
+  const { result, committed } = await withPooledClient(pool, async (client) => {
+    const begun = (await client.query(begin.text)) as StatementResult | StatementResult[]
+    deferredToCommit.set(client, tail)
+    let result: T
+    try {
+      result = await fn(client, expectResults(begun, begin.beginsWith, 'pgDatabase BEGIN'))
+    } finally {
+      deferredToCommit.delete(client)
+    }
+    return { result, committed: await commitWithTail(client, tail) }
+  })
   handOver(tail, committed)
   return result
 }
@@ -238,9 +246,9 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
   const sink = options.committed
   const plainBegin = { text: BEGIN, beginsWith: [BEGIN] }
   return {
-    transaction: (fn) => onPooledClient(pool, sink, plainBegin, (client) => fn(client)),
+    transaction: (fn) => pgTransaction(pool, sink, plainBegin, (client) => fn(client)),
     inboxTransaction: (entry, fn) =>
-      onPooledClient(
+      pgTransaction(
         pool,
         sink,
         { text: beginWithInboxInsert(entry), beginsWith: BEGIN_WITH_INBOX_RESULTS },
@@ -250,7 +258,7 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
         },
       ),
     inboxBatchTransaction: (entries, fn) =>
-      onPooledClient(
+      pgTransaction(
         pool,
         sink,
         { text: beginWithInboxBatchInsert(entries), beginsWith: BEGIN_WITH_INBOX_RESULTS },
@@ -263,38 +271,22 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
 }
 
 /** Whether `tx` is a Prisma client (root or transaction) rather than a pg client. */
-export function isPrismaClient(tx: TransactionClient): tx is PrismaTransactionLike {
+function isPrismaClient(tx: TransactionClient): tx is PrismaTransactionLike {
   return typeof (tx as Partial<PrismaTransactionLike>).$executeRawUnsafe === 'function'
 }
 
-/** Result of `execute`: affected rows, and rows for a SELECT or a statement with RETURNING. */
-export interface ExecuteResult<R = Record<string, unknown>> {
-  rowCount: number
-  rows: R[]
-}
-
-const RETURNS_ROWS = /^\s*(select|with|values)\b|\breturning\b/i
-
 /**
- * Runs one parameterised statement (`$1`, `$2`, ...) on either transaction kind. On Prisma a
- * statement that returns rows (SELECT/WITH/VALUES or RETURNING) goes through `$queryRawUnsafe` and
- * `rowCount` is the number of rows; any other through `$executeRawUnsafe` (rows is empty).
- * Cast parameters in SQL (`$1::uuid`, `$2::jsonb`): Prisma sends them untyped.
+ * Runs one parameterised statement (`$1`, `$2`, ...) that returns no rows on either transaction
+ * kind; resolves with the number of rows it affected. Cast parameters in SQL (`$1::uuid`,
+ * `$2::jsonb`): Prisma sends them untyped.
  */
-export async function execute<R = Record<string, unknown>>(
+export async function execute(
   tx: TransactionClient,
   sql: string,
   params: unknown[] = [],
-): Promise<ExecuteResult<R>> {
-  if (isPrismaClient(tx)) {
-    if (RETURNS_ROWS.test(sql)) {
-      const rows = await tx.$queryRawUnsafe<R[]>(sql, ...params)
-      return { rowCount: rows.length, rows }
-    }
-    return { rowCount: await tx.$executeRawUnsafe(sql, ...params), rows: [] }
-  }
-  const result = await tx.query(sql, params)
-  return { rowCount: result.rowCount ?? 0, rows: result.rows as R[] }
+): Promise<{ rowCount: number }> {
+  if (isPrismaClient(tx)) return { rowCount: await tx.$executeRawUnsafe(sql, ...params) }
+  return { rowCount: (await tx.query(sql, params)).rowCount ?? 0 }
 }
 
 type PgClientProbe = PgClientLike & {

@@ -2,7 +2,7 @@ import pg from 'pg'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
 import { pgDatabase } from './database.js'
 import { createConsumer, type Consumer, type ConsumerOptions } from './inbox/consumer.js'
-import { createInboxRetention, type InboxRetention } from './inbox/inbox-retention.js'
+import { createInboxRetention } from './inbox/inbox-retention.js'
 import { messagingHealth, type HealthSettings, type MessagingHealth } from './observability/health.js'
 import { messagingMetrics, type MetricDescriptor } from './observability/metrics.js'
 import { messagingStats, type MessagingParts, type MessagingStats } from './observability/parts.js'
@@ -136,24 +136,6 @@ function relayOf<Tx extends TransactionClient>(
   return createRelay({ ...settings, pool, amqpUrl, exchange, service, logger, signals })
 }
 
-/**
- * The inbox retention of a process whose relay is off (`relay.enabled: false`), when it has
- * handlers: the relay's housekeeping, which otherwise deletes expired inbox rows, does not run.
- * On `relay.retentionIntervalMs` (default 10,000; 0 turns it off) and `relay.inboxRetentionMs`.
- */
-function inboxRetentionOf<Tx extends TransactionClient>(
-  options: MessagingOptions<Tx>,
-  consumer: Consumer | undefined,
-): InboxRetention | undefined {
-  if (!consumer) return undefined
-  return createInboxRetention({
-    pool: options.pool,
-    logger: options.logger,
-    intervalMs: options.relay?.retentionIntervalMs ?? 10_000,
-    inboxRetentionMs: options.relay?.inboxRetentionMs,
-  })
-}
-
 /** The consumer side of `options`: one connection for the handler queues and the recorders. */
 function consumersOf<Tx extends TransactionClient>(
   options: MessagingOptions<Tx>,
@@ -234,7 +216,17 @@ export function createMessaging<Tx extends TransactionClient = pg.PoolClient>(
     options.database ?? (pgDatabase(options.pool, { committed: relay?.committed }) as unknown as Database<Tx>)
   const afterCommit = options.database ? wake : (): void => undefined
   const side = consumersOf({ ...options, logger, database }, exchange, signals, afterCommit)
-  const inboxRetention = relay ? undefined : inboxRetentionOf({ ...options, logger }, side.consumer)
+  // Without the relay, whose housekeeping deletes expired inbox rows, a process with handlers runs
+  // inbox retention on its own timer: `relay.retentionIntervalMs` (0: off), `relay.inboxRetentionMs`.
+  const inboxRetention =
+    relay || !side.consumer
+      ? undefined
+      : createInboxRetention({
+          pool: options.pool,
+          logger,
+          intervalMs: options.relay?.retentionIntervalMs ?? 10_000,
+          inboxRetentionMs: options.relay?.inboxRetentionMs,
+        })
   const parts: MessagingParts = {
     relay,
     consumer: side.consumer,
@@ -293,10 +285,7 @@ async function startAll(
   parts.recorders.forEach((recorder) => recorder.start())
   parts.consumerConnection?.start()
   const deadline = Date.now() + waitMs
-  const ready = (): boolean => {
-    const areas = health().areas
-    return areas.every((a) => a.area === 'outbox' || a.ok)
-  }
+  const ready = (): boolean => health().areas.every((a) => a.area === 'outbox' || a.ok)
   while (Date.now() < deadline && !ready()) await new Promise((resolve) => setTimeout(resolve, 20))
   const broker = health().areas.find((a) => a.area === 'broker')
   if (broker && !broker.ok)

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events'
 import type { SignalMap, SignalName } from './types.js'
 
 /** A listener for one signal. */
@@ -36,39 +35,31 @@ export class SignalTimeoutError extends Error {
 
 /**
  * Creates a signal hub. Listener errors are swallowed and never reach the emitter (a test's
- * listener must not break the relay or a consumer that emitted the signal).
+ * listener must not break the relay or a consumer that emitted the signal). A listener is held once
+ * per signal name: added twice, it is called once; removed from one name, it still hears the others.
  */
 export function createSignals(): Signals {
-  const emitter = new EventEmitter()
-  // Many tests and the e2e suite wait on the same signal at once; this is not a leak.
-  emitter.setMaxListeners(0)
-  // Per signal name, so one function registered for two signals is removed from each separately.
-  const wrapped = new Map<SignalName, WeakMap<(payload: never) => void, (payload: unknown) => void>>()
-  const wrappers = (name: SignalName): WeakMap<(payload: never) => void, (payload: unknown) => void> => {
-    let map = wrapped.get(name)
-    if (!map) wrapped.set(name, (map = new WeakMap()))
-    return map
-  }
-
+  const listeners = new Map<SignalName, Set<(payload: never) => void>>()
   const signals: Signals = {
     on(name, listener) {
-      const safe = (payload: unknown): void => {
+      const forName = listeners.get(name) ?? new Set()
+      listeners.set(name, forName.add(listener))
+      return () => signals.off(name, listener)
+    },
+    off(name, listener) {
+      listeners.get(name)?.delete(listener)
+    },
+    emit(name, payload) {
+      const forName = listeners.get(name)
+      if (!forName) return
+      // A copy, as EventEmitter makes: a listener added or removed during the emit counts from the next.
+      for (const listener of [...forName]) {
         try {
           listener(payload as never)
         } catch {
           // deliberately ignored: see createSignals
         }
       }
-      wrappers(name).set(listener, safe)
-      emitter.on(name, safe)
-      return () => signals.off(name, listener)
-    },
-    off(name, listener) {
-      const safe = wrappers(name).get(listener)
-      if (safe) emitter.off(name, safe)
-    },
-    emit(name, payload) {
-      emitter.emit(name, payload)
     },
     waitFor(name, predicate = () => true, timeoutMs = 5_000) {
       return new Promise((resolve, reject) => {

@@ -1,16 +1,10 @@
 /**
- * Every SQL statement of the messaging core, in one module, so the whole database contract is
- * audited in one sitting. The tables are those of `sql/messaging.sql`: `outbox_message` and
- * `inbox_message`.
- *
- * Two kinds of statement:
- * - **Parameterised** (`$1`, `$2`, ...): sent with the extended protocol; the values never become
- *   SQL text. Every statement that can be sent alone is one of these.
- * - **Simple-query text**: several statements in one message, one round trip (`BEGIN; ...; COMMIT`).
- *   The simple protocol takes no parameters, so values are inlined, and only through the four
- *   functions of the first section (`literal`, `int`, `uuidArray`, `identifier`), each of which
- *   refuses what it cannot write safely. Their answers are read with `expectResults`, which checks
- *   how many results came and each one's command before any is used.
+ * Every SQL statement of the messaging core, so the whole database contract (the tables of
+ * `sql/messaging.sql`) is audited in one sitting. A statement sent alone is parameterised (`$1`,
+ * ...: values never become SQL text). Several statements sent as one simple query (one round trip)
+ * cannot take parameters: their values are inlined only through `literal`, `int`, `uuidArray` and
+ * `identifier`, each refusing what it cannot write safely, and their results are checked with
+ * `expectResults` before any is used.
  */
 
 import type { InboxEntry } from './types.js'
@@ -176,18 +170,16 @@ const outboxValues = (row: OutboxInsertValues): string =>
   `${literal(row.payload_json)}, ${literal(row.headers_json)}, ${literal(row.aggregate_id)}`
 
 /**
- * `OUTBOX_INSERT` with its values inlined, to send in the COMMIT's simple query; the row is due at
- * once. Answers `INSERT`.
+ * `OUTBOX_INSERT` inlined, to send with COMMIT; the row is due at once. Answers `INSERT`.
  * @throws SqlValueError for a value with a NUL character
  */
 export const dueOutboxInsert = (row: OutboxInsertValues): string =>
   `${OUTBOX_INSERT_INTO}) VALUES (${outboxValues(row)})`
 
 /**
- * `OUTBOX_INSERT` with its values inlined, to send in the COMMIT's simple query, the row held from
- * the relay's sweep for `holdMs` (whole ms) past `clock_timestamp()`, the time of the COMMIT's
- * message, not of the transaction's start. Answers `INSERT` and the row's `occurred_at`.
- * @throws SqlValueError for a value with a NUL character or a `holdMs` that is not an integer
+ * `OUTBOX_INSERT` inlined, to send with COMMIT, the row held from the relay's sweep for `holdMs`
+ * (whole ms) past `clock_timestamp()`: the COMMIT message's time, not the transaction's start.
+ * Answers `INSERT` and the row's `occurred_at`. @throws SqlValueError (NUL, `holdMs` not an integer)
  */
 export const heldOutboxInsert = (row: OutboxInsertValues, holdMs: number): string =>
   `${OUTBOX_INSERT_INTO}, available_at) VALUES (${outboxValues(row)}, ` +

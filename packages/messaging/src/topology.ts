@@ -164,31 +164,16 @@ export interface TopologyDefinitions {
 export function topologyDefinitions(spec: TopologySpec): TopologyDefinitions {
   const { exchange, queues, bindings } = plan(spec)
   const vhost = spec.vhost ?? '/'
+  const durable = { durable: true, auto_delete: false } as const
   return {
-    exchanges: [
-      {
-        name: exchange,
-        vhost,
-        type: 'topic',
-        durable: true,
-        auto_delete: false,
-        internal: false,
-        arguments: {},
-      },
-    ],
-    queues: queues.map((queue) => ({
-      name: queue.name,
-      vhost,
-      durable: true,
-      auto_delete: false,
-      arguments: queue.arguments,
-    })),
-    bindings: bindings.map((binding) => ({
+    exchanges: [{ name: exchange, vhost, type: 'topic', ...durable, internal: false, arguments: {} }],
+    queues: queues.map((queue) => ({ name: queue.name, vhost, ...durable, arguments: queue.arguments })),
+    bindings: bindings.map(({ queue, routingKey }) => ({
       source: exchange,
       vhost,
-      destination: binding.queue,
+      destination: queue,
       destination_type: 'queue',
-      routing_key: binding.routingKey,
+      routing_key: routingKey,
       arguments: {},
     })),
   }

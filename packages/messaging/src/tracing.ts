@@ -9,6 +9,7 @@ import {
   type Link,
   type Span,
 } from '@opentelemetry/api'
+import type { OutboxRow } from './outbox/envelope.js'
 import type { ConsumedMessage } from './types.js'
 import { errorCode } from './errors.js'
 
@@ -108,15 +109,6 @@ export interface ProducerTrace {
   carrier: TraceCarrier
 }
 
-/** What the producer span of one outbox row says about it. */
-export interface ProducerSpanTarget {
-  exchange: string
-  routingKey: string
-  messageId: string
-  correlationId: string | undefined
-  broker: { address: string; port: number } | undefined
-}
-
 /** Sets what every RabbitMQ span carries (system, operation, destination); call when `span.isRecording()`. */
 function setRabbitAttributes(span: Span, operation: 'send' | 'process', destination: string): void {
   span.setAttributes({
@@ -128,27 +120,28 @@ function setRabbitAttributes(span: Span, operation: 'send' | 'process', destinat
 }
 
 /**
- * Starts the producer span of one outbox row (`publish {exchange}:{routing key}`, kind PRODUCER), a
- * child of the context stored in the row; the relay ends it when the broker confirmed or refused the
- * message (`endProducerSpan`), so its duration is the confirm latency.
+ * Starts the producer span of outbox row `row` published to `exchange` through `broker`
+ * (`publish {exchange}:{routing key}`, kind PRODUCER), a child of the context stored in the row; the
+ * relay ends it when the broker confirmed or refused the message (`endProducerSpan`), so its
+ * duration is the confirm latency.
  */
 export function startProducerSpan(
-  stored: TraceCarrier | undefined,
-  target: ProducerSpanTarget,
+  row: OutboxRow,
+  exchange: string,
+  broker?: { address: string; port: number },
 ): ProducerTrace {
-  const parent = extracted(stored)
-  const destination = rabbitDestination(target.exchange, target.routingKey)
+  const parent = extracted(row.headers ?? undefined)
+  const destination = rabbitDestination(exchange, row.routing_key)
   const span = tracer().startSpan(`publish ${destination}`, { kind: SpanKind.PRODUCER }, parent)
   // Attributes only for a span that records: without an SDK nothing is allocated for them.
   if (span.isRecording()) {
     setRabbitAttributes(span, 'send', destination)
+    const correlationId = row.headers?.correlationId
     span.setAttributes({
-      [SEMCONV.routingKey]: target.routingKey,
-      [SEMCONV.messageId]: target.messageId,
-      ...(target.correlationId ? { [SEMCONV.conversationId]: target.correlationId } : {}),
-      ...(target.broker
-        ? { [SEMCONV.serverAddress]: target.broker.address, [SEMCONV.serverPort]: target.broker.port }
-        : {}),
+      [SEMCONV.routingKey]: row.routing_key,
+      [SEMCONV.messageId]: row.id,
+      ...(correlationId ? { [SEMCONV.conversationId]: correlationId } : {}),
+      ...(broker ? { [SEMCONV.serverAddress]: broker.address, [SEMCONV.serverPort]: broker.port } : {}),
     })
   }
   const carrier: TraceCarrier = {}
@@ -168,11 +161,6 @@ export function endProducerSpan(span: Span, failure?: { error: string; kind: str
   span.end()
 }
 
-/** A low-cardinality class of `error` for `error.type`: its SQLSTATE or errno code, else its name. */
-function errorType(error: unknown): string {
-  return errorCode(error) || (error instanceof Error ? error.name : '_OTHER')
-}
-
 /**
  * Runs `fn` in `parentContext` with `span` active, and ends `span` when `fn` settles: ERROR with the
  * exception recorded when it throws (rethrown unchanged).
@@ -182,7 +170,8 @@ async function runInSpan<T>(parentContext: Context, span: Span, fn: () => Promis
     return await context.with(trace.setSpan(parentContext, span), fn)
   } catch (error) {
     span.recordException(error as Error)
-    span.setAttribute(SEMCONV.errorType, errorType(error))
+    // A low-cardinality class of the error: its SQLSTATE or errno code, else its name.
+    span.setAttribute(SEMCONV.errorType, errorCode(error) || (error instanceof Error ? error.name : '_OTHER'))
     span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message })
     throw error
   } finally {
@@ -221,13 +210,6 @@ export function inConsumerSpan<T>(
   return runInSpan(parent, span, fn)
 }
 
-/** One message of a batch, as the batch span links to it. */
-export interface BatchMember {
-  id: string
-  traceparent?: string | undefined
-  tracestate?: string | undefined
-}
-
 /**
  * Runs `fn` (one statement that records a batch of deliveries of `queue`) inside one consumer span
  * `process {exchange}:{queue}` (kind CONSUMER), the root of a trace of its own, with a link to each
@@ -236,7 +218,7 @@ export interface BatchMember {
  */
 export function inBatchConsumerSpan<T>(
   target: { recorder: string; exchange: string; queue: string },
-  messages: readonly BatchMember[],
+  messages: readonly ConsumedMessage[],
   fn: () => Promise<T>,
 ): Promise<T> {
   const links: Link[] = []

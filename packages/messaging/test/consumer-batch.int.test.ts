@@ -329,6 +329,30 @@ describe('consumer batches and per-order locks', () => {
   })
 })
 
+/**
+ * Handles one warm-up message (n = 0) of `queue`, holds four transaction slots with deliveries of
+ * the other queue waiting at `blocker`, then publishes messages 1 to `backlog` of `queue` and waits
+ * until the broker handed them all to the consumer: a backlog that meets four free slots at once
+ * when `blocker` opens.
+ */
+async function backlogBehindFourSlots(
+  queue: string,
+  handled: readonly unknown[],
+  blocker: ReturnType<typeof gate>,
+  backlog: number,
+): Promise<void> {
+  await fixture.publish(envelope({ data: { n: 0 } }))
+  await eventually('the warm-up handled', () => handled.length === 1)
+  for (let n = 1; n <= 4; n += 1)
+    await fixture.publish(envelope({ type: other.type, data: { n } }), other.routingKey)
+  await eventually('the four slots held', () => blocker.waiting() === 4)
+  for (let n = 1; n <= backlog; n += 1) await fixture.publish(envelope({ data: { n } }))
+  await eventually(
+    'the backlog delivered to the consumer',
+    async () => (await fixture.ready(fixture.queue(queue))) === 0,
+  )
+}
+
 describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => {
   it('when the handler is slower than the budget, then a backlog runs one per transaction side by side', async () => {
     const database = countingDatabase()
@@ -349,17 +373,8 @@ describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => 
       batchBudgetMs: 20,
     })
     const handled = collect(signals, 'handled')
-    await fixture.publish(envelope({ data: { n: 0 } }))
-    await eventually('the warm-up handled', () => handled.length === 1)
     // The four slots held by the other queue, so the backlog waits for them all at once.
-    for (let n = 1; n <= 4; n += 1)
-      await fixture.publish(envelope({ type: other.type, data: { n } }), other.routingKey)
-    await eventually('the four slots held', () => blocker.waiting() === 4)
-    for (let n = 1; n <= 8; n += 1) await fixture.publish(envelope({ data: { n } }))
-    await eventually(
-      'the backlog delivered to the consumer',
-      async () => (await fixture.ready(fixture.queue('slow-pace'))) === 0,
-    )
+    await backlogBehindFourSlots('slow-pace', handled, blocker, 8)
 
     blocker.open()
 
@@ -428,16 +443,7 @@ describe("consumer batches: sized by the handlers' pace (batchBudgetMs)", () => 
       batchBudgetMs: 10_000,
     })
     const handled = collect(signals, 'handled')
-    await fixture.publish(envelope({ data: { n: 0 } }))
-    await eventually('the warm-up handled', () => handled.length === 1)
-    for (let n = 1; n <= 4; n += 1)
-      await fixture.publish(envelope({ type: other.type, data: { n } }), other.routingKey)
-    await eventually('the four slots held', () => blocker.waiting() === 4)
-    for (let n = 1; n <= 20; n += 1) await fixture.publish(envelope({ data: { n } }))
-    await eventually(
-      'the backlog delivered to the consumer',
-      async () => (await fixture.ready(fixture.queue('spread'))) === 0,
-    )
+    await backlogBehindFourSlots('spread', handled, blocker, 20)
 
     blocker.open()
 

@@ -7,9 +7,6 @@ import type { AmqpConnection } from './connection.js'
  * is forgotten at once, so the next `get()` opens a fresh one.
  */
 export class ConfirmChannelSlot {
-  readonly #connection: AmqpConnection
-  readonly #openTimeoutMs: number
-  readonly #prepare: ((channel: ConfirmChannel) => Promise<void>) | undefined
   #channel: ConfirmChannel | undefined
 
   /**
@@ -19,14 +16,10 @@ export class ConfirmChannelSlot {
    *   exchange there); when it throws, the channel is closed and `get()` rejects with its error
    */
   constructor(
-    connection: AmqpConnection,
-    openTimeoutMs: number,
-    prepare?: (channel: ConfirmChannel) => Promise<void>,
-  ) {
-    this.#connection = connection
-    this.#openTimeoutMs = openTimeoutMs
-    this.#prepare = prepare
-  }
+    private readonly connection: AmqpConnection,
+    private readonly openTimeoutMs: number,
+    private readonly prepare?: (channel: ConfirmChannel) => Promise<void>,
+  ) {}
 
   /**
    * The open channel, or a new one.
@@ -34,13 +27,13 @@ export class ConfirmChannelSlot {
    */
   async get(): Promise<ConfirmChannel> {
     if (this.#channel) return this.#channel
-    const opened = await this.#connection.openChannel(true, this.#openTimeoutMs)
+    const opened = await this.connection.openChannel(true, this.openTimeoutMs)
     opened.on('close', () => {
       if (this.#channel === opened) this.#channel = undefined
     })
-    if (this.#prepare) {
+    if (this.prepare) {
       try {
-        await this.#prepare(opened)
+        await this.prepare(opened)
       } catch (error) {
         opened.close().catch(() => undefined)
         throw error

@@ -37,17 +37,12 @@ export interface AmqpConnectionOptions {
   heartbeatS?: number
   /** First reconnect delay, ms. Default 100. */
   reconnectBaseMs?: number
-  /**
-   * Longest reconnect delay, ms. Default 1,000, so a broker that comes back is in use again within
-   * about a second.
-   */
+  /** Longest reconnect delay, ms. Default 1,000: a broker that is back is in use within about a second. */
   reconnectMaxMs?: number
 }
 
-/** Called with the fresh connection after each (re)connect; owners recreate their channels here. */
-export type ConnectedHook = (connection: ChannelModel) => void | Promise<void>
-/** Called once per lost connection with the reason. */
-export type LostHook = (error: Error) => void
+/** Run with the fresh connection after each (re)connect; owners recreate their channels here. */
+type ConnectedHook = (connection: ChannelModel) => void | Promise<void>
 
 /**
  * Where an `AmqpConnection` is in its life. `idle` before `start`; `connecting` while a connect
@@ -71,8 +66,6 @@ export type ConnectionState =
 export interface AmqpConnection {
   /** Starts connecting in the background; never throws because the broker is down. */
   start(): void
-  /** The state now (see `ConnectionState`). */
-  readonly state: ConnectionState
   /** True while a connection is open (`connected` or `blocked`). */
   readonly isConnected: boolean
   /** The open connection, if any. */
@@ -85,8 +78,8 @@ export interface AmqpConnection {
   waitUntilUnblocked(timeoutMs: number): Promise<void>
   /** Registers a hook run after every (re)connect (and at once if connected); returns an unsubscribe. */
   onConnected(hook: ConnectedHook): () => void
-  /** Registers a hook run when the connection is lost; returns an unsubscribe. */
-  onLost(hook: LostHook): () => void
+  /** Registers a hook run once per lost connection, with the reason; returns an unsubscribe. */
+  onLost(hook: (error: Error) => void): () => void
   /** Resolves with an open connection; rejects after `timeoutMs` ms or when closed. */
   waitForConnection(timeoutMs: number): Promise<ChannelModel>
   /**
@@ -141,7 +134,7 @@ class ResilientConnection implements AmqpConnection {
   readonly #baseMs: number
   readonly #maxMs: number
   readonly #connectedHooks = new Set<ConnectedHook>()
-  readonly #lostHooks = new Set<LostHook>()
+  readonly #lostHooks = new Set<(error: Error) => void>()
   readonly #waiters = new Set<ConnectionWaiter>()
   readonly #unblockWaiters = new Set<() => void>()
   /** When the connection went away (or the first connect failed), for the "back after" line. */
@@ -155,10 +148,6 @@ class ResilientConnection implements AmqpConnection {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 5_000
     this.#baseMs = options.reconnectBaseMs ?? 100
     this.#maxMs = options.reconnectMaxMs ?? 1_000
-  }
-
-  get state(): ConnectionState {
-    return this.#state
   }
 
   /** Read through a getter: a check after an await must see the state now, not the narrowed one. */
@@ -238,11 +227,13 @@ class ResilientConnection implements AmqpConnection {
       { connection: this.#name, ...(first ? {} : { attempt }), url, reason: errorMessage(error) },
       'amqp connect failed; retrying',
     )
-    const timer = setTimeout(
-      () => void this.#connect(attempt + 1),
-      retryDelay(attempt, this.#addresses.length, this.#baseMs, this.#maxMs),
-    )
-    this.#state = { name: 'waiting', attempt: attempt + 1, timer }
+    this.#connectIn(retryDelay(attempt, this.#addresses.length, this.#baseMs, this.#maxMs), attempt + 1)
+  }
+
+  /** -> `waiting`: connect attempt `attempt` after `delayMs` ms. */
+  #connectIn(delayMs: number, attempt: number): void {
+    const timer = setTimeout(() => void this.#connect(attempt), delayMs)
+    this.#state = { name: 'waiting', attempt, timer }
   }
 
   /** `connecting` -> `connected`: listens to the connection's events, then runs the connected hooks. */
@@ -303,9 +294,7 @@ class ResilientConnection implements AmqpConnection {
         this.#log?.warn({ err: hookError, connection: this.#name }, 'amqp lost hook failed')
       }
     }
-    if (this.#state.name !== 'idle') return
-    const timer = setTimeout(() => void this.#connect(1), backoffDelay(0, this.#baseMs, this.#maxMs))
-    this.#state = { name: 'waiting', attempt: 1, timer }
+    if (this.#state.name === 'idle') this.#connectIn(backoffDelay(0, this.#baseMs, this.#maxMs), 1)
   }
 
   /** `connected` -> `blocked`. */
@@ -348,7 +337,7 @@ class ResilientConnection implements AmqpConnection {
     return () => this.#connectedHooks.delete(hook)
   }
 
-  onLost(hook: LostHook): () => void {
+  onLost(hook: (error: Error) => void): () => void {
     this.#lostHooks.add(hook)
     return () => this.#lostHooks.delete(hook)
   }

@@ -8,9 +8,6 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyPluginOptions } from '
 import { createMessaging, type MessagingOptions } from '../messaging.js'
 import type { TransactionClient } from '../types.js'
 
-/** Options of `messagingPlugin`: `createMessaging`'s; `logger` defaults to the app's logger. */
-export type MessagingPluginOptions<Tx extends TransactionClient = TransactionClient> = MessagingOptions<Tx>
-
 /**
  * Marks `plugin` as fastify-plugin would, without depending on it: `skip-override` (fastify
  * registers it in the parent's context, so the `messaging` decorator is visible outside, i.e. not
@@ -33,10 +30,10 @@ function pluginMeta<Options extends FastifyPluginOptions>(
  * and starts it. `start()` never throws because the broker is down (it keeps reconnecting and
  * `health()` says so). In `preClose`, before the database plugin's `onClose` ends the pool, it stops
  * consuming and drains in-flight handlers and the relay's batch. Named `messaging`; depends on the
- * plugin named `db`, which provides the pool and the transaction client. Not encapsulated: the
- * decorator is visible to the app that registers it.
+ * plugin named `db`, which provides the pool and the transaction client. Options: `createMessaging`'s,
+ * `logger` defaulting to the app's. Not encapsulated: the decorator is visible to the app.
  */
-export const messagingPlugin = pluginMeta<MessagingPluginOptions>(
+export const messagingPlugin = pluginMeta<MessagingOptions<TransactionClient>>(
   async (app: FastifyInstance, options) => {
     const messaging = createMessaging({ logger: app.log, ...options })
     app.decorate('messaging', messaging)

@@ -6,16 +6,13 @@ import type { DeliveryControl, DeliveryRuntime } from './handle-delivery.js'
 import { parseDelivery, validatePayload, type ParsedDelivery, type RawDelivery } from './parse-delivery.js'
 import { pause } from './retry-policy.js'
 
-/** `[name, version]` of a type named `<name>.v<N>` (`order.created.v2`), else undefined. */
-const versionOf = (type: string): [string, number] | undefined => {
-  const match = /^(.+)\.v(\d+)$/.exec(type)
-  return match ? [match[1] as string, Number(match[2])] : undefined
-}
-
-/** 1 when `type` is a newer version of `known`'s event, -1 an older one, 0 another event or no version. */
+/**
+ * 1 when `type` is a newer version of `known`'s event (types named `<name>.v<N>`, e.g.
+ * `order.created.v2`), -1 an older one, 0 another event or a type without a version.
+ */
 export function versionOrder(type: string, known: string): number {
-  const [a, b] = [versionOf(type), versionOf(known)]
-  return a && b && a[0] === b[0] ? Math.sign(a[1] - b[1]) : 0
+  const [a, b] = [type, known].map((name) => /^(.+)\.v(\d+)$/.exec(name))
+  return a && b && a[1] === b[1] ? Math.sign(Number(a[2]) - Number(b[2])) : 0
 }
 
 /** A schema that takes any payload as it is: for a version whose schema this process does not know. */

@@ -2,7 +2,7 @@ import type { ConfirmChannel } from 'amqplib'
 import type pg from 'pg'
 import { backoffDelay } from '../amqp/backoff.js'
 import { toPublishable, type OutboxRow, type Publishable } from './envelope.js'
-import { publishBatch, type PublishFailure } from './publisher.js'
+import { publishBatch, type BatchOutcome, type PublishFailure } from './publisher.js'
 import { beginAndClaim, markFailed, markPublished, type FailedResult } from './rows.js'
 import { COMMIT, ROLLBACK } from '../sql.js'
 import { endProducerSpan, startProducerSpan, type ProducerTrace } from '../tracing.js'
@@ -30,7 +30,7 @@ export interface BatchResult {
   suspects: readonly string[]
   /** From the claim to the last confirm, ms (monotonic clock); 0 when nothing was published. */
   sinceClaimMs: number
-  /** From the first publish to the last confirm, ms (monotonic clock). */
+  /** From the first publish (serialising the batch included) to the last confirm, ms (monotonic clock). */
   confirmMs: number
 }
 
@@ -47,23 +47,10 @@ const GUARD_MARGIN_MS = 5_000
  * Without an SDK the carrier is empty and the row is published as stored.
  */
 function traced(row: OutboxRow, settings: BatchSettings, spans: Map<string, ProducerTrace>): OutboxRow {
-  const headers = row.headers ?? {}
-  const producer = startProducerSpan(headers, {
-    exchange: settings.exchange,
-    routingKey: row.routing_key,
-    messageId: row.id,
-    correlationId: headers.correlationId,
-    broker: settings.broker,
-  })
+  const producer = startProducerSpan(row, settings.exchange, settings.broker)
   spans.set(row.id, producer)
   if (!producer.carrier.traceparent) return row
-  return { ...row, headers: { ...headers, ...producer.carrier } }
-}
-
-/** Ends every producer span of the batch: ERROR for the rows in `failures`, OK for the others. */
-export function endSpans(spans: Map<string, ProducerTrace>, failures: PublishFailure[]): void {
-  const failed = new Map(failures.map((failure) => [failure.id, failure]))
-  for (const [id, { span }] of spans) endProducerSpan(span, failed.get(id))
+  return { ...row, headers: { ...row.headers, ...producer.carrier } }
 }
 
 /**
@@ -81,29 +68,6 @@ export interface PublishedBatch {
   finish(): Promise<BatchResult>
 }
 
-/** A pooled client inside the relay's transaction; a failure rolls back and destroys it. */
-class RelayTransaction {
-  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
-  readonly #onError = (): void => undefined
-
-  constructor(readonly client: pg.PoolClient) {
-    client.on('error', this.#onError)
-  }
-
-  /** Back to the pool; with an error the client is destroyed (it may be dead or half-way). */
-  release(error?: Error): void {
-    this.client.off('error', this.#onError)
-    this.client.release(error)
-  }
-
-  /** ROLLBACK, destroy the client, rethrow `error`. */
-  async fail(error: unknown): Promise<never> {
-    await this.client.query(ROLLBACK).catch(() => undefined)
-    this.release(error as Error)
-    throw error
-  }
-}
-
 const NOTHING_DUE: BatchResult = {
   claimed: 0,
   published: [],
@@ -115,25 +79,32 @@ const NOTHING_DUE: BatchResult = {
 }
 
 /**
- * The wire form of each claimed row, each in its producer span (`spans`); a row that cannot be
- * serialised is a poison failure instead.
+ * Publishes `rows` (`publishBatch`) each inside its producer span, which ends with the row's
+ * confirm or failure; a row that cannot be serialised is not sent and fails as poison. `failed`
+ * holds every failure. The messages go out at the call (before its first await); only the
+ * confirms are awaited.
  */
-export function toBatch(
+export async function publishRows(
+  channel: ConfirmChannel,
   rows: readonly OutboxRow[],
   settings: BatchSettings,
-  spans: Map<string, ProducerTrace>,
-) {
+  alone = false,
+): Promise<BatchOutcome> {
+  const spans = new Map<string, ProducerTrace>()
   const batch: { id: string; message: Publishable }[] = []
-  const failures: PublishFailure[] = []
+  const failed: PublishFailure[] = []
   for (const row of rows) {
     try {
-      const message = toPublishable(traced(row, settings, spans), settings.source)
-      batch.push({ id: row.id, message })
+      batch.push({ id: row.id, message: toPublishable(traced(row, settings, spans), settings.source) })
     } catch (error) {
-      failures.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'poison' })
+      failed.push({ id: row.id, error: `cannot serialise: ${(error as Error).message}`, kind: 'poison' })
     }
   }
-  return { batch, failures }
+  const outcome = await publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs, alone)
+  failed.push(...outcome.failed)
+  const failures = new Map(failed.map((failure) => [failure.id, failure]))
+  for (const [id, { span }] of spans) endProducerSpan(span, failures.get(id))
+  return { ...outcome, failed }
 }
 
 /**
@@ -153,53 +124,57 @@ export async function claimAndPublish(
   rejectedDelayMs = 0,
   only?: readonly string[],
 ): Promise<PublishedBatch> {
-  const transaction = new RelayTransaction(await pool.connect())
+  const client = await pool.connect()
+  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
+  const onError = (): void => undefined
+  client.on('error', onError)
+  /** Back to the pool; with an error the client is destroyed (it may be dead or half-way). */
+  const release = (error?: Error): void => {
+    client.off('error', onError)
+    client.release(error)
+  }
+  const fail = async (error: unknown): Promise<never> => {
+    await client.query(ROLLBACK).catch(() => undefined)
+    release(error as Error)
+    throw error
+  }
   let rows: OutboxRow[]
   try {
     const guardMs = Math.ceil(settings.publishTimeoutMs) + GUARD_MARGIN_MS
-    rows = await beginAndClaim(transaction.client, only?.length ?? settings.batchSize, guardMs, only)
+    rows = await beginAndClaim(client, only?.length ?? settings.batchSize, guardMs, only)
     if (rows.length === 0) {
-      await transaction.client.query(COMMIT)
-      transaction.release()
+      await client.query(COMMIT)
+      release()
       return { claimed: 0, finish: () => Promise.resolve(NOTHING_DUE) }
     }
   } catch (error) {
-    return transaction.fail(error)
+    return fail(error)
   }
   const claimedAt = performance.now()
-  const spans = new Map<string, ProducerTrace>()
-  const { batch, failures } = toBatch(rows, settings, spans)
   // Published now (synchronously); only the confirms are awaited in finish().
-  const publishedAt = performance.now()
-  const confirming =
-    batch.length > 0
-      ? publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs, only !== undefined)
-      : undefined
+  const confirming = publishRows(channel, rows, settings, only !== undefined)
   const finish = async (): Promise<BatchResult> => {
     try {
       const outcome = await confirming
       const confirmedAt = performance.now()
-      failures.push(...(outcome?.failed ?? []))
-      endSpans(spans, failures)
-      const published = outcome?.published ?? []
       const marked = await markOutcome(
-        transaction.client,
+        client,
         rows,
-        failures,
-        published,
+        outcome.failed,
+        outcome.published,
         settings,
         rejectedDelayMs,
       )
-      transaction.release()
+      release()
       return {
         ...marked,
-        channelBroken: outcome?.channelBroken ?? false,
-        suspects: outcome?.suspects ?? [],
+        channelBroken: outcome.channelBroken,
+        suspects: outcome.suspects,
         sinceClaimMs: confirmedAt - claimedAt,
-        confirmMs: confirmedAt - publishedAt,
+        confirmMs: confirmedAt - claimedAt,
       }
     } catch (error) {
-      return transaction.fail(error)
+      return fail(error)
     }
   }
   return { claimed: rows.length, finish }

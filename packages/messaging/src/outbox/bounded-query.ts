@@ -1,5 +1,6 @@
 import type pg from 'pg'
-import { bounded, BOUNDED_RESULTS, expectResults, ROLLBACK, type StatementResult } from '../sql.js'
+import { withPooledClient } from '../database.js'
+import { bounded, BOUNDED_RESULTS, expectResults, type StatementResult } from '../sql.js'
 
 /** How long the relay's own statements may wait, ms; see `boundedQuery`. */
 export interface StatementBounds {
@@ -25,7 +26,7 @@ const checked = (name: string, ms: number): number => {
 /**
  * Runs `sql` (one statement of sql.ts, values inlined) in its own short transaction with
  * `lock_timeout` and `statement_timeout` set for it only (`bounded`), so the limits never leak to
- * the pool's other users; one round trip. On an error the transaction is rolled back.
+ * the pool's other users; one round trip. On an error the transaction is rolled back (`withPooledClient`).
  * @throws the database error, e.g. 55P03 lock_not_available or 57014 query_canceled on a timeout.
  */
 export async function boundedQuery<R extends pg.QueryResultRow>(
@@ -35,21 +36,9 @@ export async function boundedQuery<R extends pg.QueryResultRow>(
 ): Promise<pg.QueryResult<R>> {
   const lock = checked('lockTimeoutMs', bounds.lockTimeoutMs)
   const statement = checked('statementTimeoutMs', bounds.statementTimeoutMs)
-  const client = await pool.connect()
-  // A checked-out pg client that loses its connection emits 'error'; unhandled, it would crash the process.
-  const onError = (): void => undefined
-  client.on('error', onError)
-  let broken: Error | undefined
-  try {
+  return withPooledClient(pool, async (client) => {
     const results = (await client.query(bounded(sql, lock, statement))) as StatementResult | StatementResult[]
     const [, , , result] = expectResults(results, BOUNDED_RESULTS, 'boundedQuery')
     return result as pg.QueryResult<R>
-  } catch (error) {
-    await client.query(ROLLBACK).catch((rollbackError: unknown) => (broken = rollbackError as Error))
-    throw error
-  } finally {
-    client.off('error', onError)
-    // A client whose ROLLBACK failed may be half-way through a transaction: destroy it.
-    client.release(broken)
-  }
+  })
 }

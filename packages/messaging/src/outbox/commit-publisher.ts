@@ -2,13 +2,10 @@ import type { ConfirmChannel } from 'amqplib'
 import type pg from 'pg'
 import { ConfirmChannelSlot } from '../amqp/confirm-channel.js'
 import type { AmqpConnection } from '../amqp/connection.js'
-import type { CommittedRow, CommittedRowSink } from '../database.js'
+import type { CommittedRow } from '../database.js'
 import { reportBackgroundFailure } from '../database-errors.js'
-import type { ProducerTrace } from '../tracing.js'
 import type { Logger } from '../types.js'
-import { endSpans, toBatch, type BatchResult, type BatchSettings } from './batch.js'
-import type { OutboxRow } from './envelope.js'
-import { publishBatch } from './publisher.js'
+import { publishRows, type BatchResult, type BatchSettings } from './batch.js'
 import {
   expectResults,
   GIVE_BACK,
@@ -59,7 +56,7 @@ export interface CommitPublisherOptions {
  * once (`available_at = now()`) for the relay's own rules; so is every row while the link is down
  * or blocked, or after `stop()`.
  */
-export class CommitPublisher implements CommittedRowSink {
+export class CommitPublisher {
   readonly #options: CommitPublisherOptions
   #queue: CommittedRow[] = []
   #round: Promise<void> | undefined
@@ -76,6 +73,7 @@ export class CommitPublisher implements CommittedRowSink {
     this.#channel = new ConfirmChannelSlot(options.connection, options.settings.publishTimeoutMs)
   }
 
+  /** `CommittedRowSink.holdMs`: the hold while the link is up and unblocked and not stopped. */
   holdMs(): number | undefined {
     const { connection } = this.#options
     return !this.#stopped && connection.isConnected && connection.blocked === undefined
@@ -83,6 +81,7 @@ export class CommitPublisher implements CommittedRowSink {
       : undefined
   }
 
+  /** `CommittedRowSink.publish`: queues the rows of a committed transaction for the next round. */
   publish(rows: CommittedRow[]): void {
     for (const row of rows) this.#queue.push(row)
     this.#kick()
@@ -98,10 +97,6 @@ export class CommitPublisher implements CommittedRowSink {
       this.#round = undefined
       if (this.#queue.length > 0) this.#kick()
     })
-  }
-
-  wake(): void {
-    this.#options.wakeRelay()
   }
 
   /** Stops taking rows, waits for the round in flight, and gives back what was still queued. */
@@ -133,17 +128,13 @@ export class CommitPublisher implements CommittedRowSink {
       return
     }
     const startedAt = performance.now()
-    const rows = committed.map((row) => asOutboxRow(row, startedAt))
-    const spans = new Map<string, ProducerTrace>()
-    const { batch, failures } = toBatch(rows, settings, spans)
-    const outcome = await publishBatch(channel, settings.exchange, batch, settings.publishTimeoutMs)
+    // Each row as the relay would have claimed it, its age the time since its COMMIT.
+    const rows = committed.map((row) => ({ ...row, payload: undefined, age_ms: startedAt - row.committedAt }))
+    const outcome = await publishRows(channel, rows, settings)
     const confirmedAt = performance.now()
-    failures.push(...outcome.failed)
-    endSpans(spans, failures)
     if (outcome.channelBroken) this.#channel.discard(channel)
     const confirmed = new Set(outcome.published)
-    const failed = failures.map((failure) => failure.id)
-    if (failed.length > 0) await this.#giveBack(failed)
+    if (outcome.failed.length > 0) await this.#giveBack(outcome.failed.map((failure) => failure.id))
     if (confirmed.size === 0) return
     this.#marks.push({
       claimed: rows.length,
@@ -198,21 +189,5 @@ export class CommitPublisher implements CommittedRowSink {
     } catch (error) {
       reportBackgroundFailure(this.#options.logger, error, 'outbox give-back after publish on commit')
     }
-  }
-}
-
-/** The row as the relay would have claimed it; its age is the time since its COMMIT. */
-function asOutboxRow(row: CommittedRow, now: number): OutboxRow {
-  return {
-    id: row.id,
-    type: row.type,
-    routing_key: row.routing_key,
-    payload: undefined,
-    payload_json: row.payload_json,
-    headers: row.headers,
-    aggregate_id: row.aggregate_id,
-    occurred_at: row.occurred_at,
-    attempts: row.attempts,
-    age_ms: now - row.committedAt,
   }
 }

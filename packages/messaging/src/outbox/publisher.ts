@@ -209,6 +209,8 @@ export async function publishBatch(
   timeoutMs: number,
   alone = false,
 ): Promise<BatchOutcome> {
+  // An empty batch would wait out the timeout for confirms that never come.
+  if (batch.length === 0) return { published: [], failed: [], channelBroken: false, suspects: [] }
   const confirms = new BatchConfirms(exchange, batch.length, alone)
   channel.on('return', confirms.onReturn)
   channel.on('close', confirms.onClose)

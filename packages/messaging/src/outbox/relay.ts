@@ -216,20 +216,15 @@ class OutboxRelay implements Relay {
     }
     // A parked row was logged above, at error; the others go out again.
     const retried = result.failed.filter((failure) => !failure.parked)
-    if (retried.length > 0) {
-      const [first] = retried
-      // A batch cut off by a lost link is the outage the connection already logged once.
-      const level = retried.every((failure) => failure.kind === 'transport') ? 'debug' : 'warn'
-      log?.[level](
-        {
-          failed: retried.length,
-          published: result.published.length,
-          error: first?.error,
-          kind: first?.kind,
-        },
-        'outbox publish failed; will retry',
-      )
-    }
+    const first = retried[0]
+    if (!first) return
+    // A batch cut off by a lost link is the outage the connection already logged once.
+    const level = retried.every((failure) => failure.kind === 'transport') ? 'debug' : 'warn'
+    const published = result.published.length
+    log?.[level](
+      { failed: retried.length, published, error: first.error, kind: first.kind },
+      'outbox publish failed; will retry',
+    )
   }
 
   stop(): Promise<void> {

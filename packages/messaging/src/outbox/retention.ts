@@ -36,8 +36,7 @@ async function inChunks(
   pool: pg.Pool,
   sql: (ageMs: number, limit: number) => string,
   ageMs: number,
-  chunkSize: number,
-  maxChunks: number,
+  { chunkSize = 1_000, maxChunks = 20 }: Pick<RetentionOptions, 'chunkSize' | 'maxChunks'>,
 ): Promise<number> {
   if (!Number.isFinite(ageMs) || ageMs < 0)
     throw new RangeError(`retention age must be a non-negative number of ms, got ${ageMs}`)
@@ -63,11 +62,8 @@ async function inChunks(
  * for a negative or non-finite age or a chunk size that is not a positive integer.
  */
 export async function deleteExpired(pool: pg.Pool, options: RetentionOptions): Promise<RetentionResult> {
-  const chunkSize = options.chunkSize ?? 1_000
-  const maxChunks = options.maxChunks ?? 20
-  const outbox = await inChunks(pool, deletePublishedOutbox, options.retentionMs, chunkSize, maxChunks)
-  const inbox = await deleteExpiredInbox(pool, { ...options, chunkSize, maxChunks })
-  return { outbox, inbox }
+  const outbox = await inChunks(pool, deletePublishedOutbox, options.retentionMs, options)
+  return { outbox, inbox: await deleteExpiredInbox(pool, options) }
 }
 
 /**
@@ -110,11 +106,5 @@ export async function deleteExpiredInbox(
   pool: pg.Pool,
   options: Omit<RetentionOptions, 'retentionMs'> = {},
 ): Promise<number> {
-  return inChunks(
-    pool,
-    deleteOldInbox,
-    options.inboxRetentionMs ?? DEFAULT_INBOX_RETENTION_MS,
-    options.chunkSize ?? 1_000,
-    options.maxChunks ?? 20,
-  )
+  return inChunks(pool, deleteOldInbox, options.inboxRetentionMs ?? DEFAULT_INBOX_RETENTION_MS, options)
 }

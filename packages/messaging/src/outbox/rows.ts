@@ -12,28 +12,22 @@ import type { OutboxRow } from './envelope.js'
 
 /**
  * The claim's longest wait for a lock, ms. SKIP LOCKED never waits for a row, but the table lock
- * can queue behind a migration's `ALTER TABLE outbox_message`: the relay then gives up
- * after 1 s, backs off and claims again once the ALTER is through, instead of holding a
- * connection in the lock queue for as long as the migration waits.
+ * can queue behind a migration's `ALTER TABLE outbox_message`: the relay then gives up, backs off
+ * and claims again, instead of holding a connection in the lock queue as long as the migration waits.
  */
 export const CLAIM_LOCK_TIMEOUT_MS = 1_000
 
 /**
- * Opens the relay's transaction and claims up to `limit` due rows, oldest first, locking them for
- * this transaction, in one round trip (`claimDue`: a simple-protocol query of several statements,
- * its numbers and ids inlined by sql.ts's checked `int` and `uuidArray`).
- *
- * - SKIP LOCKED lets any number of relays claim side by side without ever holding the same row (a
- *   row locked by another relay is skipped, not waited for).
+ * Opens the relay's transaction and claims up to `limit` due rows, oldest first, in one round trip
+ * (`claimDue`, its numbers and ids inlined by sql.ts's checked `int` and `uuidArray`):
+ * - SKIP LOCKED: relays claim side by side, never holding or waiting for the same row.
  * - No cursor: a row from a transaction that committed late is due like any other.
- * - `idle_in_transaction_session_timeout` and `statement_timeout` (= `guardMs`): a relay that
- *   freezes while holding the locks is cut off by the server, and its rows go to the others.
+ * - `idle_in_transaction_session_timeout` and `statement_timeout` (= `guardMs`): the server cuts off
+ *   a relay that freezes holding the locks, and its rows go to the others.
  * - `lock_timeout` (`CLAIM_LOCK_TIMEOUT_MS`): a claim queued behind a table lock gives up.
- * - `synchronous_commit = off`: the relay's marks need no WAL flush of their own. A mark lost in
- *   a database crash only means the row is published again (at least once; consumers dedupe),
- *   and it saves a disk flush per batch.
- *
- * `only`: claim among these rows alone (UUIDs; a suspect of a broker refusal is claimed by id).
+ * - `synchronous_commit = off`: a mark lost in a database crash only means the row is published
+ *   again (at least once; consumers dedupe), and each batch saves a disk flush.
+ * `only`: claim among these UUIDs alone (a suspect of a broker refusal).
  * @throws RangeError for a `limit` or `guardMs` that is not a positive integer, SqlValueError for an
  * `only` id that is not a UUID, SqlResultError for an answer that is not the claim's, and the
  * database's errors
@@ -56,9 +50,8 @@ export async function beginAndClaim(
 }
 
 /**
- * Marks the claimed rows `ids` published (confirmed by the broker) and commits the claim's
- * transaction in the same round trip (`markPublishedAndCommit`: the ids are inlined, checked UUIDs
- * from the claim). With no ids it only commits.
+ * Marks the claimed rows `ids` published and commits the claim's transaction in the same round trip
+ * (`markPublishedAndCommit`); with no ids it only commits.
  * @throws SqlResultError when the COMMIT answered ROLLBACK, and the database's errors
  */
 export async function markPublished(client: pg.ClientBase, ids: readonly string[]): Promise<void> {

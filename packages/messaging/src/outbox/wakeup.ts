@@ -58,14 +58,10 @@ export interface CrossInstanceWakeupOptions {
  * missed meanwhile.
  */
 export interface CrossInstanceWakeup {
-  /** This process's id, sent as the NOTIFY payload so a listener skips its own process's NOTIFYs. */
-  readonly instanceId: string
   /** Asks other instances to look at the outbox soon. Never throws, never waits. */
   notify(): void
   /** Starts listening; `onWake` runs for every NOTIFY from another process and after each reconnect. */
   listen(onWake: () => void): void
-  /** Whether the LISTEN connection is up. */
-  readonly listening: boolean
   /** Stops listening and notifying; waits for an in-flight NOTIFY. */
   close(): Promise<void>
 }
@@ -77,7 +73,8 @@ export function createCrossInstanceWakeup(options: CrossInstanceWakeupOptions): 
 
 /** The NOTIFY side (`notify`, `#openWindow`) and the LISTEN side (`listen`, `#connect`, `#lost`). */
 class NotifyWakeup implements CrossInstanceWakeup {
-  readonly instanceId = randomUUID()
+  /** This process's id, sent as the NOTIFY payload so a listener skips its own process's NOTIFYs. */
+  readonly #instanceId = randomUUID()
   readonly #pool: pg.Pool
   readonly #channel: string
   readonly #windowMs: number
@@ -87,7 +84,6 @@ class NotifyWakeup implements CrossInstanceWakeup {
   #dirty = false
   #inFlight: Promise<void> = Promise.resolve()
   #listener: pg.Client | undefined
-  #listening = false
   #reconnectTimer: NodeJS.Timeout | undefined
   #failures = 0
 
@@ -96,10 +92,6 @@ class NotifyWakeup implements CrossInstanceWakeup {
     this.#channel = options.channel ?? 'outbox'
     this.#windowMs = options.windowMs ?? 25
     this.#log = options.logger
-  }
-
-  get listening(): boolean {
-    return this.#listening
   }
 
   notify(): void {
@@ -114,7 +106,7 @@ class NotifyWakeup implements CrossInstanceWakeup {
 
   #send(): void {
     this.#inFlight = this.#pool
-      .query(NOTIFY, [this.#channel, this.instanceId])
+      .query(NOTIFY, [this.#channel, this.#instanceId])
       .then(() => undefined)
       // Polling covers a lost NOTIFY.
       .catch((error: unknown) => reportBackgroundFailure(this.#log, error, 'outbox wake-up NOTIFY'))
@@ -142,7 +134,7 @@ class NotifyWakeup implements CrossInstanceWakeup {
     client.on('error', (error: Error) => this.#lost(client, onWake, error))
     client.on('end', () => this.#lost(client, onWake, new Error('connection ended')))
     client.on('notification', (message) => {
-      if (message.channel === this.#channel && message.payload !== this.instanceId) onWake()
+      if (message.channel === this.#channel && message.payload !== this.#instanceId) onWake()
     })
     this.#listener = client
     try {
@@ -156,7 +148,6 @@ class NotifyWakeup implements CrossInstanceWakeup {
       await client.end().catch(() => undefined)
       return
     }
-    this.#listening = true
     this.#failures = 0
     // NOTIFYs sent while we were not listening are gone: look at the outbox now.
     onWake()
@@ -165,7 +156,6 @@ class NotifyWakeup implements CrossInstanceWakeup {
   #lost(client: pg.Client, onWake: () => void, error: Error): void {
     if (this.#listener !== client) return
     this.#listener = undefined
-    this.#listening = false
     client.removeAllListeners('notification')
     client.end().catch(() => undefined)
     if (this.#closed) return
@@ -188,7 +178,6 @@ class NotifyWakeup implements CrossInstanceWakeup {
     if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer)
     const client = this.#listener
     this.#listener = undefined
-    this.#listening = false
     await this.#inFlight
     await client?.end().catch(() => undefined)
   }
