@@ -17,6 +17,11 @@ export interface FleetOptions {
    * writes need it as a bearer). Default: a random one per run.
    */
   adminToken?: string
+  /**
+   * The checkout each service's instances run from (default: this repository): a release built by
+   * `releaseBuild`, to run an older build of some services beside this one.
+   */
+  root?: Partial<Record<ServiceName, string>>
 }
 
 /**
@@ -71,12 +76,13 @@ export class Fleet {
       fleet.tap = await tapQueue(infra.amqpUrl, names.exchange)
       // First instance of each service in parallel (own databases); extra instances after, so two
       // instances never race on the migrations of one database.
-      for (const service of SERVICES) await fleet.add(service, options.env?.[service])
+      for (const service of SERVICES)
+        await fleet.add(service, options.env?.[service], options.root?.[service])
       await Promise.all(fleet.instances.map((p) => p.waitReady(120_000)))
       const extra: ServiceProcess[] = []
       for (const service of SERVICES) {
         for (let i = 1; i < (options.instances?.[service] ?? 1); i++) {
-          extra.push(await fleet.add(service, options.env?.[service]))
+          extra.push(await fleet.add(service, options.env?.[service], options.root?.[service]))
         }
       }
       await Promise.all(extra.map((p) => p.waitReady(120_000)))
@@ -87,7 +93,12 @@ export class Fleet {
     }
   }
 
-  private async add(service: ServiceName, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  /**
+   * Starts one more instance of `service` (named `<service>#<n>`, its log `<service>-<n>.log`) on
+   * the run's databases and broker names, with `env` over the common env, from the build under
+   * `root` (default: this repository). Does not wait for readiness (`waitReady`).
+   */
+  async add(service: ServiceName, env: Record<string, string> = {}, root?: string): Promise<ServiceProcess> {
     const n = this.instances.filter((p) => p.service === service).length + 1
     const port = await freePort()
     const name = `${service}#${n}`
@@ -107,6 +118,7 @@ export class Fleet {
         ...env,
       },
       path.join(this.logDir, `${service}-${n}.log`),
+      root,
     )
     this.instances.push(proc)
     proc.start()

@@ -29,18 +29,25 @@ export interface Scenario {
  * latency report and a teardown that runs also when a test failed. The run's logs are kept under
  * e2e/.runs/<run id>/ when something failed and removed otherwise. Several scenarios may share the
  * one fleet and ledger (one after another, in one file): the invariants then hold over all their
- * orders, and each checks its own orders' outcome with `statusesOf`.
+ * orders, and each checks its own orders' outcome with `statusesOf`. `options` may be a function,
+ * run in the same hook before the fleet starts (e.g. to build an older release first).
  */
-export function useScenario(name: string, options: FleetOptions = {}): Scenario {
+export function useScenario(
+  name: string,
+  options: FleetOptions | (() => Promise<FleetOptions>) = {},
+): Scenario {
   let fleet: Fleet | undefined
   const ledger = new Ledger()
   const times: number[] = []
   let failed = false
 
-  beforeAll(async () => {
-    fleet = await Fleet.start(options)
-    process.stdout.write(`[e2e] ${name}: run ${fleet.names.id}, logs in ${fleet.logDir}\n`)
-  }, 180_000)
+  beforeAll(
+    async () => {
+      fleet = await Fleet.start(typeof options === 'function' ? await options() : options)
+      process.stdout.write(`[e2e] ${name}: run ${fleet.names.id}, logs in ${fleet.logDir}\n`)
+    },
+    typeof options === 'function' ? 900_000 : 180_000,
+  )
 
   afterEach((ctx) => {
     if (ctx.task.result?.state === 'fail') failed = true

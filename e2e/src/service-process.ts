@@ -23,8 +23,9 @@ const MAX_REBINDS = 5
 export type ProcessKind = ServiceName | 'console'
 
 /**
- * One service instance as an OS process: `node services/<service>/dist/server.js` with its own env,
- * stdout and stderr appended to `logFile`. Can be killed with SIGKILL and started again with the
+ * One service instance as an OS process: `node services/<service>/dist/server.js` under `root` (this
+ * checkout, or a built copy of another release: see `releaseBuild`) with its own env, stdout and
+ * stderr appended to `logFile`. Can be killed with SIGKILL and started again with the
  * same (or changed) env.
  *
  * Its port is chosen free (`freePort`) before the process binds it, so another process may take it
@@ -47,6 +48,8 @@ export class ServiceProcess<Kind extends ProcessKind = ServiceName> {
     port: number,
     public env: Record<string, string>,
     readonly logFile: string,
+    /** The checkout whose build runs: this repository by default. */
+    readonly root: string = repoRoot,
   ) {
     this.currentPort = port
   }
@@ -72,14 +75,14 @@ export class ServiceProcess<Kind extends ProcessKind = ServiceName> {
   start(envOverrides: Record<string, string> = {}): void {
     if (this.running) throw new Error(`${this.name} is already running (pid ${this.pid})`)
     this.env = { ...this.env, ...envOverrides }
-    const entry = path.join(repoRoot, 'services', this.service, 'dist', 'server.js')
+    const entry = path.join(this.root, 'services', this.service, 'dist', 'server.js')
     if (!fs.existsSync(entry))
       throw new Error(`${entry} is missing: build the services first (npx turbo run build)`)
     const log = fs.openSync(this.logFile, 'a')
     this.logOffset = fs.fstatSync(log).size
     fs.writeSync(log, `\n----- ${new Date().toISOString()} start #${this.starts + 1} of ${this.name} -----\n`)
     const child = spawn(process.execPath, [entry], {
-      cwd: path.join(repoRoot, 'services', this.service),
+      cwd: path.join(this.root, 'services', this.service),
       env: this.env,
       stdio: ['ignore', log, log],
     })

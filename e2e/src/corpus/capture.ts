@@ -3,7 +3,7 @@
  * processes, as e2e runs them) takes orders that walk every branch of the saga, and the payload
  * (`data`) of every fact its tap sees is kept, at most `PER_TYPE` distinct ones per event type.
  */
-import { allEvents } from '@saga/contracts'
+import { allEvents, readsOf, sagaMap } from '@saga/contracts'
 import { cancelOrder, orderBody, placeOrder, setStock } from '../api.js'
 import { Fleet } from '../fleet.js'
 import type { TappedMessage } from '@saga/testkit'
@@ -18,8 +18,10 @@ export type Corpus = Map<string, unknown[]>
 
 /**
  * Starts a fleet, runs the stories (confirmed, declined, out of stock, unsupported country, cancelled
- * by the customer), and returns what the tap saw, grouped by type. Every type of `allEvents` must
- * have been seen at least once.
+ * by the customer), and returns what the tap saw, grouped by type. Every type of `allEvents` that a
+ * reaction of the saga map reads (`readsOf`: the gate judges those consumers by the payloads) must
+ * have been seen at least once; a version nobody reads yet (order.created.v2 while every consumer
+ * reads v1) is not required, since this fleet's producers publish the versions their defaults name.
  * @throws Error naming the event types no story produced
  */
 export async function captureCorpus(say: (line: string) => void): Promise<Corpus> {
@@ -28,7 +30,8 @@ export async function captureCorpus(say: (line: string) => void): Promise<Corpus
     say(`fleet ${fleet.names.id} ready; placing orders`)
     await runStories(fleet)
     const corpus = groupByType(fleet.tap!.messages)
-    const missing = allEvents.map((e) => e.type).filter((type) => !corpus.has(type))
+    const read = new Set(sagaMap.flatMap((reaction) => readsOf(reaction).map((e) => e.type)))
+    const missing = allEvents.map((e) => e.type).filter((type) => read.has(type) && !corpus.has(type))
     if (missing.length > 0) throw new Error(`no story produced ${missing.join(', ')}`)
     return corpus
   } finally {

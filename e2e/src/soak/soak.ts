@@ -109,7 +109,11 @@ async function runFaults(
 }
 
 /** Sets the soak's stock through the inventory API and records it in the ledger. */
-async function stockUp(fleet: Fleet, ledger: Ledger, stock: ReturnType<typeof soakStock>): Promise<void> {
+export async function stockUp(
+  fleet: Fleet,
+  ledger: Ledger,
+  stock: ReturnType<typeof soakStock>,
+): Promise<void> {
   const units: [string, number][] = [
     ...stock.plentiful.map((sku): [string, number] => [sku, stock.plentifulUnits]),
     [stock.scarce, stock.scarceUnits],
@@ -171,7 +175,7 @@ const passed = (r: Omit<SoakReport, 'ok'>): boolean =>
 type Judgement = Pick<SoakReport, 'invariants' | 'orders' | 'messages' | 'broker' | 'health' | 'settleS'>
 
 /** Lets the fleet settle (at most `settleS`), then judges it in SQL, on the tap and on the broker. */
-async function judge(fleet: Fleet, ledger: Ledger, settleS: number): Promise<Judgement> {
+export async function judge(fleet: Fleet, ledger: Ledger, settleS: number): Promise<Judgement> {
   const settling = performance.now()
   const flat = await checkInvariants(fleet, ledger, { allowRepublish: true, settleMs: settleS * 1000 })
   return {

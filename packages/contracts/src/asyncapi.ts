@@ -1,13 +1,10 @@
 import { z } from 'zod'
-import type { EventContract } from './define.js'
-import { producers, sagaMap, SERVICES, type Reaction } from './saga-map.js'
+import { eventNameOf, type EventContract } from './define.js'
+import { producers, readsOf, sagaMap, SERVICES, type Reaction } from './saga-map.js'
 
-// PascalCase message ids from routing keys: `stock.reservation-failed` -> `StockReservationFailed`.
-const messageId = (event: EventContract): string =>
-  event.routingKey
-    .split(/[.-]/)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('')
+// PascalCase message ids from versioned types: `stock.reservation-failed.v1` -> `StockReservationFailed`,
+// `order.created.v2` -> `OrderCreatedV2` (versions of one event share its channel, each its own message).
+const messageId = (event: EventContract): string => eventNameOf(event.type)
 
 const channelRef = (event: EventContract) => ({ $ref: `#/channels/${event.routingKey}` })
 const messageRef = (event: EventContract) => ({
@@ -133,9 +130,15 @@ export function asyncApiDocument(events: readonly EventContract[], options: Asyn
   }
 }
 
-/** A channel per event (its routing key on `exchange`) and its message, the envelope as payload. */
+/**
+ * A channel per routing key on `exchange`, with a message per version of the event published under
+ * it (`order.created`: `OrderCreated` for v1, `OrderCreatedV2`), each the envelope as payload.
+ */
 function channelsAndMessages(events: readonly EventContract[], exchange: { name: string }) {
-  const channels: Record<string, unknown> = {}
+  const channels: Record<
+    string,
+    { description: string; messages: Record<string, unknown>; [key: string]: unknown }
+  > = {}
   const messages: Record<string, unknown> = {}
   for (const event of events) {
     const id = messageId(event)
@@ -146,22 +149,39 @@ function channelsAndMessages(events: readonly EventContract[], exchange: { name:
       traits: [{ $ref: '#/components/messageTraits/CloudEvent' }],
       payload: envelopeSchema(event),
     }
+    const ref = { $ref: `#/components/messages/${id}` }
+    const channel = channels[event.routingKey]
+    if (channel !== undefined) {
+      channel.messages[id] = ref
+      channel.description = channel.description.replace(' on the ', ` or ${event.type} on the `)
+      continue
+    }
     channels[event.routingKey] = {
       address: event.routingKey,
       description: `${event.type} on the ${exchange.name} topic exchange, routing key ${event.routingKey}.`,
-      messages: { [id]: { $ref: `#/components/messages/${id}` } },
+      messages: { [id]: ref },
       bindings: { amqp: { is: 'routingKey', exchange, bindingVersion: '0.3.0' } },
     }
   }
   return { channels, messages }
 }
 
-/** A `send` operation per producing service and fact (saga map's `producers`). */
+/**
+ * A `send` operation per producing service and routing key (saga map's `producers`), with every
+ * version the service may publish under it as a message.
+ */
 function sendOperations(): Record<string, unknown> {
-  const operations: Record<string, unknown> = {}
+  const operations: Record<string, { summary: string; messages: unknown[]; [key: string]: unknown }> = {}
   for (const service of SERVICES) {
     for (const event of producers[service]) {
-      operations[`${service}.send.${event.routingKey}`] = {
+      const id = `${service}.send.${event.routingKey}`
+      const known = operations[id]
+      if (known !== undefined) {
+        known.messages.push(messageRef(event))
+        known.summary = known.summary.replace(' from its outbox', ` or ${event.type} from its outbox`)
+        continue
+      }
+      operations[id] = {
         action: 'send',
         summary: `${service} publishes ${event.type} from its outbox (publisher confirms, mandatory).`,
         channel: channelRef(event),
@@ -173,17 +193,22 @@ function sendOperations(): Record<string, unknown> {
   return operations
 }
 
-/** A `receive` operation per handler and recorder of the saga map. */
-function receiveOperations(): Record<string, unknown> {
+/**
+ * A `receive` operation per handler and recorder of `reactions` (default the saga map), with every
+ * version it reads as a message (`readsOf`: the one it reacts to, then those it upcasts).
+ */
+export function receiveOperations(reactions: readonly Reaction[] = sagaMap): Record<string, unknown> {
   const operations: Record<string, unknown> = {}
-  for (const reaction of sagaMap) {
+  for (const reaction of reactions) {
     const emits = reaction.mayEmit.map((e) => e.type).join(' or ')
     const how = reaction.recorder === true ? ', a batch recorder (no inbox transaction, emits nothing)' : ''
+    const upcasts = (reaction.alsoReads ?? []).map((u) => u.from.type).join(' and ')
+    const reads = upcasts ? `, also reads ${upcasts} (upcast to ${reaction.reactsTo.type})` : ''
     operations[receiveOperationId(reaction)] = {
       action: 'receive',
-      summary: `${reaction.service} ${reaction.handler}: queue ${reaction.service}.${reaction.handler}${how}${emits ? `, may emit ${emits}` : ''}.`,
+      summary: `${reaction.service} ${reaction.handler}: queue ${reaction.service}.${reaction.handler}${how}${reads}${emits ? `, may emit ${emits}` : ''}.`,
       channel: channelRef(reaction.reactsTo),
-      messages: [messageRef(reaction.reactsTo)],
+      messages: readsOf(reaction).map(messageRef),
     }
   }
   return operations

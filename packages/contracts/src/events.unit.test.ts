@@ -40,10 +40,17 @@ const paths = (event: EventContract, payload: unknown) =>
   event.schema.safeParse(payload).error?.issues.map((issue) => issue.path.join('.')) ?? []
 
 describe('events', () => {
-  it('when the chain is listed, then every event has a distinct type `<routingKey>.v1`', () => {
-    expect(allEvents).toHaveLength(12)
-    expect(new Set(allEvents.map((event) => event.type)).size).toBe(12)
-    for (const event of allEvents) expect(event.type).toBe(`${event.routingKey}.v1`)
+  it('when the chain is listed, then every event has a distinct type `<routingKey>.v<N>`, versions of one event in order from v1', () => {
+    expect(allEvents).toHaveLength(13)
+    expect(new Set(allEvents.map((event) => event.type)).size).toBe(13)
+    const versions = new Map<string, number[]>()
+    for (const event of allEvents) {
+      expect(event.type).toMatch(new RegExp(`^${event.routingKey.replaceAll('.', '\\.')}\\.v\\d+$`))
+      const n = Number(event.type.slice(event.routingKey.length + 2))
+      versions.set(event.routingKey, [...(versions.get(event.routingKey) ?? []), n])
+    }
+    for (const [key, list] of versions) expect(list, key).toEqual(list.map((_, i) => i + 1))
+    expect(versions.get('order.created')).toEqual([1, 2])
   })
 
   it('when a contract validates through Standard Schema, then the good passes and the bad carries its path', async () => {

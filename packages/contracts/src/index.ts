@@ -3,7 +3,7 @@
  * schema, and the saga map (who reacts to which fact and may emit what). Depends on nothing but zod;
  * services import it, messaging never does.
  */
-import { OrderCancelled, OrderConfirmed, OrderCreated } from './order.js'
+import { OrderCancelled, OrderConfirmed, OrderCreated, OrderCreatedV2 } from './order.js'
 import { PaymentFailed, PaymentProcessed, PaymentRefunded } from './payment.js'
 import { StockReleased, StockReservationFailed, StockReserved } from './inventory.js'
 import { ShipmentCancelled, ShipmentCreated, ShipmentFailed } from './shipment.js'
@@ -18,9 +18,10 @@ export * from './shipment.js'
 export * from './saga-map.js'
 export { eventJsonSchema, eventJsonSchemaFiles } from './json-schema.js'
 
-/** Every event of the chain, in chain order. */
+/** Every event of the chain, in chain order, each version of an event after the one before it. */
 export const allEvents = [
   OrderCreated,
+  OrderCreatedV2,
   PaymentProcessed,
   PaymentFailed,
   StockReserved,

@@ -1,12 +1,13 @@
 /** Events the order service produces. */
 import { z } from 'zod'
-import { defineEvent } from './define.js'
+import { defineEvent, type EventUpcaster } from './define.js'
 import {
   Currency,
   Id,
   Instant,
   lineTotal,
   MinorUnits,
+  Money,
   OrderLines,
   PaymentMethod,
   ReasonCode,
@@ -14,11 +15,13 @@ import {
 } from './values.js'
 
 /**
- * An order was accepted and is PENDING. Carries everything the rest of the chain needs: payment
- * charges `totalAmount` with `paymentMethod`, inventory reserves `lines`, shipment ships to
- * `shippingAddress`. `totalAmount` always equals the sum of quantity x unitPrice.
+ * An order was accepted and is PENDING (`order.created.v1`). Carries everything the rest of the chain
+ * needs: payment charges `totalAmount` with `paymentMethod`, inventory reserves `lines`, shipment
+ * ships to `shippingAddress`. `totalAmount` always equals the sum of quantity x unitPrice.
+ * Superseded by {@link OrderCreatedV2Schema} (money as one `total` value); published while a
+ * consumer still reads only v1 (the order service's ORDER_CREATED_VERSION).
  */
-export const OrderCreatedSchema = z
+export const OrderCreatedV1Schema = z
   .object({
     orderId: Id,
     customerId: Id,
@@ -35,8 +38,79 @@ export const OrderCreatedSchema = z
     // Only meaningful once the lines themselves are valid; otherwise it would add a second, misleading issue.
     when: (payload) => payload.issues.length === 0,
   })
-export const OrderCreated = defineEvent('order.created.v1', OrderCreatedSchema)
-export type OrderCreated = z.infer<typeof OrderCreatedSchema>
+export const OrderCreatedV1 = defineEvent('order.created.v1', OrderCreatedV1Schema)
+export type OrderCreatedV1 = z.infer<typeof OrderCreatedV1Schema>
+
+/**
+ * An order was accepted and is PENDING (`order.created.v2`): v1's facts with the money as one value,
+ * `total: { amount, currency }` (`Money`, minor units), instead of `totalAmount` beside `currency`.
+ * `total.amount` always equals the sum of quantity x unitPrice, in `total.currency`.
+ */
+export const OrderCreatedV2Schema = z
+  .object({
+    orderId: Id,
+    customerId: Id,
+    total: Money,
+    lines: OrderLines,
+    shippingAddress: ShippingAddress,
+    paymentMethod: PaymentMethod,
+    createdAt: Instant,
+  })
+  .refine((order) => order.total.amount === lineTotal(order.lines), {
+    error: 'must equal the sum of quantity x unitPrice over the lines',
+    path: ['total', 'amount'],
+    when: (payload) => payload.issues.length === 0,
+  })
+export const OrderCreatedV2 = defineEvent('order.created.v2', OrderCreatedV2Schema)
+export type OrderCreatedV2 = z.infer<typeof OrderCreatedV2Schema>
+
+/**
+ * The version of OrderCreated the fleet's consumers read today: v1. An alias, so code naming
+ * `OrderCreated` moves to v2 in one place once every consumer reads v2.
+ */
+export const OrderCreatedSchema = OrderCreatedV1Schema
+export const OrderCreated = OrderCreatedV1
+export type OrderCreated = OrderCreatedV1
+
+/**
+ * A v1 payload as v2: `currency` and `totalAmount` become `total: { amount, currency }`; every other
+ * field is carried over as it is. Pure; the input is not changed.
+ */
+export const upcastOrderCreatedV1toV2 = (v1: OrderCreatedV1): OrderCreatedV2 => ({
+  orderId: v1.orderId,
+  customerId: v1.customerId,
+  total: { amount: v1.totalAmount, currency: v1.currency },
+  lines: v1.lines,
+  shippingAddress: v1.shippingAddress,
+  paymentMethod: v1.paymentMethod,
+  createdAt: v1.createdAt,
+})
+
+/**
+ * A v2 payload as v1, with v1's keys in v1's order (orderId, customerId, currency, lines,
+ * totalAmount, shippingAddress, paymentMethod, createdAt), so a producer on a v2 build that publishes
+ * v1 writes the very JSON text a v1 build wrote. `downcastOrderCreatedV2toV1(upcastOrderCreatedV1toV2(x))`
+ * is `x` for every v1 payload. Pure; the input is not changed.
+ */
+export const downcastOrderCreatedV2toV1 = (v2: OrderCreatedV2): OrderCreatedV1 => ({
+  orderId: v2.orderId,
+  customerId: v2.customerId,
+  currency: v2.total.currency,
+  lines: v2.lines,
+  totalAmount: v2.total.amount,
+  shippingAddress: v2.shippingAddress,
+  paymentMethod: v2.paymentMethod,
+  createdAt: v2.createdAt,
+})
+
+/**
+ * How a consumer of `order.created.v2` reads `order.created.v1`: in the saga map,
+ * `alsoReads: [OrderCreatedV1toV2]`; in a handler of @saga/messaging, `upcasts: [OrderCreatedV1toV2]`.
+ */
+export const OrderCreatedV1toV2: EventUpcaster<OrderCreatedV2, OrderCreatedV1> = {
+  from: OrderCreatedV1,
+  upcast: upcastOrderCreatedV1toV2,
+}
 
 /** The order went through: paid, stock reserved, shipment created. Terminal. */
 export const OrderConfirmedSchema = z.object({

@@ -4,8 +4,15 @@
  * register exactly `reactionsOf(service)` (a unit test per service checks it); the order CLI's
  * `where` and `dlq list`, and e2e's expected facts, are derived from it.
  */
-import type { EventContract } from './define.js'
-import { FailedStep, OrderCancelled, OrderConfirmed, OrderCreated } from './order.js'
+import type { EventContract, EventUpcaster } from './define.js'
+import {
+  FailedStep,
+  OrderCancelled,
+  OrderConfirmed,
+  OrderCreated,
+  OrderCreatedV1toV2,
+  OrderCreatedV2,
+} from './order.js'
 import { PaymentFailed, PaymentProcessed, PaymentRefunded } from './payment.js'
 import { StockReleased, StockReservationFailed, StockReserved } from './inventory.js'
 import { ShipmentCancelled, ShipmentCreated, ShipmentFailed } from './shipment.js'
@@ -15,9 +22,12 @@ export const SERVICES = ['order', 'payment', 'inventory', 'shipment'] as const
 /** One service of the fleet. */
 export type ServiceName = (typeof SERVICES)[number]
 
-/** Which service publishes each fact (its outbox holds them). */
+/**
+ * Which service publishes each fact (its outbox holds them). Every version a service may publish is
+ * listed: the order service publishes `order.created.v1` or `.v2` as its ORDER_CREATED_VERSION says.
+ */
 export const producers: Readonly<Record<ServiceName, readonly EventContract[]>> = {
-  order: [OrderCreated, OrderConfirmed, OrderCancelled],
+  order: [OrderCreated, OrderCreatedV2, OrderConfirmed, OrderCancelled],
   payment: [PaymentProcessed, PaymentFailed, PaymentRefunded],
   inventory: [StockReserved, StockReservationFailed, StockReleased],
   shipment: [ShipmentCreated, ShipmentFailed, ShipmentCancelled],
@@ -33,6 +43,9 @@ export const producers: Readonly<Record<ServiceName, readonly EventContract[]>> 
  * an undo step that emits its fact only when the service did something for the order that is still
  * to be undone (a capture not yet refunded, a reservation not yet released, a live shipment), and
  * nothing otherwise; such facts are not expected in a saga's walk (`nextAfter`, `sagaFacts`).
+ * `alsoReads` lists the upcasters through which the handler also reads older versions of its fact
+ * (each `from` has `reactsTo`'s routing key, so the messages reach the same queue); `readsOf` lists
+ * every type a reaction reads.
  */
 export interface Reaction {
   service: ServiceName
@@ -41,6 +54,36 @@ export interface Reaction {
   mayEmit: readonly EventContract[]
   recorder?: true
   undoIfAny?: true
+  alsoReads?: readonly EventUpcaster[]
+}
+
+/**
+ * Every contract `reaction` reads: the version it reacts to, then each older version it upcasts
+ * (`alsoReads`), e.g. `[OrderCreatedV2, OrderCreatedV1]` for a reaction to v2 with
+ * `alsoReads: [OrderCreatedV1toV2]`.
+ */
+export const readsOf = (reaction: Reaction): EventContract[] => [
+  reaction.reactsTo,
+  ...(reaction.alsoReads ?? []).map((upcaster) => upcaster.from),
+]
+
+/**
+ * What is wrong with a reaction's upcasters, one sentence each (empty when nothing): an upcaster
+ * from another routing key (its messages never reach the handler's queue), or from the very type
+ * the reaction reacts to, or two upcasters from one type. A unit test holds the saga map to it.
+ */
+export function upcasterProblems(reaction: Reaction): string[] {
+  const problems: string[] = []
+  const seen = new Set<string>()
+  for (const { from } of reaction.alsoReads ?? []) {
+    const who = `${reaction.service}/${reaction.handler}`
+    if (from.routingKey !== reaction.reactsTo.routingKey)
+      problems.push(`${who} upcasts ${from.type}, not a version of ${reaction.reactsTo.routingKey}`)
+    if (from.type === reaction.reactsTo.type) problems.push(`${who} upcasts ${from.type} to itself`)
+    if (seen.has(from.type)) problems.push(`${who} has two upcasters from ${from.type}`)
+    seen.add(from.type)
+  }
+  return problems
 }
 
 const recordTimeline = (fact: EventContract): Reaction => ({
@@ -60,7 +103,8 @@ export const sagaMap: readonly Reaction[] = [
   {
     service: 'payment',
     handler: 'process-payment-when-order-created',
-    reactsTo: OrderCreated,
+    reactsTo: OrderCreatedV2,
+    alsoReads: [OrderCreatedV1toV2],
     mayEmit: [PaymentProcessed, PaymentFailed],
   },
   {

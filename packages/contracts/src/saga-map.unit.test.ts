@@ -1,6 +1,21 @@
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { defineEvent } from './define.js'
 import { allEvents } from './index.js'
-import { nextAfter, producerOf, producers, sagaFacts, sagaMap, SERVICES, terminalFacts } from './saga-map.js'
+import { OrderCreatedV1, OrderCreatedV1toV2, OrderCreatedV2 } from './order.js'
+import {
+  nextAfter,
+  producerOf,
+  producers,
+  readsOf,
+  sagaFacts,
+  sagaMap,
+  SERVICES,
+  terminalFacts,
+  upcasterProblems,
+  type Reaction,
+} from './saga-map.js'
+import { consumersOf } from './compat/gate.js'
 
 describe('saga map', () => {
   it('when every event is listed, then each has exactly one producer', () => {
@@ -36,9 +51,17 @@ describe('saga map', () => {
     }
   })
 
-  it('when every fact is published, then some queue takes it (mandatory publish)', () => {
-    const consumed = new Set(sagaMap.map((r) => r.reactsTo.type))
-    for (const e of allEvents) expect(consumed.has(e.type)).toBe(true)
+  it('when every fact is published, then some queue takes its routing key (mandatory publish), and every version has a reader', () => {
+    // Queues are bound by routing key, so every version of an event reaches the queues of its event;
+    // a consumer that does not read a newer version yet holds it (@saga/messaging) until it does.
+    const bound = new Set(sagaMap.map((r) => r.reactsTo.routingKey))
+    for (const e of allEvents) expect(bound.has(e.routingKey), e.type).toBe(true)
+    const read = new Set(sagaMap.flatMap((r) => readsOf(r).map((c) => c.type)))
+    expect(allEvents.filter((e) => !read.has(e.type)).map((e) => e.type)).toEqual([])
+  })
+
+  it('when the map names upcasters, then each reads an older version of the same event', () => {
+    expect(sagaMap.flatMap(upcasterProblems)).toEqual([])
   })
 
   it('when a terminal fact is seen, then nothing more follows it', () => {
@@ -58,6 +81,57 @@ describe('saga map', () => {
 
   it('when an unknown routing key is asked for, then producerOf names it', () => {
     expect(() => producerOf('order.vanished')).toThrow(/order\.vanished/)
+  })
+})
+
+/** A fixture map: payment moved to order.created.v2 and reads v1 through the upcaster; a recorder still on v1. */
+const movedPayment: Reaction = {
+  service: 'payment',
+  handler: 'process-payment-when-order-created',
+  reactsTo: OrderCreatedV2,
+  mayEmit: [],
+  alsoReads: [OrderCreatedV1toV2],
+}
+const v1Recorder: Reaction = {
+  service: 'order',
+  handler: 'record-timeline',
+  reactsTo: OrderCreatedV1,
+  mayEmit: [],
+  recorder: true,
+}
+
+describe('reactions that read older versions', () => {
+  it('when a reaction reads v2 and upcasts v1, then it reads both, v2 first', () => {
+    expect(readsOf(movedPayment).map((c) => c.type)).toEqual(['order.created.v2', 'order.created.v1'])
+    expect(readsOf(v1Recorder).map((c) => c.type)).toEqual(['order.created.v1'])
+  })
+
+  it('when the consumers of each version are listed, then the upcasting reaction is a consumer of both', () => {
+    const map = [movedPayment, v1Recorder]
+    expect(consumersOf('order.created.v1', map)).toEqual([
+      'payment/process-payment-when-order-created',
+      'order/record-timeline',
+    ])
+    expect(consumersOf('order.created.v2', map)).toEqual(['payment/process-payment-when-order-created'])
+  })
+
+  it('when an upcaster is from another event, from the same version, or given twice, then each problem is named', () => {
+    const other = defineEvent('payment.processed.v1', z.object({ orderId: z.string() }))
+    const wrong: Reaction = {
+      ...movedPayment,
+      alsoReads: [
+        OrderCreatedV1toV2,
+        OrderCreatedV1toV2,
+        { from: other, upcast: () => ({}) },
+        { from: OrderCreatedV2, upcast: (p) => p },
+      ],
+    }
+    expect(upcasterProblems(wrong)).toEqual([
+      'payment/process-payment-when-order-created has two upcasters from order.created.v1',
+      'payment/process-payment-when-order-created upcasts payment.processed.v1, not a version of order.created',
+      'payment/process-payment-when-order-created upcasts order.created.v2 to itself',
+    ])
+    expect(upcasterProblems(movedPayment)).toEqual([])
   })
 })
 

@@ -46,6 +46,15 @@ export const Country = z
   .enum(COUNTRY_CODES, { error: 'must be an ISO 3166-1 alpha-2 country code in upper case, such as "DE"' })
   .meta({ description: 'ISO 3166-1 alpha-2 country code' })
 
+/**
+ * An amount of money with its currency, as one value: `{ amount, currency }`, `amount` an integer in
+ * minor units of `currency` (`MinorUnits`: 0..MAX_AMOUNT; 4499 EUR is 44.99 €, 4499 JPY is ¥4499).
+ */
+export const Money = z
+  .object({ amount: MinorUnits, currency: Currency })
+  .meta({ description: 'Amount in minor units of its ISO 4217 currency' })
+export type Money = z.infer<typeof Money>
+
 /** Digits after the decimal point of `currency` (ISO 4217 minor unit), e.g. 2 for EUR, 0 for JPY. */
 export const minorUnitExponent = (currency: CurrencyCode): number => CURRENCY_MINOR_UNITS[currency]
 

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { COUNTRY_CODES, CURRENCY_CODES } from './iso-codes.js'
-import { Country, Currency, Id, minorUnitExponent, OrderLine, ShippingAddress, Sku, text } from './values.js'
+import {
+  Country,
+  Currency,
+  Id,
+  MAX_AMOUNT,
+  minorUnitExponent,
+  Money,
+  OrderLine,
+  ShippingAddress,
+  Sku,
+  text,
+} from './values.js'
 
 const issuePaths = (result: { success: boolean; error?: { issues: { path: PropertyKey[] }[] } }) => [
   ...new Set(result.error?.issues.map((issue) => issue.path.join('.'))),
@@ -81,5 +92,18 @@ describe('values', () => {
   it('when an address misses a field or has a bad country, then each bad field is named', () => {
     const result = ShippingAddress.safeParse({ name: 'Ana', line1: 'Rua 1', city: 'Porto', country: 'ZZ' })
     expect(issuePaths(result).sort()).toEqual(['country', 'postalCode'])
+  })
+})
+
+describe('Money', () => {
+  it('when money is one value, then the amount follows MinorUnits and the currency ISO 4217', () => {
+    expect(Money.parse({ amount: 4499, currency: 'EUR' })).toEqual({ amount: 4499, currency: 'EUR' })
+    expect(Money.safeParse({ amount: MAX_AMOUNT, currency: 'JPY' }).success).toBe(true)
+    const paths = (value: unknown) => Money.safeParse(value).error?.issues.map((i) => i.path.join('.')) ?? []
+    expect(paths({ amount: 44.99, currency: 'EUR' })).toEqual(['amount'])
+    expect(paths({ amount: -1, currency: 'EUR' })).toEqual(['amount'])
+    expect(paths({ amount: MAX_AMOUNT + 1, currency: 'EUR' })).toEqual(['amount'])
+    expect(paths({ amount: 1, currency: 'eur' })).toEqual(['currency'])
+    expect(paths({ amount: 1 })).toEqual(['currency'])
   })
 })

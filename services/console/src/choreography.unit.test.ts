@@ -130,3 +130,35 @@ describe('buildChoreography', () => {
     expect(deadLetters).toHaveLength(2)
   })
 })
+
+describe('buildChoreography: versions of a fact', () => {
+  it('when the order was announced with order.created.v2, then it is the first forward step, from order, with the handlers of order.created as its consumers', () => {
+    const pending = order({})
+    const id = randomUUID()
+    const at = '2026-12-01T12:00:00.000Z'
+    pending.events = [
+      {
+        id,
+        messageId: id,
+        type: 'order.created.v2',
+        source: 'order',
+        occurredAt: at,
+        recordedAt: at,
+        note: null,
+      },
+    ]
+    const [node, ...rest] = buildChoreography({ ...empty, order: pending }, new Date(at)).nodes
+    expect(rest).toEqual([])
+    expect(node).toMatchObject({
+      type: 'order.created.v2',
+      routingKey: 'order.created',
+      producer: 'order',
+      branch: 'forward',
+      kind: 'step',
+    })
+    // Queues are bound by routing key: payment's handler gets v2 too (and holds it until it reads v2).
+    expect(node?.consumers.map((c) => `${c.service}/${c.handler}`)).toEqual([
+      'payment/process-payment-when-order-created',
+    ])
+  })
+})

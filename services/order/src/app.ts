@@ -39,6 +39,7 @@ export function buildApp(config: Config, options: BuildAppOptions = {}) {
         database: app.messaging,
         clock: deps.clock,
         deadlineMs: config.ORDER_DEADLINE_MS,
+        orderCreatedVersion: config.ORDER_CREATED_VERSION,
         onDeadline: (inMs) => app.deadlines.noteDeadline(inMs),
         metrics,
       })

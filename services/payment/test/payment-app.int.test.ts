@@ -1,11 +1,17 @@
 import { createRequire } from 'node:module'
-import { OrderCreated, PaymentProcessed, PaymentRefunded, StockReservationFailed } from '@saga/contracts'
+import {
+  OrderCreatedV1,
+  OrderCreatedV2,
+  PaymentProcessed,
+  PaymentRefunded,
+  StockReservationFailed,
+} from '@saga/contracts'
 import * as messaging from '@saga/messaging'
 import { useAppRun, whenReady } from '@saga/testkit'
 import { describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { orderCreated } from './support/events.js'
+import { orderCreated, orderCreatedV1 } from './support/events.js'
 
 // The whole payment app (migrations on start, relay, consumers, routes) on a per-run database and
 // per-run broker names; a bare messaging instance stands in for the order and inventory services.
@@ -22,13 +28,14 @@ const run = useAppRun({
 describe('the payment app', () => {
   it('when an order is created and its stock then fails, then the capture goes out, is refunded, and GET shows both', async () => {
     const { app, tap, upstream } = run()
-    const order = orderCreated('tok_visa')
+    // Announced with v1, as an order service on an earlier build does: upcast to v2 at the inbox.
+    const order = orderCreatedV1('tok_visa')
     const { orderId } = order
     const common = { aggregateId: orderId, correlationId: orderId }
 
     await upstream.publish({
-      type: OrderCreated.type,
-      routingKey: OrderCreated.routingKey,
+      type: OrderCreatedV1.type,
+      routingKey: OrderCreatedV1.routingKey,
       payload: order,
       ...common,
     })
@@ -63,6 +70,28 @@ describe('the payment app', () => {
         refunds: [expect.objectContaining({ amount: 4499 })],
       }),
     ])
+  })
+
+  it('when an order is announced with order.created.v2, then its total is captured once', async () => {
+    const { tap, upstream } = run()
+    const order = orderCreated('tok_visa')
+    const { orderId } = order
+    await upstream.publish({
+      type: OrderCreatedV2.type,
+      routingKey: OrderCreatedV2.routingKey,
+      payload: order,
+      aggregateId: orderId,
+      correlationId: orderId,
+    })
+    const processed = await tap.waitFor(
+      (m) => m.correlationId === orderId && m.routingKey === PaymentProcessed.routingKey,
+      15_000,
+    )
+    expect(PaymentProcessed.schema.parse((processed.body as { data: unknown }).data)).toMatchObject({
+      orderId,
+      amount: 4499,
+      currency: 'EUR',
+    })
   })
 
   it.each([

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCreated, StockReservationFailed } from '@saga/contracts'
+import { OrderCreatedV2, StockReservationFailed } from '@saga/contracts'
 import { useRouteApp, useServiceTestDatabase } from '@saga/service-kit/testing'
 import { describe, expect, it } from 'vitest'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
@@ -20,7 +20,7 @@ describe('GET /payments?orderId=', () => {
     await deliver(
       db.pool,
       processPaymentWhenOrderCreated(deps),
-      consumed(OrderCreated, order, { correlationId: orderId }),
+      consumed(OrderCreatedV2, order, { correlationId: orderId }),
     )
     const failure = consumed(
       StockReservationFailed,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
+import { OrderCreatedV2, PaymentFailed, PaymentProcessed } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
 import { useServiceTestDatabase } from '@saga/service-kit/testing'
@@ -14,7 +14,7 @@ const handler = processPaymentWhenOrderCreated({ logger, clock: () => now })
 
 const created = (paymentMethod: string) => {
   const payload = orderCreated(paymentMethod)
-  return consumed(OrderCreated, payload, { correlationId: payload.orderId, source: 'order' })
+  return consumed(OrderCreatedV2, payload, { correlationId: payload.orderId, source: 'order' })
 }
 
 describe('process-payment-when-order-created', () => {
@@ -81,8 +81,8 @@ describe('process-payment-when-order-created', () => {
       quantity: 1_000,
       unitPrice: 100_000_000,
     }))
-    const payload = { ...base, lines, totalAmount: 10_000_000_000_000 }
-    const message = consumed(OrderCreated, payload, { correlationId: base.orderId })
+    const payload = { ...base, lines, total: { ...base.total, amount: 10_000_000_000_000 } }
+    const message = consumed(OrderCreatedV2, payload, { correlationId: base.orderId })
 
     await deliver(db.pool, handler, message)
 

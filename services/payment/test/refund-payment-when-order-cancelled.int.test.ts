@@ -1,4 +1,4 @@
-import { OrderCreated, PaymentProcessed, PaymentRefunded } from '@saga/contracts'
+import { OrderCreatedV2, PaymentProcessed, PaymentRefunded } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
@@ -28,7 +28,7 @@ const refundOnShipmentFailure = refundPaymentWhenShipmentFailed(deps)
 
 const created = (token = 'tok_visa') => {
   const payload = orderCreated(token)
-  return consumed(OrderCreated, payload, { correlationId: payload.orderId })
+  return consumed(OrderCreatedV2, payload, { correlationId: payload.orderId })
 }
 const cancelled = (orderId: string, reason?: string) => orderCancelled(orderId, reason, now)
 const stockFailure = (orderId: string) => stockReservationFailed(orderId, [], now)

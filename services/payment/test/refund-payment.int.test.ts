@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCreated, PaymentRefunded } from '@saga/contracts'
+import { OrderCreatedV2, PaymentRefunded } from '@saga/contracts'
 import type { ConsumedMessage, HandlerDefinition } from '@saga/messaging'
 import { describe, expect, it } from 'vitest'
 import type { Tx } from '../src/plugins/db.js'
@@ -21,7 +21,7 @@ const lines = [{ sku: 'MUG-01', quantity: 2, unitPrice: 1250 }]
 /** An order charged through the process reaction with `token`; returns its id. */
 async function chargedOrder(token: string): Promise<string> {
   const payload = orderCreated(token)
-  await deliver(db.pool, process, consumed(OrderCreated, payload, { correlationId: payload.orderId }))
+  await deliver(db.pool, process, consumed(OrderCreatedV2, payload, { correlationId: payload.orderId }))
   return payload.orderId
 }
 

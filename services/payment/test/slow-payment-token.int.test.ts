@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCancelled, OrderCreated, PaymentProcessed } from '@saga/contracts'
+import { OrderCancelled, OrderCreatedV2, PaymentProcessed } from '@saga/contracts'
 import { consumed, deliver, memoryLogger, outboxOf } from '@saga/messaging/testing'
 import { describe, expect, it } from 'vitest'
 import { processPaymentWhenOrderCreated } from '../src/reactions/process-payment-when-order-created.js'
@@ -17,7 +17,7 @@ const cancel = refundPaymentWhenOrderCancelled(deps)
 
 const created = () => {
   const payload = orderCreated('tok_slow')
-  return consumed(OrderCreated, payload, { correlationId: payload.orderId, source: 'order' })
+  return consumed(OrderCreatedV2, payload, { correlationId: payload.orderId, source: 'order' })
 }
 
 describe('the tok_slow payment token', () => {

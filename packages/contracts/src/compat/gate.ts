@@ -7,7 +7,7 @@
  */
 import type { EventContract } from '../define.js'
 import { eventJsonSchema } from '../json-schema.js'
-import type { Reaction, ServiceName } from '../saga-map.js'
+import { readsOf, type Reaction, type ServiceName } from '../saga-map.js'
 import {
   diffSchemas,
   type ChangeKind,
@@ -36,7 +36,7 @@ export interface Refusal {
   type: string
   /** Field path (`lines[].sku`), `` for the whole payload. */
   path: string
-  kind: ChangeKind | 'event-removed' | 'payload-refused'
+  kind: ChangeKind | 'event-removed' | 'payload-refused' | 'upcast-refused'
   breaks: Direction[]
   detail: string
   /** The handlers that would fail, `<service>/<handler>`, from the saga map. */
@@ -45,12 +45,27 @@ export interface Refusal {
   producer: string | undefined
 }
 
+/** Who reads one version of an event that the working tree declares in several versions. */
+export interface VersionReaders {
+  type: string
+  /** `<service>/<handler>` of every reaction that reads the type, directly or through an upcaster. */
+  consumers: string[]
+  /**
+   * Consumers of another version of the same event that do not read this one: they hold its
+   * messages (@saga/messaging holds a newer version it does not know), so its producer must not
+   * switch to it before they read it.
+   */
+  notReadBy: string[]
+}
+
 /** What the gate found: the refusals, and the compatible changes and new types it let through. */
 export interface GateReport {
   refusals: Refusal[]
   accepted: Array<{ type: string; change: SchemaChange }>
   /** Types in the working tree that were never released (a new event, or a new version). */
   newTypes: string[]
+  /** For each event declared in several versions, who reads each version (in declaration order). */
+  versions: VersionReaders[]
 }
 
 /**
@@ -61,7 +76,7 @@ export interface GateReport {
  * @throws UnsupportedSchemaError when a schema uses a construct the classifier does not judge
  */
 export function runGate(released: ReleasedCorpus, tree: WorkingTree): GateReport {
-  const report: GateReport = { refusals: [], accepted: [], newTypes: [] }
+  const report: GateReport = { refusals: [], accepted: [], newTypes: [], versions: [] }
   const current = new Map(tree.events.map((event) => [event.type, event]))
   for (const [type, schema] of released.schemas) {
     const consumers = consumersOf(type, tree.reactions)
@@ -92,9 +107,71 @@ export function runGate(released: ReleasedCorpus, tree: WorkingTree): GateReport
       })
     }
   }
+  report.refusals.push(...upcastRefusals(released, tree))
   const releasedTypes = new Set(released.schemas.keys())
   report.newTypes = tree.events.map((e) => e.type).filter((type) => !releasedTypes.has(type))
+  report.versions = versionReaders(tree)
   return report
+}
+
+/**
+ * The upcasters of the saga map judged on the corpus: every captured payload of an upcaster's `from`
+ * type that its own schema takes is upcast, and the result must parse by the schema of the version
+ * the reaction reacts to; otherwise the consumer would dead-letter what the released producer wrote.
+ * One refusal per reaction, upcaster and distinct issue (an upcaster that throws is one issue).
+ */
+function upcastRefusals(released: ReleasedCorpus, tree: WorkingTree): Refusal[] {
+  const refusals: Refusal[] = []
+  for (const reaction of tree.reactions) {
+    for (const upcaster of reaction.alsoReads ?? []) {
+      const from = upcaster.from.type
+      const taken = (released.payloads.get(from) ?? []).flatMap((payload) => {
+        const parsed = upcaster.from.schema.safeParse(payload)
+        return parsed.success ? [parsed.data] : []
+      })
+      const upcast = taken.map((payload) => {
+        try {
+          return upcaster.upcast(payload)
+        } catch (error) {
+          return new UpcastThrew((error as Error).message)
+        }
+      })
+      const who = `${reaction.service}/${reaction.handler}`
+      for (const { path, message, count } of payloadIssues(reaction.reactsTo, upcast)) {
+        refusals.push({
+          type: reaction.reactsTo.type,
+          path,
+          kind: 'upcast-refused',
+          breaks: ['writers'],
+          detail: `${count} of ${taken.length} captured ${from} payloads, upcast by ${who}: ${message}`,
+          consumers: [who],
+          producer: producerOf(reaction.reactsTo.type, tree.producers),
+        })
+      }
+    }
+  }
+  return refusals
+}
+
+/** An upcaster's exception, standing in for its output so `payloadIssues` reports it as an issue. */
+class UpcastThrew {
+  constructor(readonly message: string) {}
+}
+
+/** `versions` of the report: who reads each version of every event declared in more than one. */
+function versionReaders(tree: WorkingTree): VersionReaders[] {
+  const byKey = new Map<string, string[]>()
+  for (const event of tree.events)
+    byKey.set(event.routingKey, [...(byKey.get(event.routingKey) ?? []), event.type])
+  return [...byKey.values()]
+    .filter((types) => types.length > 1)
+    .flatMap((types) => {
+      const readersOfAny = [...new Set(types.flatMap((type) => consumersOf(type, tree.reactions)))]
+      return types.map((type) => {
+        const consumers = consumersOf(type, tree.reactions)
+        return { type, consumers, notReadBy: readersOfAny.filter((c) => !consumers.includes(c)) }
+      })
+    })
 }
 
 /**
@@ -107,7 +184,11 @@ function payloadIssues(
 ): Array<{ path: string; message: string; count: number }> {
   const issues = new Map<string, { path: string; message: string; count: number }>()
   for (const payload of payloads) {
-    for (const issue of event.schema.safeParse(payload).error?.issues ?? []) {
+    const found =
+      payload instanceof UpcastThrew
+        ? [{ path: [], message: `the upcaster threw: ${payload.message}` }]
+        : (event.schema.safeParse(payload).error?.issues ?? [])
+    for (const issue of found) {
       const path = issue.path
         .map((p) => (typeof p === 'number' ? '[]' : String(p)))
         .join('.')
@@ -122,11 +203,16 @@ function payloadIssues(
 }
 
 /**
- * `<service>/<handler>` of every reaction to `type`, in map order: each reaction's consumer validates
- * the payloads of the type it reacts to (recorders included).
+ * `<service>/<handler>` of every reaction that reads `type`, in map order: the reactions to it and
+ * those that upcast it to a newer version (`readsOf`); each validates the payloads of every type it
+ * reads (recorders included).
  */
 export const consumersOf = (type: string, reactions: readonly Reaction[]): string[] => [
-  ...new Set(reactions.filter((r) => r.reactsTo.type === type).map((r) => `${r.service}/${r.handler}`)),
+  ...new Set(
+    reactions
+      .filter((r) => readsOf(r).some((read) => read.type === type))
+      .map((r) => `${r.service}/${r.handler}`),
+  ),
 ]
 
 const producerOf = (
@@ -158,6 +244,8 @@ const ALTERNATIVE: Record<Refusal['kind'], string> = {
   'event-removed':
     'keep it declared until no running build publishes or consumes it, then cut a release of the corpus without it',
   'payload-refused': 'or relax the schema so the released producer’s messages parse',
+  'upcast-refused':
+    'fix the upcaster (or the new version’s schema) so every payload of the older version upcasts to one the new schema takes',
 }
 
 /** Who a broken direction hurts, in words. */
@@ -189,7 +277,8 @@ export function formatReport(report: GateReport): string {
     for (const direction of r.breaks) lines.push(`    breaks: ${harmOf(r, direction)}`)
     lines.push(`    consumers: ${r.consumers.join(', ') || 'none in the saga map'}`)
     if (r.producer !== undefined) lines.push(`    producer: ${r.producer}`)
-    if (r.kind === 'event-removed') lines.push(`    do: ${ALTERNATIVE[r.kind]}`)
+    if (r.kind === 'event-removed' || r.kind === 'upcast-refused')
+      lines.push(`    do: ${ALTERNATIVE[r.kind]}`)
     else {
       lines.push(
         `    do: publish it as ${nextVersion(r.type)} beside ${r.type}, with an upcaster from ${r.type} for consumers that move;`,
@@ -204,6 +293,10 @@ export function formatReport(report: GateReport): string {
     )
   }
   for (const type of report.newTypes) lines.push(`✓ ${type}: new, not released yet`)
+  for (const { type, consumers, notReadBy } of report.versions) {
+    const held = notReadBy.length > 0 ? `; not read by ${notReadBy.join(', ')} (held there)` : ''
+    lines.push(`• ${type} read by ${consumers.join(', ') || 'no consumer in the saga map'}${held}`)
+  }
   const refused = new Set(report.refusals.map((r) => r.type))
   lines.push(
     report.refusals.length === 0

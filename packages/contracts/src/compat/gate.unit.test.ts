@@ -2,6 +2,13 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineEvent, type EventContract } from '../define.js'
 import { allEvents, producers, sagaMap } from '../index.js'
+import {
+  OrderCreatedV1,
+  OrderCreatedV1toV2,
+  OrderCreatedV2,
+  upcastOrderCreatedV1toV2,
+  type OrderCreatedV1 as V1,
+} from '../order.js'
 import { eventJsonSchema } from '../json-schema.js'
 import type { Reaction, ServiceName } from '../saga-map.js'
 import { readCorpus } from './corpus.js'
@@ -168,5 +175,99 @@ describe('runGate: new, removed and unconsumed types', () => {
   it('when the next version is named, then only the version number moves', () => {
     expect(nextVersion('stock.reservation-failed.v1')).toBe('stock.reservation-failed.v2')
     expect(nextVersion('order.created.v9')).toBe('order.created.v10')
+  })
+})
+
+describe('runGate: a consumer of a new version reading the old one through an upcaster', () => {
+  const corpus = readCorpus()
+  /** The fleet's map with payment's reaction moved to order.created.v2, reading v1 through `alsoReads`. */
+  const movedTo = (alsoReads: Reaction['alsoReads']): WorkingTree => ({
+    events: allEvents,
+    producers,
+    reactions: sagaMap.map((r) =>
+      r.handler === 'process-payment-when-order-created' ? { ...r, reactsTo: OrderCreatedV2, alsoReads } : r,
+    ),
+  })
+  const payment = 'payment/process-payment-when-order-created'
+
+  it('when payment reads v2 and upcasts v1, then nothing is refused and it is listed as a consumer of both versions', () => {
+    const report = runGate(corpus, movedTo([OrderCreatedV1toV2]))
+    expect(report.refusals).toEqual([])
+    expect(report.versions).toEqual([
+      { type: 'order.created.v1', consumers: [payment], notReadBy: [] },
+      { type: 'order.created.v2', consumers: [payment], notReadBy: [] },
+    ])
+    expect(formatReport(report)).toContain(`• order.created.v1 read by ${payment}\n`)
+    expect(formatReport(report)).toContain(`• order.created.v2 read by ${payment}\n`)
+  })
+
+  it('when the fleet map is judged, then v2 is new and payment reads both versions', () => {
+    const report = runGate(corpus, { events: allEvents, reactions: sagaMap, producers })
+    expect(report.newTypes).toEqual(['order.created.v2'])
+    expect(report.refusals).toEqual([])
+    expect(report.versions).toEqual([
+      { type: 'order.created.v1', consumers: [payment], notReadBy: [] },
+      { type: 'order.created.v2', consumers: [payment], notReadBy: [] },
+    ])
+  })
+
+  it('when payment reads v1 only, then v2 is new and listed as held there', () => {
+    const report = runGate(corpus, {
+      events: allEvents,
+      producers,
+      reactions: sagaMap.map((r) =>
+        r.handler === 'process-payment-when-order-created'
+          ? { ...r, reactsTo: OrderCreatedV1, alsoReads: undefined }
+          : r,
+      ),
+    })
+    expect(report.newTypes).toEqual(['order.created.v2'])
+    expect(report.versions).toEqual([
+      { type: 'order.created.v1', consumers: [payment], notReadBy: [] },
+      { type: 'order.created.v2', consumers: [], notReadBy: [payment] },
+    ])
+    expect(formatReport(report)).toContain(
+      `• order.created.v2 read by no consumer in the saga map; not read by ${payment} (held there)`,
+    )
+  })
+
+  it('when an upcaster writes a payload v2 refuses, then it is refused naming the field, the consumer and the older type', () => {
+    const wrongTotal = {
+      from: OrderCreatedV1,
+      upcast: (p: V1) => ({
+        ...upcastOrderCreatedV1toV2(p),
+        total: { amount: p.totalAmount + 1, currency: p.currency },
+      }),
+    }
+    const report = runGate(corpus, movedTo([wrongTotal]))
+    const captured = corpus.payloads.get('order.created.v1')?.length ?? 0
+    expect(report.refusals).toEqual([
+      {
+        type: 'order.created.v2',
+        path: 'total.amount',
+        kind: 'upcast-refused',
+        breaks: ['writers'],
+        detail: `${captured} of ${captured} captured order.created.v1 payloads, upcast by ${payment}: must equal the sum of quantity x unitPrice over the lines`,
+        consumers: [payment],
+        producer: 'order',
+      },
+    ])
+    const text = formatReport(report)
+    expect(text).toContain('✗ order.created.v2 total.amount: upcast refused (')
+    expect(text).toContain('do: fix the upcaster')
+    expect(text).toMatch(/contracts:check: 1 breaking change\(s\) in order\.created\.v2\n$/)
+  })
+
+  it('when an upcaster throws, then it is refused with its message', () => {
+    const throwing = {
+      from: OrderCreatedV1,
+      upcast: (): never => {
+        throw new Error('no rate for currency')
+      },
+    }
+    const [refusal, ...rest] = runGate(corpus, movedTo([throwing])).refusals
+    expect(rest).toEqual([])
+    expect(refusal).toMatchObject({ kind: 'upcast-refused', path: '' })
+    expect(refusal?.detail).toMatch(/upcast by .*: the upcaster threw: no rate for currency$/)
   })
 })

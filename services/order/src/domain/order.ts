@@ -9,6 +9,12 @@ import type { CancelReason, FailedStep, OrderLine } from '@saga/contracts'
  */
 export const DEFAULT_ORDER_DEADLINE_MS = 10 * 60_000
 
+/**
+ * The version of OrderCreated new orders are announced with (ORDER_CREATED_VERSION): 1 publishes
+ * `order.created.v1`, 2 publishes `order.created.v2`.
+ */
+export type OrderCreatedVersion = 1 | 2
+
 /** Where an order is in its life. PENDING until the chain ends; CONFIRMED and CANCELLED are terminal. */
 export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED'
 

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { OrderCreated } from '@saga/contracts'
+import {
+  downcastOrderCreatedV2toV1,
+  OrderCreatedV1,
+  OrderCreatedV2,
+  type OrderCreatedV2 as OrderCreatedV2Payload,
+} from '@saga/contracts'
 import { enqueue, firstEvent, type Database } from '@saga/messaging'
-import { DEFAULT_ORDER_DEADLINE_MS, orderTotal } from '../domain/order.js'
+import { DEFAULT_ORDER_DEADLINE_MS, orderTotal, type OrderCreatedVersion } from '../domain/order.js'
 import { waitingFor } from '../domain/waiting.js'
 import type { PrismaClient } from '../generated/prisma/client.js'
 import type { Tx } from '../plugins/db.js'
@@ -34,35 +39,54 @@ export interface CreateOrderDeps {
 /** Thrown inside the transaction to roll a duplicate back once a concurrent request won the key. */
 class KeyTaken extends Error {}
 
-/** The OrderCreated payload of a validated request (checked against the contract by `firstEvent`). */
+/** The OrderCreated v2 payload of a validated request (checked against the contract by `firstEvent`). */
 export const orderCreatedPayload = (
   orderId: string,
   body: CreateOrderBody,
   total: number,
   createdAt: Date,
-): OrderCreated => ({
+): OrderCreatedV2Payload => ({
   orderId,
   customerId: body.customerId,
-  currency: body.currency,
+  total: { amount: total, currency: body.currency },
   lines: body.items,
-  totalAmount: total,
   shippingAddress: body.shippingAddress,
   paymentMethod: body.paymentMethod,
   createdAt: createdAt.toISOString(),
 })
 
+/**
+ * The first event of a new order in the version ORDER_CREATED_VERSION names: v2 as built, or v1 as
+ * its downcast, byte for byte the payload a build before v2 existed wrote.
+ */
+function orderCreatedEvent(
+  order: OrderCreatedV2Payload,
+  version: OrderCreatedVersion,
+  occurredAt: Date,
+): ReturnType<typeof firstEvent> {
+  const aggregateId = order.orderId
+  return version === 1
+    ? firstEvent(OrderCreatedV1, { aggregateId, payload: downcastOrderCreatedV2toV1(order), occurredAt })
+    : firstEvent(OrderCreatedV2, { aggregateId, payload: order, occurredAt })
+}
+
 /** A new order as the API shows it, built from what was written (no read-back: a POST costs fewer round trips). */
-function newOrderView(order: OrderCreated, messageId: string, deadlineAt: Date): OrderView {
+function newOrderView(
+  order: OrderCreatedV2Payload,
+  fact: { type: string; messageId: string },
+  deadlineAt: Date,
+): OrderView {
   const at = order.createdAt
+  const { type, messageId } = fact
   return {
     id: order.orderId,
     customerId: order.customerId,
     status: 'PENDING',
-    currency: order.currency,
-    total: order.totalAmount,
+    currency: order.total.currency,
+    total: order.total.amount,
     cancellationReason: null,
     failedStep: null,
-    waitingFor: waitingFor([OrderCreated.type]),
+    waitingFor: waitingFor([type]),
     createdAt: at,
     updatedAt: at,
     items: order.lines,
@@ -74,7 +98,7 @@ function newOrderView(order: OrderCreated, messageId: string, deadlineAt: Date):
       {
         id: messageId,
         messageId,
-        type: OrderCreated.type,
+        type,
         source: 'order',
         occurredAt: at,
         recordedAt: at,
@@ -85,32 +109,36 @@ function newOrderView(order: OrderCreated, messageId: string, deadlineAt: Date):
 }
 
 /**
- * Enqueues the order's OrderCreated (the first event of its saga: a new correlation), then writes
- * the order, its lines and the first timeline entry (`insertOrder`); returns the order as the API
- * shows it.
+ * Enqueues the order's OrderCreated in the version `settings.version` names (the first event of its
+ * saga: a new correlation), then writes the order, its lines and the first timeline entry (the fact
+ * as published: its type and payload) with `insertOrder`; returns the order as the API shows it.
  */
 async function placeOrder(
   tx: Tx,
   orderId: string,
   body: CreateOrderBody,
   now: Date,
-  deadlineMs: number,
+  settings: { deadlineMs: number; version: OrderCreatedVersion },
 ): Promise<OrderView> {
-  const event = firstEvent(OrderCreated, {
-    aggregateId: orderId,
-    payload: orderCreatedPayload(orderId, body, orderTotal(body.items), now),
-    occurredAt: now,
-  })
+  const order = orderCreatedPayload(orderId, body, orderTotal(body.items), now)
+  const event = orderCreatedEvent(order, settings.version, now)
   // Enqueued first, for its message id: in a pgDatabase transaction the outbox INSERT itself is
   // sent with the COMMIT (deferOutboxRow), so this costs no round trip.
   const messageId = await enqueue(tx, event)
-  const deadlineAt = await insertOrder(tx, { order: event.payload, messageId, createdAt: now, deadlineMs })
-  return newOrderView(event.payload, messageId, deadlineAt)
+  const deadlineAt = await insertOrder(tx, {
+    order,
+    fact: { type: event.type, payload: event.payload },
+    messageId,
+    createdAt: now,
+    deadlineMs: settings.deadlineMs,
+  })
+  return newOrderView(order, { type: event.type, messageId }, deadlineAt)
 }
 
 /**
- * Creates a PENDING order, its lines, its OrderCreated outbox row and the first timeline entry in one
- * transaction, so the order exists if and only if its event will be published.
+ * Creates a PENDING order, its lines, its OrderCreated outbox row (`order.created.v1` or `.v2`, as
+ * `orderCreatedVersion` says) and the first timeline entry in one transaction, so the order exists
+ * if and only if its event will be published.
  *
  * The order's deadline (`deadline_at`) is set in the same transaction, `deadlineMs` after the database's
  * `now()`; the deadline scheduler cancels the order if it is still PENDING then.
@@ -127,6 +155,8 @@ export async function createOrder(
     idempotencyKey?: string | undefined
     /** ORDER_DEADLINE_MS; default `DEFAULT_ORDER_DEADLINE_MS`. */
     deadlineMs?: number | undefined
+    /** ORDER_CREATED_VERSION; default 1. */
+    orderCreatedVersion?: OrderCreatedVersion | undefined
   } = {},
 ): Promise<CreateOrderResult> {
   const key = options.idempotencyKey
@@ -142,7 +172,10 @@ export async function createOrder(
   const now = deps.clock()
   try {
     const order = await deps.database.transaction(async (tx) => {
-      const view = await placeOrder(tx, orderId, body, now, options.deadlineMs ?? DEFAULT_ORDER_DEADLINE_MS)
+      const view = await placeOrder(tx, orderId, body, now, {
+        deadlineMs: options.deadlineMs ?? DEFAULT_ORDER_DEADLINE_MS,
+        version: options.orderCreatedVersion ?? 1,
+      })
       if (
         key !== undefined &&
         !(await claimKey(tx, key, orderId, { requestHash: hash, status: 201, body: view }))

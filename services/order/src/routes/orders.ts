@@ -1,7 +1,7 @@
 import type { Database } from '@saga/messaging'
 import { errorResponses, HttpError, withHeaders } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
-import { DEFAULT_ORDER_DEADLINE_MS } from '../domain/order.js'
+import { DEFAULT_ORDER_DEADLINE_MS, type OrderCreatedVersion } from '../domain/order.js'
 import type { PrismaClient } from '../generated/prisma/client.js'
 import { noMetrics, type OrderMetrics } from '../metrics.js'
 import type { Tx } from '../plugins/db.js'
@@ -32,6 +32,8 @@ export interface OrderRoutesOptions {
   clock: () => Date
   /** ORDER_DEADLINE_MS for new orders; default `DEFAULT_ORDER_DEADLINE_MS`. */
   deadlineMs?: number | undefined
+  /** ORDER_CREATED_VERSION: the version of OrderCreated new orders are announced with; default 1. */
+  orderCreatedVersion?: OrderCreatedVersion | undefined
   /** Told of each new order's deadline (ms from now), so the scheduler can wake earlier for it. */
   onDeadline?: ((inMs: number) => void) | undefined
   metrics?: OrderMetrics | undefined
@@ -55,7 +57,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
 
 /** POST /orders: places an order (idempotent with an Idempotency-Key) and tells the deadline scheduler. */
 function createOrderRoute(app: OrderApp, options: OrderRoutesOptions): void {
-  const { db, database, clock, deadlineMs, onDeadline } = options
+  const { db, database, clock, deadlineMs, orderCreatedVersion, onDeadline } = options
   app.post(
     '/orders',
     {
@@ -78,7 +80,11 @@ function createOrderRoute(app: OrderApp, options: OrderRoutesOptions): void {
     },
     async (request, reply) => {
       const idempotencyKey = request.headers['idempotency-key']
-      const result = await createOrder({ db, database, clock }, request.body, { idempotencyKey, deadlineMs })
+      const result = await createOrder({ db, database, clock }, request.body, {
+        idempotencyKey,
+        deadlineMs,
+        orderCreatedVersion,
+      })
       if (result.kind === 'key-reused') {
         throw new HttpError(409, 'This Idempotency-Key was already used with a different request body', [
           { path: 'headers.idempotency-key', issue: 'already used for a different request body' },

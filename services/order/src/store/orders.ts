@@ -7,7 +7,7 @@
  * prepares each once per connection.
  */
 import { createHash } from 'node:crypto'
-import { Currency, OrderCreated, PaymentProcessed, StockReserved } from '@saga/contracts'
+import { Currency, PaymentProcessed, StockReserved, type OrderCreatedV2 } from '@saga/contracts'
 import type pg from 'pg'
 import type { OrderStatus, Transition } from '../domain/order.js'
 import type { PrismaClient } from '../generated/prisma/client.js'
@@ -15,8 +15,13 @@ import type { Tx } from '../plugins/db.js'
 
 /** A new order's row, lines and first timeline entry (its OrderCreated), as `insertOrder` writes them. */
 export interface NewOrder {
-  /** The OrderCreated payload: the order's facts (amounts in minor units), also the timeline entry's data. */
-  order: OrderCreated
+  /** The order's facts as OrderCreated v2 has them (amounts in minor units): the row and its lines. */
+  order: OrderCreatedV2
+  /**
+   * The OrderCreated as published (`order.created.v1` or `.v2` and its payload): the timeline entry's
+   * type and data.
+   */
+  fact: { type: string; payload: unknown }
   /** The OrderCreated outbox row's message id, the timeline entry's key. */
   messageId: string
   /** created_at, updated_at and the timeline entry's times: the service's clock. */
@@ -35,7 +40,7 @@ export interface NewOrder {
  */
 export async function insertOrder(
   tx: Tx,
-  { order, messageId, createdAt, deadlineMs }: NewOrder,
+  { order, fact, messageId, createdAt, deadlineMs }: NewOrder,
 ): Promise<Date> {
   const address = order.shippingAddress
   const { rows } = await tx.query<{ deadline_at: Date }>({
@@ -58,8 +63,8 @@ export async function insertOrder(
     values: [
       order.orderId,
       order.customerId,
-      order.currency,
-      order.totalAmount,
+      order.total.currency,
+      order.total.amount,
       order.paymentMethod,
       address.name,
       address.line1,
@@ -72,8 +77,8 @@ export async function insertOrder(
       order.lines.map((line) => line.unitPrice),
       deadlineMs,
       messageId,
-      OrderCreated.type,
-      JSON.stringify(order),
+      fact.type,
+      JSON.stringify(fact.payload),
     ],
   })
   const deadlineAt = rows[0]?.deadline_at

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { OrderCreated, PaymentFailed, PaymentProcessed } from '@saga/contracts'
+import { OrderCreatedV1toV2, OrderCreatedV2, PaymentFailed, PaymentProcessed } from '@saga/contracts'
 import { enqueue, nextEvent, type HandlerDefinition, type ReactionDeps } from '@saga/messaging'
 import { answerDelayMs, charge, DEFAULT_SLOW_TOKEN_DELAY_MS } from '../domain/provider.js'
 import type { Tx } from '../plugins/db.js'
@@ -18,17 +18,20 @@ import { cancellations, savePayment } from '../store.js'
  * (the simulated provider is slow, see `answerDelayMs`), before the lock, so a cancel handled
  * meanwhile is recorded and the charge then sees it; the wait holds this handler's transaction and
  * its batch, so it is for trying a cancel by hand, not for load.
+ * Reads both versions of OrderCreated: v2, and v1 upcast to v2 at the inbox (`OrderCreatedV1toV2`),
+ * so it runs beside an order service that still announces orders with v1.
  */
 export function processPaymentWhenOrderCreated(
   deps: ReactionDeps,
   { slowTokenDelayMs = DEFAULT_SLOW_TOKEN_DELAY_MS }: { slowTokenDelayMs?: number } = {},
-): HandlerDefinition<Tx, OrderCreated> {
+): HandlerDefinition<Tx, OrderCreatedV2> {
   return {
     name: 'process-payment-when-order-created',
-    message: OrderCreated,
+    message: OrderCreatedV2,
+    upcasts: [OrderCreatedV1toV2],
     async handle(message, tx) {
       const order = message.payload
-      const { orderId } = order
+      const { orderId, total } = order
       const paymentId = randomUUID()
       const now = deps.clock()
       const log = { orderId, paymentId, messageId: message.id, correlationId: message.correlationId }
@@ -44,16 +47,16 @@ export function processPaymentWhenOrderCreated(
       }
       const outcome = charge({
         paymentMethod: order.paymentMethod,
-        amount: order.totalAmount,
-        currency: order.currency,
+        amount: total.amount,
+        currency: total.currency,
       })
       const saved = await savePayment(tx, {
         id: paymentId,
         orderId,
         customerId: order.customerId,
         status: outcome.outcome === 'captured' ? 'CAPTURED' : 'DECLINED',
-        amount: order.totalAmount,
-        currency: order.currency,
+        amount: total.amount,
+        currency: total.currency,
         paymentMethod: order.paymentMethod,
         declineReason: outcome.outcome === 'declined' ? outcome.reason : null,
         createdAt: now,
@@ -66,8 +69,8 @@ export function processPaymentWhenOrderCreated(
         orderId,
         customerId: order.customerId,
         paymentId,
-        amount: order.totalAmount,
-        currency: order.currency,
+        amount: total.amount,
+        currency: total.currency,
       }
       // What either event follows from: this OrderCreated, for this order, now.
       const follow = { cause: message, aggregateId: orderId, occurredAt: now }
@@ -75,7 +78,7 @@ export function processPaymentWhenOrderCreated(
         const { lines, shippingAddress } = order
         const payload = { ...common, lines, shippingAddress, processedAt: now.toISOString() }
         await enqueue(tx, nextEvent(PaymentProcessed, { ...follow, payload }))
-        deps.logger.debug({ ...log, amount: order.totalAmount, currency: order.currency }, 'payment captured')
+        deps.logger.debug({ ...log, amount: total.amount, currency: total.currency }, 'payment captured')
         return
       }
       const { reason, message: detail } = outcome

@@ -45,6 +45,17 @@ export function eventName(routingKey: string): string {
     .join('')
 }
 
+/**
+ * A fact's name from its versioned type, as the contracts name each version (`eventNameOf`):
+ * `payment.processed.v1` -> `PaymentProcessed`, `order.created.v2` -> `OrderCreatedV2`; a type
+ * without a version suffix is named like its routing key. So two versions of one event read apart.
+ */
+export function factName(type: string): string {
+  const version = /\.v(\d+)$/.exec(type)?.[1]
+  const name = eventName(type.replace(/\.v\d+$/, ''))
+  return version === undefined || version === '1' ? name : `${name}V${version}`
+}
+
 /** The first 8 characters of a UUID, for tight columns (the full id is in the title). */
 export const shortId = (id: string): string => id.slice(0, 8)
 

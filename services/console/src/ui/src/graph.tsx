@@ -13,7 +13,7 @@ import {
 import '@xyflow/react/dist/style.css'
 import { useMemo } from 'react'
 import type { CausalEdge, FactNode } from './api.js'
-import { clock, eventName } from './format.js'
+import { clock, factName } from './format.js'
 
 const WIDTH = 200
 const HEIGHT = 78
@@ -42,7 +42,7 @@ function FactBox({ data }: NodeProps<FactFlowNode>) {
       title={fact.id}
     >
       <Handle type="target" position={Position.Left} />
-      <div className="name">{eventName(fact.routingKey)}</div>
+      <div className="name">{factName(fact.type)}</div>
       <div className="meta">
         {fact.producer ?? '?'} · {fact.state} · {clock(fact.occurredAt)}
       </div>

@@ -1,12 +1,12 @@
 import type { FactNode } from './api.js'
-import { between, clock, duration, eventName, shortId } from './format.js'
+import { between, clock, duration, factName, shortId } from './format.js'
 
 /** One fact's row: committed → published → consumed by each handler, attempts, state and errors. */
 function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
   return (
     <tr data-testid="hop-row" data-message-id={f.id} data-branch={f.branch} data-late={f.late}>
       <td className={`branch-${f.branch}`} title={f.id}>
-        {eventName(f.routingKey)} <span className="mono muted">{shortId(f.id)}</span>
+        {factName(f.type)} <span className="mono muted">{shortId(f.id)}</span>
         {f.late && <strong title="occurred after the order had ended"> late</strong>}
         {trace && (
           <>

@@ -1,7 +1,7 @@
 import { useState } from 'react'
 import type { PlannedRequest } from './actions.js'
 import type { PlacedDeadLetter, PlacedRecord } from './api.js'
-import { clock, eventName } from './format.js'
+import { clock, factName } from './format.js'
 
 /** Toggles `id` in a set held in state. */
 function useSelection() {
@@ -75,7 +75,7 @@ function DeadLetterRow(props: {
         </td>
       )}
       <td title={id ?? 'no message id'}>
-        {d.routingKey === null ? (d.type ?? 'unknown') : eventName(d.routingKey)}
+        {d.routingKey === null ? (d.type ?? 'unknown') : factName(d.type ?? d.routingKey)}
       </td>
       <td className="mono">
         {d.service} / {d.queue}
@@ -192,7 +192,7 @@ export function ParkedRows({ rows, canAct, busy, start }: RepairProps<PlacedReco
                   />
                 </td>
               )}
-              <td title={r.id}>{eventName(r.routingKey)}</td>
+              <td title={r.id}>{factName(r.type)}</td>
               <td>{r.service}</td>
               <td className="num">{r.attempts}</td>
               <td className="mono">{r.lastError ?? ''}</td>
