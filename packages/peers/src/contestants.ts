@@ -43,7 +43,8 @@ export async function freePort(): Promise<number> {
   })
 }
 
-const SERVER = fileURLToPath(new URL('./server.js', import.meta.url))
+// The built server, from src/ (tests) as from dist/.
+const SERVER = fileURLToPath(new URL('../dist/server.js', import.meta.url))
 const RESTATE_BIN = (): string => {
   const pkg = fileURLToPath(import.meta.resolve('@restatedev/restate-server-linux-x64/package.json'))
   return join(pkg, '..', 'bin', 'restate-server')

@@ -8,6 +8,7 @@
  */
 import * as restate from '@restatedev/restate-sdk'
 import type pg from 'pg'
+
 import type { Peer } from '../api.js'
 import type { Order } from '../rules.js'
 import {
@@ -21,6 +22,19 @@ import {
   ship,
   type Sql,
 } from '../store.js'
+
+// The SDK calls Promise.withResolvers (Node 22+, the repository's engines); this machine's Node 20
+// lacks it. Same semantics as the built-in, installed only where it is missing.
+const promises = Promise as unknown as { withResolvers?: unknown }
+promises.withResolvers ??= function withResolvers<T>() {
+  let resolve!: (value: T) => void
+  let reject!: (reason?: unknown) => void
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
 
 /** The workflow's name in Restate; one workflow per order id. */
 const WORKFLOW = 'OrderSaga'
