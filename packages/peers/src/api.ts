@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import type pg from 'pg'
 import type { Order } from './rules.js'
-import { setStock } from './store.js'
+import { clientSql, setStock } from './store.js'
 
 /** What a peer plugs into the HTTP facade: how it accepts a new order (records it and starts its saga durably). */
 export interface Peer {
@@ -27,7 +27,7 @@ async function listOrders(pool: pg.Pool, query: URLSearchParams): Promise<unknow
     const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
     where.push(`(created_at, id) < ($${values.push(createdAt)}::timestamptz, $${values.push(id)}::uuid)`)
   }
-  const { rows } = await pool.query(
+  const { rows } = await pool.query<{ id: string; cursor: string } & Record<string, unknown>>(
     `SELECT ${ORDER_COLUMNS} FROM orders ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
     values,
@@ -47,7 +47,7 @@ const readBody = (req: http.IncomingMessage): Promise<unknown> =>
       try {
         resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined)
       } catch (error) {
-        reject(error)
+        reject(error instanceof Error ? error : new Error(String(error)))
       }
     })
     req.on('error', reject)
@@ -78,7 +78,7 @@ export function createApi(pool: pg.Pool, peer: Peer): http.Server {
       const stock = /^\/stock\/([^/]+)$/.exec(url.pathname)
       if (req.method === 'PUT' && stock) {
         const { available } = (await readBody(req)) as { available: number }
-        await setStock((t, v) => pool.query(t, v), decodeURIComponent(stock[1]!), available)
+        await setStock(clientSql(pool), decodeURIComponent(stock[1]!), available)
         return answer(200, { sku: stock[1], available })
       }
       if (req.method === 'GET' && url.pathname === '/health') return answer(200, { ok: true })

@@ -11,6 +11,8 @@ export interface BenchOptions {
   rounds: number
   /** Seconds of placing per rate step. */
   seconds: number
+  /** Seconds at 25/s before the ladder, left out of the figures (JIT, pools, caches); 0 = none. */
+  warmupSeconds: number
   /** The highest rate tried (orders/s); the ladder is 50, 100, 150 ... */
   maxRate: number
   /** Admin PostgreSQL URL (creates and drops the run's databases). */
@@ -19,6 +21,14 @@ export interface BenchOptions {
   runId: string
   drainTimeoutMs: number
   log: (line: string) => void
+}
+
+// The stop of every contestant running now, for `stopRunning` (an interrupted run).
+const running = new Set<() => Promise<void>>()
+
+/** Stops every contestant still running (their processes, their databases): for SIGINT and SIGTERM. */
+export async function stopRunning(): Promise<void> {
+  await Promise.allSettled([...running].map((stop) => stop()))
 }
 
 /** One contestant in one round. */
@@ -37,7 +47,7 @@ export interface RoundResult {
 }
 
 /**
- * One contestant's round: starts it, runs the rate ladder (50/s and 100/s always, then +50/s while
+ * One contestant's round: starts it, warms it up, runs the rate ladder (50/s and 100/s always, then +50/s while
  * each step holds, up to `maxRate`), checks the invariants, and stops it (its databases dropped).
  */
 async function runRound(options: BenchOptions, contestant: Contestant, round: number): Promise<RoundResult> {
@@ -54,9 +64,23 @@ async function runRound(options: BenchOptions, contestant: Contestant, round: nu
   const prefix = `${options.runId}r${round}_`
   try {
     const target = await contestant.start(prefix, options.postgresUrl)
+    const stop = () => target.stop()
+    running.add(stop)
     try {
       const meter = createTreeMeter(target.roots)
       let firstOrder = 0
+      if (options.warmupSeconds > 0) {
+        const warm = await measureStep({
+          ...options,
+          http,
+          target,
+          meter,
+          rate: 25,
+          seconds: options.warmupSeconds,
+          firstOrder,
+        })
+        firstOrder += warm.accepted + warm.refused
+      }
       for (let rate = 50; rate <= options.maxRate; rate += 50) {
         const step = await measureStep({ ...options, http, target, meter, rate, firstOrder })
         firstOrder += step.accepted + step.refused
@@ -74,7 +98,8 @@ async function runRound(options: BenchOptions, contestant: Contestant, round: nu
       result.verdict = await target.check()
       options.log(`${contestant.name} round ${round} invariants: ${describeVerdict(result.verdict)}`)
     } finally {
-      await target.stop()
+      running.delete(stop)
+      await stop()
     }
   } catch (error) {
     result.verdict = { error: error instanceof Error ? error.message : String(error) }

@@ -4,8 +4,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { createCli, packageVersion, parse, runCli } from '@saga/cli-kit'
 import { machineLine } from '@saga/load/dist/report.js'
-import { runBench } from './bench.js'
-import { CONTESTANTS } from './contestants.js'
+import { runBench, stopRunning } from './bench.js'
+import { dropDatabases } from './databases.js'
+import { PEERS, type Contestant } from './contestants.js'
+import { fleet } from './fleet.js'
 import { comparisonTable } from './table.js'
 
 const DOCS = fileURLToPath(new URL('../../../docs/performance.md', import.meta.url))
@@ -34,6 +36,9 @@ async function writeDocs(section: string): Promise<void> {
   console.log(`wrote ${DOCS}`)
 }
 
+/** Everything a round runs, in its order (A B C D). */
+const CONTESTANTS: Record<string, Contestant> = { ...PEERS, fleet }
+
 const program = createCli({
   name: 'npm run bench:peers --',
   description:
@@ -50,7 +55,13 @@ const program = createCli({
     300,
   )
   .option('--only <names>', `comma-separated subset of ${Object.keys(CONTESTANTS).join(',')}`)
-  .option('--quick', 'a short look: 1 round, 5 s per step, 50/s and 100/s only')
+  .option(
+    '--warmup <s>',
+    'seconds at 25/s before the measured steps (not in the figures)',
+    parse.positiveNumber,
+    10,
+  )
+  .option('--quick', 'a short look: 1 round, 5 s per step, 50/s and 100/s only, 3 s of warm-up')
   .option(
     '--drain-timeout <s>',
     'seconds to wait after a step for its orders to finish',
@@ -71,12 +82,24 @@ await runCli(
       rounds: quick ? 1 : options.rounds,
       seconds: quick ? 5 : options.seconds,
       maxRate: quick ? 100 : options.maxRate,
+      warmupSeconds: quick ? 3 : options.warmup,
+    }
+    const postgresUrl = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+    const runId = `peers_${Date.now().toString(36)}_`
+    // Interrupted: stop what runs and drop the run's databases before exiting.
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        console.error(`[bench:peers] ${signal}: stopping the contestants and dropping ${runId}* databases`)
+        void stopRunning()
+          .then(() => dropDatabases(postgresUrl, runId))
+          .finally(() => process.exit(130))
+      })
     }
     const results = await runBench({
       ...settings,
       contestants: names.map((n) => CONTESTANTS[n]!),
-      postgresUrl: process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
-      runId: `peers_${Date.now().toString(36)}_`,
+      postgresUrl,
+      runId,
       drainTimeoutMs: options.drainTimeout * 1_000,
       log: (line) => console.error(`[bench:peers] ${line}`),
     })
@@ -88,7 +111,7 @@ await runCli(
           `Machine: ${machine}.`,
           '',
           `\`npm run bench:peers${quick ? ' -- --quick' : ''}\`: ${settings.rounds} round(s), contestants alternating; ` +
-            `steps of ${settings.seconds} s at 50, 100 ... ${settings.maxRate} orders/s (1 in 20 declined, 1 in 20 out of ` +
+            `${settings.warmupSeconds} s at 25/s to warm up, then steps of ${settings.seconds} s at 50, 100 ... ${settings.maxRate} orders/s (1 in 20 declined, 1 in 20 out of ` +
             'stock, 1 in 20 to an unsupported country); a step holds while every POST is accepted, POST → final p99 ≤ 1 s ' +
             'and completions keep pace. Cells: median (min–max) over the rounds. CPU: every process of the contestant, ' +
             'its PostgreSQL backends and (the fleet) RabbitMQ, from /proc. Memory: resident, its own processes ' +

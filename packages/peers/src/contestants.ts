@@ -86,7 +86,7 @@ async function startRestateServer(): Promise<{
 }
 
 /** Waits until `url` answers 2xx (polled every 200 ms); throws after `timeoutMs`. */
-async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const ok = await fetch(url).then(
@@ -153,8 +153,8 @@ function peer(kind: 'pgboss' | 'dbos' | 'restate', name: string): Contestant {
   }
 }
 
-/** The contestants by name, in the order a round runs them. */
-export const CONTESTANTS: Record<string, Contestant> = {
+/** The peers by name, in the order a round runs them (cli.ts adds the fleet after them). */
+export const PEERS: Record<string, Contestant> = {
   dbos: peer('dbos', 'DBOS'),
   restate: peer('restate', 'Restate'),
   pgboss: peer('pgboss', 'pg-boss'),

@@ -103,8 +103,8 @@ export async function startProcess(
         }
       }
     }
-    child.stdout!.on('data', onLine)
-    child.stderr!.on('data', onLine)
+    child.stdout.on('data', onLine)
+    child.stderr.on('data', onLine)
     child.once('exit', (code) => {
       clearTimeout(timer)
       reject(new Error(`${label} exited (${code}) before it was ready:\n${tail.join('\n')}`))

@@ -9,8 +9,11 @@
 import pg from 'pg'
 import { declineReason, INITIAL_STOCK, orderTotal, ships, type Line, type Order } from './rules.js'
 
-/** Runs one statement: pg's `Client.query`, a pool, or pg-boss's transaction `executeSql`. */
-export type Sql = (text: string, values?: unknown[]) => Promise<{ rows: any[] }>
+/**
+ * Runs one statement: pg's `Client.query`, a pool, or pg-boss's transaction `executeSql`. `R` is
+ * the shape of a row the caller expects (not checked).
+ */
+export type Sql = <R = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<{ rows: R[] }>
 
 /** The tables; created once per peer database before its server starts. */
 export const SCHEMA = `
@@ -43,8 +46,7 @@ export async function createSchema(databaseUrl: string): Promise<void> {
   await client.connect()
   try {
     await client.query(SCHEMA)
-    for (const [sku, units] of Object.entries(INITIAL_STOCK))
-      await setStock((t, v) => client.query(t, v), sku, units)
+    for (const [sku, units] of Object.entries(INITIAL_STOCK)) await setStock(clientSql(client), sku, units)
   } finally {
     await client.end()
   }
@@ -74,9 +76,12 @@ export async function charge(sql: Sql, order: Order): Promise<{ captured: boolea
      ON CONFLICT (order_id) DO NOTHING`,
     [order.id, amount, reason ? 'declined' : 'captured', reason ?? null],
   )
-  const { rows } = await sql('SELECT status, decline_reason FROM payments WHERE order_id = $1', [order.id])
-  return rows[0].status === 'declined'
-    ? { captured: false, reason: rows[0].decline_reason }
+  const { rows } = await sql<{ status: string; decline_reason: string }>(
+    'SELECT status, decline_reason FROM payments WHERE order_id = $1',
+    [order.id],
+  )
+  return rows[0]!.status === 'declined'
+    ? { captured: false, reason: rows[0]!.decline_reason }
     : { captured: true }
 }
 
@@ -103,16 +108,19 @@ export async function reserve(
     [orderId, JSON.stringify(items)],
   )
   if (claimed.rows.length === 0) {
-    const { rows } = await sql('SELECT status FROM reservations WHERE order_id = $1', [orderId])
-    return rows[0].status === 'reserved' ? { reserved: true } : { reserved: false, reason: rows[0].status }
+    const { rows } = await sql<{ status: string }>('SELECT status FROM reservations WHERE order_id = $1', [
+      orderId,
+    ])
+    return rows[0]!.status === 'reserved' ? { reserved: true } : { reserved: false, reason: rows[0]!.status }
   }
   const want = new Map<string, number>()
   for (const line of items) want.set(line.sku, (want.get(line.sku) ?? 0) + line.quantity)
   const skus = [...want.keys()].sort()
-  const { rows } = await sql('SELECT sku, available FROM stock WHERE sku = ANY($1) ORDER BY sku FOR UPDATE', [
-    skus,
-  ])
-  const available = new Map(rows.map((r: { sku: string; available: number }) => [r.sku, r.available]))
+  const { rows } = await sql<{ sku: string; available: number }>(
+    'SELECT sku, available FROM stock WHERE sku = ANY($1) ORDER BY sku FOR UPDATE',
+    [skus],
+  )
+  const available = new Map(rows.map((r) => [r.sku, r.available]))
   const refusal = skus.some((s) => !available.has(s))
     ? 'unknown_sku'
     : skus.some((s) => available.get(s)! < want.get(s)!)
@@ -131,12 +139,12 @@ export async function reserve(
 
 /** Gives a reservation's units back once (a no-op when released already or never reserved). Inside a transaction. */
 export async function release(sql: Sql, orderId: string): Promise<void> {
-  const { rows } = await sql(
+  const { rows } = await sql<{ lines: Line[] }>(
     `UPDATE reservations SET status = 'released' WHERE order_id = $1 AND status = 'reserved' RETURNING lines`,
     [orderId],
   )
   if (rows.length === 0) return
-  const lines = rows[0].lines as Line[]
+  const lines = rows[0]!.lines
   await sql(
     `UPDATE stock SET available = available + w.quantity
      FROM (SELECT sku, sum(quantity)::int AS quantity FROM unnest($1::text[], $2::int[]) AS l(sku, quantity) GROUP BY sku) AS w
@@ -156,8 +164,10 @@ export async function ship(sql: Sql, order: Order): Promise<{ shipped: boolean; 
       ok ? `SP${order.id.replaceAll('-', '').slice(0, 12).toUpperCase()}` : null,
     ],
   )
-  const { rows } = await sql('SELECT status FROM shipments WHERE order_id = $1', [order.id])
-  return rows[0].status === 'created' ? { shipped: true } : { shipped: false, reason: rows[0].status }
+  const { rows } = await sql<{ status: string }>('SELECT status FROM shipments WHERE order_id = $1', [
+    order.id,
+  ])
+  return rows[0]!.status === 'created' ? { shipped: true } : { shipped: false, reason: rows[0]!.status }
 }
 
 /** Moves a PENDING order to CONFIRMED, or CANCELLED with `reason`; a final order never changes again. */
@@ -168,12 +178,17 @@ export async function finish(sql: Sql, orderId: string, reason?: string): Promis
   )
 }
 
+/** A pg client or pool as `Sql`. */
+export const clientSql =
+  (client: Pick<pg.Pool, 'query'>): Sql =>
+  async <R>(text: string, values?: unknown[]) => ({ rows: (await client.query(text, values)).rows as R[] })
+
 /** Runs `work` in one transaction on a client of `pool`: committed when it returns, rolled back when it throws. */
 export async function inTransaction<T>(pool: pg.Pool, work: (sql: Sql) => Promise<T>): Promise<T> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
-    const result = await work((text, values) => client.query(text, values))
+    const result = await work(clientSql(client))
     await client.query('COMMIT')
     return result
   } catch (error) {

@@ -2,7 +2,7 @@ import { POSTGRES_URL } from '@saga/testkit'
 import { createHttpClient } from '@saga/load/dist/http.js'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { CONTESTANTS } from '../src/contestants.js'
+import { PEERS } from '../src/contestants.js'
 import { databaseUrl } from '../src/databases.js'
 import { measureStep } from '../src/measure.js'
 import { createTreeMeter } from '../src/procs.js'
@@ -25,7 +25,7 @@ describe('npm run bench:peers (smoke: pg-boss, 20 orders)', () => {
   it('when 20 orders of the failure mix go through the pg-boss peer, then each ends as its rules say, the invariants hold (and report a unit taken twice and a refund undone), and its database is gone after', async () => {
     const prefix = `peers_smoke_${process.pid}_`
     const http = createHttpClient(16)
-    const target = await CONTESTANTS.pgboss!.start(prefix, POSTGRES_URL)
+    const target = await PEERS.pgboss!.start(prefix, POSTGRES_URL)
     try {
       const step = await measureStep({
         http,

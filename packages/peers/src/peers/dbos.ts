@@ -12,6 +12,7 @@ import type { Peer } from '../api.js'
 import type { Order } from '../rules.js'
 import {
   charge,
+  clientSql,
   finish,
   inTransaction,
   insertOrder,
@@ -19,14 +20,13 @@ import {
   release,
   reserve,
   ship,
-  type Sql,
 } from '../store.js'
 
 const RETRIES = { retriesAllowed: true, maxAttempts: 5, intervalSeconds: 0.1 }
 
 /** Registers the workflow against `pool` (the business tables); done once per process. */
 function orderSaga(pool: pg.Pool) {
-  const sql: Sql = (text, values) => pool.query(text, values)
+  const sql = clientSql(pool)
   const step = <T>(name: string, run: () => Promise<T>) => DBOS.runStep(run, { name, ...RETRIES })
   return DBOS.registerWorkflow(
     async (order: Order): Promise<void> => {
@@ -63,7 +63,7 @@ export async function startDbos(databaseUrl: string, pool: pg.Pool): Promise<Pee
   await DBOS.launch()
   return {
     async accept(order) {
-      await insertOrder((text, values) => pool.query(text, values), order)
+      await insertOrder(clientSql(pool), order)
       await DBOS.startWorkflow(saga, { workflowID: order.id })(order)
     },
     stop: () => DBOS.shutdown(),

@@ -10,7 +10,7 @@ import pg from 'pg'
 import { PgBoss, type Db, type Job } from 'pg-boss'
 import type { Peer } from '../api.js'
 import type { Order } from '../rules.js'
-import { charge, finish, insertOrder, refund, release, reserve, ship, type Sql } from '../store.js'
+import { charge, clientSql, finish, insertOrder, refund, release, reserve, ship, type Sql } from '../store.js'
 
 /** A step's job: the order, and for compensations and the end the reason it is cancelled. */
 interface StepJob {
@@ -58,7 +58,9 @@ export async function startPgBoss(databaseUrl: string, pool: pg.Pool): Promise<P
       queue,
       { transactional: true, batchSize: 20, burstWhenBatchFull: true, localConcurrency: 2 } as const,
       async (jobs: Job<StepJob>[], tx: Db) => {
-        const sql: Sql = (text, values) => tx.executeSql(text, values)
+        const sql = clientSql({
+          query: (text: string, values?: unknown[]) => tx.executeSql(text, values),
+        } as Pick<pg.Pool, 'query'>)
         const send: Send = (next, data) => boss.send(next, data as object, { db: tx })
         for (const job of jobs) await step(sql, job.data, send)
       },
@@ -69,9 +71,13 @@ export async function startPgBoss(databaseUrl: string, pool: pg.Pool): Promise<P
       const client = await pool.connect()
       try {
         await client.query('BEGIN')
-        const sql: Sql = (text, values) => client.query(text, values)
+        const sql = clientSql(client)
         await insertOrder(sql, order)
-        await boss.send('charge', { order }, { db: { executeSql: sql } })
+        await boss.send(
+          'charge',
+          { order },
+          { db: { executeSql: (text, values) => client.query(text, values) } },
+        )
         await client.query('COMMIT')
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined)

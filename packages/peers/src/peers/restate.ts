@@ -13,6 +13,7 @@ import type { Peer } from '../api.js'
 import type { Order } from '../rules.js'
 import {
   charge,
+  clientSql,
   finish,
   inTransaction,
   insertOrder,
@@ -20,7 +21,6 @@ import {
   release,
   reserve,
   ship,
-  type Sql,
 } from '../store.js'
 
 // The SDK calls Promise.withResolvers (Node 22+, the repository's engines); this machine's Node 20
@@ -40,7 +40,7 @@ promises.withResolvers ??= function withResolvers<T>() {
 const WORKFLOW = 'OrderSaga'
 
 function orderSaga(pool: pg.Pool) {
-  const sql: Sql = (text, values) => pool.query(text, values)
+  const sql = clientSql(pool)
   return restate.workflow({
     name: WORKFLOW,
     handlers: {
@@ -85,7 +85,7 @@ export async function startRestate(pool: pg.Pool, endpointPort: number, ingressU
   })
   return {
     async accept(order) {
-      await insertOrder((text, values) => pool.query(text, values), order)
+      await insertOrder(clientSql(pool), order)
       const res = await fetch(`${ingressUrl}/${WORKFLOW}/${order.id}/run/send`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
