@@ -17,7 +17,7 @@ const HEADING = '## Side by side: DBOS, Restate, pg-boss'
 
 /**
  * Writes `section` between the peers markers of docs/performance.md; when the markers are absent,
- * adds them with their heading after the page's title. Formats with the repository's prettier settings.
+ * adds them with their heading before the page's first section. Formats with the repository's prettier settings.
  */
 async function writeDocs(section: string): Promise<void> {
   const current = existsSync(DOCS) ? readFileSync(DOCS, 'utf8') : '# Performance\n'
@@ -27,8 +27,10 @@ async function writeDocs(section: string): Promise<void> {
   let next: string
   if (start >= 0 && end > start) next = `${current.slice(0, start)}${block}${current.slice(end + END.length)}`
   else {
-    const titleEnd = current.indexOf('\n', current.indexOf('# ')) + 1
-    next = `${current.slice(0, titleEnd)}\n${HEADING}\n\n${block}\n\n${current.slice(titleEnd).trimStart()}`
+    // Before the first section after the title (its introduction stays first), or at the end.
+    const section = current.indexOf('\n## ')
+    const at = section >= 0 ? section + 1 : current.length
+    next = `${current.slice(0, at).trimEnd()}\n\n${HEADING}\n\n${block}\n\n${current.slice(at)}`
   }
   const prettier = await import('prettier')
   const options = (await prettier.resolveConfig(DOCS)) ?? {}
@@ -113,7 +115,7 @@ await runCli(
           `\`npm run bench:peers${quick ? ' -- --quick' : ''}\`: ${settings.rounds} round(s), contestants alternating; ` +
             `${settings.warmupSeconds} s at 25/s to warm up, then steps of ${settings.seconds} s at 50, 100 ... ${settings.maxRate} orders/s (1 in 20 declined, 1 in 20 out of ` +
             'stock, 1 in 20 to an unsupported country); a step holds while every POST is accepted, POST → final p99 ≤ 1 s ' +
-            'and completions keep pace. Cells: median (min–max) over the rounds. CPU: every process of the contestant, ' +
+            'and completions keep pace (held `< 50`: not even 50/s held). Cells: median (min–max) over the rounds. CPU: every process of the contestant, ' +
             'its PostgreSQL backends and (the fleet) RabbitMQ, from /proc. Memory: resident, its own processes ' +
             '(not PostgreSQL or RabbitMQ). packages/peers/README.md says what each one guarantees.',
           '',

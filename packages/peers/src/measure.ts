@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createServerCpu } from '@saga/load/dist/cpu.js'
+import { createServerCpu, machineCpuSeconds } from '@saga/load/dist/cpu.js'
 import type { HttpClient } from '@saga/load/dist/http.js'
 import { anyPendingSince, readOrders } from '@saga/load/dist/orders.js'
 import { placeOrders } from '@saga/load/dist/place.js'
@@ -27,6 +27,8 @@ export interface Step {
   largestBacklog: number
   /** CPU ms per completed saga, all of the contestant's processes, its PostgreSQL backends and (the fleet) the broker. */
   cpuMsPerSaga: number
+  /** Share of the whole machine's CPU busy during the step (every process, every user), 0..1; NaN when unreadable. */
+  machineBusy: number
   /** Why the step does not hold (p99 over 1 s, a backlog, refusals), or undefined when it holds. */
   notHeld: string | undefined
 }
@@ -60,6 +62,7 @@ export async function measureStep(options: StepOptions): Promise<Step> {
       return (await meter.sample()) + (s.postgres ?? 0) + (target.usesBroker ? (s.rabbitmq ?? 0) : 0)
     }
     const before = await cpu()
+    const machineBefore = await machineCpuSeconds()
     const placement = await placeOrders({
       http,
       orderUrl: target.url,
@@ -76,6 +79,7 @@ export async function measureStep(options: StepOptions): Promise<Step> {
       await sleep(250)
     }
     const after = await cpu()
+    const machineAfter = await machineCpuSeconds()
     const read = await readOrders(http, target.url, placement.ids, since)
     const sagas = [...read.sagas.values()]
     const done = sagas.filter((s) => s.terminalAt !== undefined)
@@ -94,6 +98,10 @@ export async function measureStep(options: StepOptions): Promise<Step> {
       p99: percentile(times, 99),
       largestBacklog: largestBacklog(sagas).size,
       cpuMsPerSaga: ((after - before) * 1_000) / Math.max(done.length, 1),
+      machineBusy:
+        machineBefore && machineAfter
+          ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
+          : Number.NaN,
       notHeld: undefined,
     }
     step.notHeld = whyNotHeld(step)

@@ -21,13 +21,14 @@ function verdicts(rounds: RoundResult[]): string {
 /**
  * The comparison as a markdown table, one row per contestant, each cell the median and (with
  * several rounds) the spread over its rounds: held sagas/s, p50/p99 POST -> final at 50/s and
- * 100/s (ms), CPU ms per saga at 50/s and 100/s, peak memory (MiB), invariants.
+ * 100/s (ms), CPU ms per saga at 50/s and 100/s, peak memory (MiB), how busy the whole machine was
+ * during its steps (%: another user's load shows here), invariants.
  */
 export function comparisonTable(results: readonly RoundResult[]): string {
   const names = [...new Set(results.map((r) => r.contestant))]
   const lines = [
-    '| | held sagas/s | p50 at 50/s (ms) | p99 at 50/s (ms) | p50 at 100/s (ms) | p99 at 100/s (ms) | CPU ms/saga at 50/s | CPU ms/saga at 100/s | peak memory (MiB) | invariants |',
-    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
+    '| | held sagas/s | p50 at 50/s (ms) | p99 at 50/s (ms) | p50 at 100/s (ms) | p99 at 100/s (ms) | CPU ms/saga at 50/s | CPU ms/saga at 100/s | peak memory (MiB) | machine busy (%) | invariants |',
+    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
   ]
   for (const name of names) {
     const rounds = results.filter((r) => r.contestant === name)
@@ -40,10 +41,12 @@ export function comparisonTable(results: readonly RoundResult[]): string {
           .map(pick),
         digits,
       )
+    const held = ran.every((r) => r.held === 0) && ran.length > 0 ? '< 50' : spread(ran.map((r) => r.held))
+    const busy = spread(ran.flatMap((r) => r.steps.map((s) => s.machineBusy * 100)))
     lines.push(
-      `| ${name} | ${spread(ran.map((r) => r.held))} | ${col(50, (s) => s.p50)} | ${col(50, (s) => s.p99)} | ` +
+      `| ${name} | ${held} | ${col(50, (s) => s.p50)} | ${col(50, (s) => s.p99)} | ` +
         `${col(100, (s) => s.p50)} | ${col(100, (s) => s.p99)} | ${col(50, (s) => s.cpuMsPerSaga, 1)} | ` +
-        `${col(100, (s) => s.cpuMsPerSaga, 1)} | ${spread(ran.map((r) => r.peakRssMiB))} | ${verdicts(rounds)} |`,
+        `${col(100, (s) => s.cpuMsPerSaga, 1)} | ${spread(ran.map((r) => r.peakRssMiB))} | ${busy} | ${verdicts(rounds)} |`,
     )
   }
   return lines.join('\n')
