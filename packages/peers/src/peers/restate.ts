@@ -6,6 +6,7 @@
  * succeeded pushes its undo, a business refusal is a `TerminalError`, and the handler runs the
  * undos in reverse before cancelling the order.
  */
+import http2 from 'node:http2'
 import * as restate from '@restatedev/restate-sdk'
 import type pg from 'pg'
 
@@ -77,12 +78,14 @@ function orderSaga(pool: pg.Pool) {
  */
 export async function startRestate(pool: pg.Pool, endpointPort: number, ingressUrl: string): Promise<Peer> {
   const endpoint = restate.endpoint().bind(orderSaga(pool))
-  const server = await new Promise<import('node:http2').Http2Server>((resolve) => {
-    void import('node:http2').then((http2) => {
-      const h2 = http2.createServer(endpoint.http2Handler())
-      h2.listen(endpointPort, '127.0.0.1', () => resolve(h2))
-    })
+  const server = http2.createServer(endpoint.http2Handler())
+  // The Restate server keeps its HTTP/2 sessions open; stop() ends them so close() can finish.
+  const sessions = new Set<http2.ServerHttp2Session>()
+  server.on('session', (session) => {
+    sessions.add(session)
+    session.on('close', () => sessions.delete(session))
   })
+  await new Promise<void>((resolve) => server.listen(endpointPort, '127.0.0.1', resolve))
   return {
     async accept(order) {
       await insertOrder(clientSql(pool), order)
@@ -94,6 +97,10 @@ export async function startRestate(pool: pg.Pool, endpointPort: number, ingressU
       if (!res.ok) throw new Error(`Restate ingress answered ${res.status}: ${await res.text()}`)
       await res.arrayBuffer()
     },
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const session of sessions) session.destroy()
+      }),
   }
 }
