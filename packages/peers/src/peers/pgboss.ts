@@ -49,8 +49,11 @@ const STEPS: Record<string, (sql: Sql, job: StepJob, send: Send) => Promise<void
 
 /** Starts pg-boss on `databaseUrl` (its schema `pgboss` beside the business tables) and one worker per step. */
 export async function startPgBoss(databaseUrl: string, pool: pg.Pool): Promise<Peer> {
-  const boss = new PgBoss({ connectionString: databaseUrl, useListenNotify: true, max: 10 })
+  // Each transactional handler in flight holds a connection: 6 queues × localConcurrency 2 = 12, and
+  // pg-boss warns unless its pool has room beyond them for fetches, the listener and maintenance.
+  const boss = new PgBoss({ connectionString: databaseUrl, useListenNotify: true, max: 20 })
   boss.on('error', (error) => console.error('[pg-boss]', error))
+  boss.on('warning', (warning) => console.error('[pg-boss] warning:', warning.message))
   await boss.start()
   for (const [queue, step] of Object.entries(STEPS)) {
     await boss.createQueue(queue, { notify: true })
