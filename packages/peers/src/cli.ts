@@ -117,7 +117,10 @@ await runCli(
             'stock, 1 in 20 to an unsupported country); a step holds while every POST is accepted, POST → final p99 ≤ 1 s ' +
             'and completions keep pace (held `< 50`: not even 50/s held). Cells: median (min–max) over the rounds. CPU: every process of the contestant, ' +
             'its PostgreSQL backends and (the fleet) RabbitMQ, from /proc. Memory: resident, its own processes ' +
-            '(not PostgreSQL or RabbitMQ). packages/peers/README.md says what each one guarantees.',
+            '(not PostgreSQL or RabbitMQ). Machine busy: the whole machine during its steps, itself included; ' +
+            'well above its own share, other load ran too' +
+            `${quick ? ' (a --quick look, one round of short steps: not a reference figure)' : ''}. ` +
+            'packages/peers/README.md says what each one guarantees.',
           '',
           table,
         ].join('\n'),

@@ -22,7 +22,7 @@ function verdicts(rounds: RoundResult[]): string {
  * The comparison as a markdown table, one row per contestant, each cell the median and (with
  * several rounds) the spread over its rounds: held sagas/s, p50/p99 POST -> final at 50/s and
  * 100/s (ms), CPU ms per saga at 50/s and 100/s, peak memory (MiB), how busy the whole machine was
- * during its steps (%: another user's load shows here), invariants.
+ * during its steps (%, the contestant itself included), invariants.
  */
 export function comparisonTable(results: readonly RoundResult[]): string {
   const names = [...new Set(results.map((r) => r.contestant))]
