@@ -115,7 +115,7 @@ await runCli(
           `\`npm run bench:peers${quick ? ' -- --quick' : ''}\`: ${settings.rounds} round(s), contestants alternating; ` +
             `${settings.warmupSeconds} s at 25/s to warm up, then steps of ${settings.seconds} s at 50, 100 ... ${settings.maxRate} orders/s (1 in 20 declined, 1 in 20 out of ` +
             'stock, 1 in 20 to an unsupported country); a step holds while every POST is accepted, POST → final p99 ≤ 1 s ' +
-            'and completions keep pace (held `< 50`: not even 50/s held). Cells: median (min–max) over the rounds. CPU: every process of the contestant, ' +
+            'and no backlog grows (never more than 2 s of orders in flight; held `< 50`: not even 50/s held). Cells: median (min–max) over the rounds. CPU: every process of the contestant, ' +
             'its PostgreSQL backends and (the fleet) RabbitMQ, from /proc. Memory: resident, its own processes ' +
             '(not PostgreSQL or RabbitMQ). Machine busy: the whole machine during its steps, itself included; ' +
             'well above its own share, other load ran too' +
