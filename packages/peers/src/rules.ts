@@ -1,6 +1,6 @@
 /**
  * The outcome rules every peer applies, copied from the fleet so each decides an order the same way:
- * - payment (services/payment/src/domain/provider.ts): `tok_visa`, `tok_mastercard`, `tok_amex`
+ * - payment (services/payment/src/domain/provider.ts): `tok_visa`, `tok_mastercard`, `tok_amex`, `tok_slow` (without its delay)
  *   capture; `tok_chargeDeclined` declines with `card_declined`, `tok_insufficientFunds` with
  *   `insufficient_funds`, `tok_expiredCard` with `expired_card`, any other token with
  *   `invalid_payment_method`; amounts over 99,999,999 minor units with `amount_too_large`;
@@ -30,7 +30,7 @@ export interface Order {
 }
 
 const MAX_CHARGE_AMOUNT = 99_999_999
-const CAPTURING = new Set(['tok_visa', 'tok_mastercard', 'tok_amex'])
+const CAPTURING = new Set(['tok_visa', 'tok_mastercard', 'tok_amex', 'tok_slow'])
 const DECLINES: Readonly<Record<string, string>> = {
   tok_chargeDeclined: 'card_declined',
   tok_insufficientFunds: 'insufficient_funds',
