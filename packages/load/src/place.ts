@@ -33,6 +33,8 @@ export interface PlaceOptions {
   seconds: number
   /** Requests waiting for an answer beyond which sending pauses (and counts `late`). */
   maxInFlight: number
+  /** The body of order number `n` (0, 1, 2 ... in sending order); packages/load's happy-path `orderBody` when absent. */
+  body?: (n: number) => unknown
   /** Called about once a second with the placement so far (for the progress line). */
   onTick?: (placement: Placement, elapsedSeconds: number, inFlight: number) => void | Promise<void>
 }
@@ -44,7 +46,7 @@ export interface PlaceOptions {
  * second at most whatever the rate.
  */
 export async function placeOrders(options: PlaceOptions): Promise<Placement> {
-  const { http, orderUrl, rate, seconds, maxInFlight } = options
+  const { http, orderUrl, rate, seconds, maxInFlight, body = orderBody } = options
   const total = Math.round(rate * seconds)
   const placement: Placement = {
     ids: new Set(),
@@ -58,7 +60,7 @@ export async function placeOrders(options: PlaceOptions): Promise<Placement> {
   }
   const pending = new Set<Promise<void>>()
   const send = (n: number): void => {
-    const running = http.request('POST', `${orderUrl}/orders`, orderBody(n)).then((result) => {
+    const running = http.request('POST', `${orderUrl}/orders`, body(n)).then((result) => {
       const key = String(result.status)
       placement.statuses[key] = (placement.statuses[key] ?? 0) + 1
       if (result.status === 201) {
