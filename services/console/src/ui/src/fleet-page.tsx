@@ -1,3 +1,4 @@
+import { useConsole } from './context.js'
 import { useMemo } from 'react'
 import type { FleetSnapshot, OrderSummary, ServiceSnapshot } from './api.js'
 import { TimeChart, type Line } from './chart.js'
@@ -128,6 +129,7 @@ function ServiceRow({ s }: { s: ServiceSnapshot }) {
  * console has not read them since it started.
  */
 function QueueRows({ s }: { s: ServiceSnapshot }) {
+  const { zone } = useConsole()
   const { state, readAt, items } = s.queues
   if (state === 'unknown')
     return (
@@ -151,7 +153,7 @@ function QueueRows({ s }: { s: ServiceSnapshot }) {
         {q.queue}
         {stale && (
           <div className="stale-note" data-testid="queue-as-of" data-read-at={readAt ?? ''}>
-            as of {timeOfDay(readAt)}, {s.service} {s.health}
+            as of {timeOfDay(readAt, zone)}, {s.service} {s.health}
           </div>
         )}
       </td>
@@ -213,6 +215,7 @@ function Services({ services }: { services: ServiceSnapshot[] }) {
 /** `/`: the fleet now, live over SSE: orders per state, charts, services, queues, recent orders. */
 export function FleetPage() {
   const { snapshot, connected } = useLiveFleet()
+  const { zone } = useConsole()
   return (
     <>
       <h1>
@@ -225,7 +228,7 @@ export function FleetPage() {
         >
           <span className={`live-dot${connected ? ' connected' : ''}`} />
           {connected ? 'live' : 'reconnecting'}
-          {snapshot && ` · poll ${snapshot.seq} at ${new Date(snapshot.at).toLocaleTimeString()}`}
+          {snapshot && ` · poll ${snapshot.seq} at ${timeOfDay(snapshot.at, zone)}`}
         </small>
       </h1>
       {snapshot === null ? (

@@ -1,3 +1,4 @@
+import { useConsole } from './context.js'
 import { Graph, layout } from '@dagrejs/dagre'
 import {
   Background,
@@ -24,6 +25,7 @@ type FactFlowNode = Node<FactData, 'fact'>
 /** One fact: its name, producer, state and consumers; coloured and dashed by branch. */
 function FactBox({ data }: NodeProps<FactFlowNode>) {
   const { fact } = data
+  const { zone } = useConsole()
   const consumed = fact.consumers.filter((c) => c.receivedAt !== null).length
   const classes = ['fact', fact.branch, fact.kind]
   if (fact.late) classes.push('late')
@@ -44,7 +46,7 @@ function FactBox({ data }: NodeProps<FactFlowNode>) {
       <Handle type="target" position={Position.Left} />
       <div className="name">{eventName(fact.routingKey)}</div>
       <div className="meta">
-        {fact.producer ?? '?'} · {fact.state} · {clock(fact.occurredAt)}
+        {fact.producer ?? '?'} · {fact.state} · {clock(fact.occurredAt, zone)}
       </div>
       <div className="meta">
         consumed {consumed}/{fact.consumers.length}

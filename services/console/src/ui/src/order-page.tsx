@@ -12,6 +12,7 @@ import { DeadLetters, ParkedRows } from './repair.js'
 const REFRESH_PENDING_MS = 3_000
 
 function Header({ detail, now }: { detail: OrderDetail; now: number }) {
+  const { zone } = useConsole()
   const { order, deadline } = detail
   const left = deadline.timeLeftMs === null ? null : deadline.timeLeftMs - (now - Date.parse(detail.at))
   return (
@@ -25,11 +26,11 @@ function Header({ detail, now }: { detail: OrderDetail; now: number }) {
         </div>
         <div className="count">
           <div className="value">{money(order.total, order.currency)}</div>
-          <div className="label">placed {dateTime(order.createdAt)}</div>
+          <div className="label">placed {dateTime(order.createdAt, zone)}</div>
         </div>
         <div className="count">
           <div className="value" data-testid="order-deadline">
-            {dateTime(deadline.deadlineAt)}
+            {dateTime(deadline.deadlineAt, zone)}
           </div>
           <div className="label">deadline</div>
         </div>
@@ -51,6 +52,7 @@ function Header({ detail, now }: { detail: OrderDetail; now: number }) {
 }
 
 function RecordedActions({ detail }: { detail: OrderDetail }) {
+  const { zone } = useConsole()
   return (
     <table data-testid="recorded-actions">
       <thead>
@@ -66,7 +68,7 @@ function RecordedActions({ detail }: { detail: OrderDetail }) {
       <tbody>
         {detail.actions.map((a) => (
           <tr key={`${a.service}-${a.id}`} data-testid="recorded-action-row" data-action={a.action}>
-            <td>{dateTime(a.at)}</td>
+            <td>{dateTime(a.at, zone)}</td>
             <td>{a.service}</td>
             <td>{a.actor}</td>
             <td>{a.action}</td>
