@@ -1,3 +1,4 @@
+import { ORDER_STATUSES, WAITING_FOR } from '@saga/contracts/order-states'
 import { useConsole } from './context.js'
 import { useMemo } from 'react'
 import type { FleetSnapshot, OrderSummary, ServiceSnapshot } from './api.js'
@@ -36,24 +37,22 @@ function OrderCounts({ snapshot }: { snapshot: FleetSnapshot }) {
       <h2>Orders now</h2>
       {snapshot.orders.error !== null && <div className="warning">{snapshot.orders.error}</div>}
       <div className="counts">
-        <Count label="PENDING" value={stats?.byStatus.PENDING} testId="fleet-count-PENDING" />
-        <Count label="CONFIRMED" value={stats?.byStatus.CONFIRMED} testId="fleet-count-CONFIRMED" />
-        <Count label="CANCELLED" value={stats?.byStatus.CANCELLED} testId="fleet-count-CANCELLED" />
-        <Count
-          label="waiting for payment"
-          value={stats?.pendingByStep.payment}
-          testId="fleet-pending-payment"
-        />
-        <Count
-          label="waiting for inventory"
-          value={stats?.pendingByStep.inventory}
-          testId="fleet-pending-inventory"
-        />
-        <Count
-          label="waiting for shipment"
-          value={stats?.pendingByStep.shipment}
-          testId="fleet-pending-shipment"
-        />
+        {ORDER_STATUSES.map((status) => (
+          <Count
+            key={status}
+            label={status}
+            value={stats?.byStatus[status]}
+            testId={`fleet-count-${status}`}
+          />
+        ))}
+        {WAITING_FOR.map((step) => (
+          <Count
+            key={step}
+            label={`waiting for ${step}`}
+            value={stats?.pendingByStep[step]}
+            testId={`fleet-pending-${step}`}
+          />
+        ))}
         <Count label="past their deadline" value={stats?.pendingOverdue} testId="fleet-pending-overdue" />
       </div>
     </section>
