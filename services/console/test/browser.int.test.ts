@@ -9,6 +9,7 @@ let fleet: StubFleet
 let console_: RunningConsole
 let browser: Browser
 const fixture: OrderFixture = orderFixture()
+const TRACE_TEMPLATE = 'http://traces.invalid/trace/{traceId}'
 
 /** A page in a browser context of its own (its own storage), in `timezoneId`. */
 async function openPage(timezoneId: string): Promise<{ context: BrowserContext; page: Page }> {
@@ -18,7 +19,7 @@ async function openPage(timezoneId: string): Promise<{ context: BrowserContext; 
 
 beforeAll(async () => {
   fleet = await startStubFleet([fixture])
-  console_ = await startConsole(fleet.env)
+  console_ = await startConsole({ ...fleet.env, TRACE_URL_TEMPLATE: TRACE_TEMPLATE })
   browser = await launchBrowser()
 })
 
@@ -68,6 +69,57 @@ describe('the order page in a browser', () => {
       // The choice is the browser's: a reload keeps it.
       await page.reload()
       await expect.poll(() => deadline.innerText()).toBe('2026-12-01 12:10:00 UTC')
+    } finally {
+      await context.close()
+    }
+  })
+})
+
+describe("a fact's payload in a browser", () => {
+  it('when a node of the graph is clicked, then its payload, stored headers, CloudEvents attributes and trace link open', async () => {
+    const { context, page } = await openPage('UTC')
+    try {
+      await page.goto(`${console_.url}/orders/${fixture.orderId}`)
+      const node = page.locator(`[data-testid="graph-node"][data-message-id="${fixture.ids.processed}"]`)
+      await node.click()
+      const panel = page.locator(`[data-testid="fact-detail"][data-message-id="${fixture.ids.processed}"]`)
+      await panel.waitFor()
+      expect(await node.getAttribute('data-selected')).toBe('true')
+      const attribute = async (name: string) =>
+        (await panel.locator(`[data-testid="fact-attribute"][data-name="${name}"] td`).innerText()).trim()
+      expect(await attribute('id')).toBe(fixture.ids.processed)
+      expect(await attribute('source')).toBe('payment')
+      expect(await attribute('type')).toBe('payment.processed.v1')
+      expect(await attribute('subject')).toBe(fixture.orderId)
+      expect(await attribute('causationid')).toBe(fixture.ids.created)
+      const traceId = fixture.orderId.replaceAll('-', '')
+      expect(await attribute('traceparent')).toBe(`00-${traceId}-00f067aa0ba902b7-01`)
+      const header = panel.locator('[data-testid="fact-header"][data-name="correlationId"] td')
+      expect((await header.innerText()).trim()).toBe(fixture.orderId)
+      expect(JSON.parse(await panel.getByTestId('fact-payload').innerText())).toEqual({
+        orderId: fixture.orderId,
+      })
+      expect(await panel.getByTestId('fact-trace').getAttribute('href')).toBe(
+        TRACE_TEMPLATE.replace('{traceId}', traceId),
+      )
+
+      await panel.getByTestId('fact-close').click()
+      await panel.waitFor({ state: 'detached' })
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('when a fact is known only from a dead letter, then its payload opens and no attribute is made up', async () => {
+    const { context, page } = await openPage('UTC')
+    try {
+      await page.goto(`${console_.url}/orders/${fixture.orderId}`)
+      await page.locator(`[data-testid="graph-node"][data-message-id="${fixture.deadLetterId}"]`).click()
+      const panel = page.locator(`[data-testid="fact-detail"][data-message-id="${fixture.deadLetterId}"]`)
+      await panel.waitFor()
+      expect(await panel.getByTestId('fact-payload').innerText()).toBe('{}')
+      expect(await panel.getByTestId('fact-attributes').count()).toBe(0)
+      expect(await panel.getByTestId('fact-trace').count()).toBe(0)
     } finally {
       await context.close()
     }

@@ -91,6 +91,11 @@ function record(
     publishedAt: state === 'published' ? at(s + 1.5) : null,
     failedAt: state === 'parked' ? at(s + 1) : null,
     payload: { orderId: f.orderId },
+    headers: {
+      correlationId: f.orderId,
+      ...(cause === null ? {} : { causationId: cause }),
+      traceparent: `00-${f.orderId.replaceAll('-', '')}-00f067aa0ba902b7-01`,
+    },
   }
 }
 

@@ -3,6 +3,8 @@ import { useActionFlow } from './actions.js'
 import { api, ApiError, type OrderDetail } from './api.js'
 import { errorMessage, useConsole } from './context.js'
 import { dateTime, duration, money } from './format.js'
+import { traceLink } from './fact-detail.js'
+import { FactPanel } from './fact-panel.js'
 import { ChoreographyGraph } from './graph.js'
 import { HopsTable } from './hops.js'
 import { orderReadFailure } from './messages.js'
@@ -81,6 +83,38 @@ function RecordedActions({ detail }: { detail: OrderDetail }) {
   )
 }
 
+/** The causal graph; a click on a node opens its fact's panel below it. */
+function Choreography({ detail }: { detail: OrderDetail }) {
+  const [selectedId, setSelectedId] = useState<string | null>(null)
+  const selected = detail.nodes.find((n) => n.id === selectedId) ?? null
+  return (
+    <>
+      <section className="card">
+        <h2>Choreography</h2>
+        <p className="legend muted">
+          <span className="branch-forward">━ forward chain</span>
+          <span className="branch-compensation">╍ compensation branch (failures and undos)</span>
+          <span>purple outline: late fact</span>
+          <span>red ring: dead-lettered or parked</span>
+        </p>
+        <ChoreographyGraph
+          facts={detail.nodes}
+          edges={detail.edges}
+          selectedId={selectedId}
+          onSelect={setSelectedId}
+        />
+      </section>
+      {selected !== null && (
+        <FactPanel
+          fact={selected}
+          traceUrlTemplate={detail.traceUrlTemplate}
+          onClose={() => setSelectedId(null)}
+        />
+      )}
+    </>
+  )
+}
+
 /**
  * Reads the order, again every few seconds while it is PENDING; `now` ticks for the time left.
  * `failure` is what the page shows when it has no order to show after a failed read
@@ -136,10 +170,8 @@ export function OrderPage({ id }: { id: string }) {
   if (detail === null) return <p className="muted">Loading order {id}…</p>
   const canAct = session.signedIn
   const template = detail.traceUrlTemplate
-  const traceUrl = (messageId: string) => {
-    const traceId = detail.nodes.find((n) => n.id === messageId)?.traceId ?? null
-    return template === null || traceId === null ? null : template.replace('{traceId}', traceId)
-  }
+  const traceUrl = (messageId: string) =>
+    traceLink(template, detail.nodes.find((n) => n.id === messageId)?.traceId ?? null)
   return (
     <>
       <h1>
@@ -168,16 +200,7 @@ export function OrderPage({ id }: { id: string }) {
         </div>
       )}
       {flow.panel}
-      <section className="card">
-        <h2>Choreography</h2>
-        <p className="legend muted">
-          <span className="branch-forward">━ forward chain</span>
-          <span className="branch-compensation">╍ compensation branch (failures and undos)</span>
-          <span>purple outline: late fact</span>
-          <span>red ring: dead-lettered or parked</span>
-        </p>
-        <ChoreographyGraph facts={detail.nodes} edges={detail.edges} />
-      </section>
+      <Choreography detail={detail} />
       <section className="card">
         <h2>Hops</h2>
         <HopsTable facts={detail.nodes} traceUrl={traceUrl} />
