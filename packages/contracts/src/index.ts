@@ -16,6 +16,7 @@ export * from './payment.js'
 export * from './inventory.js'
 export * from './shipment.js'
 export * from './saga-map.js'
+export * from './order-api.js'
 export { eventJsonSchema, eventJsonSchemaFiles } from './json-schema.js'
 
 /** Every event of the chain, in chain order, each version of an event after the one before it. */

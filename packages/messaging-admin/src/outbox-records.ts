@@ -29,6 +29,12 @@ export interface OutboxRecord {
   publishedAt: string | null
   failedAt: string | null
   payload: unknown
+  /**
+   * The row's `headers` column as stored, the envelope attributes that have no column of their own
+   * (`correlationId`, `causationId`, `traceparent`, `tracestate`, `occurredAt`, `dataschema`); `{}`
+   * when it holds none.
+   */
+  headers: Record<string, string>
 }
 
 /** The outbox's counts now: `oldestPendingAgeMs` by the database's clock. */
@@ -44,7 +50,12 @@ interface RecordRow {
   type: string
   routing_key: string
   aggregate_id: string | null
-  headers: { correlationId?: string; causationId?: string; traceparent?: string } | null
+  headers: {
+    correlationId?: string
+    causationId?: string
+    traceparent?: string
+    [name: string]: unknown
+  } | null
   attempts: number
   last_error: string | null
   occurred_at: Date
@@ -80,7 +91,16 @@ function toRecord(row: RecordRow): OutboxRecord {
     publishedAt: iso(row.published_at),
     failedAt: iso(row.failed_at),
     payload: row.payload,
+    headers: stringHeaders(row.headers),
   }
+}
+
+/** The string members of a row's `headers` (the column is JSON a producer wrote; others are dropped). */
+function stringHeaders(headers: RecordRow['headers']): Record<string, string> {
+  const strings: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers ?? {}))
+    if (typeof value === 'string') strings[name] = value
+  return strings
 }
 
 /**

@@ -177,6 +177,11 @@ describe('messaging admin records', () => {
       causationId: first,
       traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
       payload: { x: 2 },
+      headers: {
+        correlationId: aggregateId,
+        causationId: first,
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      },
     })
   })
 

@@ -2,6 +2,8 @@
  * The shapes of the console's own API (`/api/*`), for the server and the UI alike: the UI imports
  * them type-only, so a change of shape fails its typecheck. No runtime code, no fastify types.
  */
+import type { ServiceName } from '@saga/contracts'
+
 export type {
   FleetSnapshot,
   OrdersSnapshot,
@@ -17,7 +19,7 @@ export type { AdminAction, OrderPage, OrderStats, OrderSummary } from './shapes.
 /** `POST /api/actions` body (validated by the server's `ActionBody` schema). */
 export interface ActionRequest {
   kind: 'requeue' | 'discard' | 'retry' | 'cancel'
-  service: 'order' | 'payment' | 'inventory' | 'shipment'
+  service: ServiceName
   /** The dead-letter queue, for requeue and discard. */
   queue?: string | undefined
   /** Message ids (requeue, discard), outbox row ids (retry) or order ids (cancel); 1-500. */

@@ -73,6 +73,15 @@ export interface FactNode {
   note: string | null
   /** The W3C trace id of the producing transaction, when the producer exposes it; for trace links. */
   traceId: string | null
+  /** The entity the fact is about (CloudEvents `subject`), from the producer's outbox or a dead letter. */
+  aggregateId: string | null
+  /** The payload (CloudEvents `data`): the producer's outbox row's, else a dead letter's; null when neither is read. */
+  payload: unknown
+  /**
+   * The producer's outbox row's stored headers (`correlationId`, `causationId`, `traceparent`,
+   * `tracestate`, `occurredAt`, `dataschema`); null when the row was not read.
+   */
+  headers: Record<string, string> | null
 }
 
 /** A causation edge: `to` was caused by (handled from) `from`. */
@@ -133,6 +142,9 @@ function emptyNode(id: string, type: string): FactNode {
     late: false,
     note: null,
     traceId: null,
+    aggregateId: null,
+    payload: null,
+    headers: null,
   }
 }
 
@@ -152,6 +164,9 @@ function collectNodes(input: ChoreographyInput): Map<string, FactNode> {
         publishedAt: row.publishedAt,
         failedAt: row.failedAt,
         traceId: row.traceId ?? null,
+        aggregateId: row.aggregateId,
+        payload: row.payload ?? null,
+        headers: row.headers ?? null,
       })
     }
   }
@@ -169,6 +184,8 @@ function collectNodes(input: ChoreographyInput): Map<string, FactNode> {
       nodes.set(letter.messageId, {
         ...emptyNode(letter.messageId, letter.type ?? 'unknown'),
         causationId: letter.causationId,
+        aggregateId: letter.aggregateId,
+        payload: letter.payload ?? null,
       })
     }
   }

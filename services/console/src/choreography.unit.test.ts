@@ -27,11 +27,14 @@ function order(overrides: Partial<OrderView>): OrderView {
     total: 100,
     cancellationReason: null,
     failedStep: null,
+    waitingFor: null,
     createdAt: '2026-12-01T12:00:00.000Z',
     updatedAt: '2026-12-01T12:00:00.000Z',
     deadlineAt: '2026-12-01T12:10:00.000Z',
     confirmedAt: null,
     cancelledAt: null,
+    items: [{ sku: 'MUG-001', quantity: 1, unitPrice: 100 }],
+    shippingAddress: { name: 'Ada', line1: '1 Engine St', city: 'London', postalCode: 'N1', country: 'GB' },
     events: [],
     ...overrides,
   }
@@ -50,14 +53,10 @@ describe('buildChoreography', () => {
 
   it('when a forward fact occurred after the order was cancelled, then it is late; the compensations are not', () => {
     const cancelled = order({ status: 'CANCELLED', cancelledAt: '2026-12-01T12:10:00.000Z' })
-    const event = (type: string, source: string, at: string) => ({
-      id: randomUUID(),
-      type,
-      source,
-      occurredAt: at,
-      recordedAt: at,
-      note: null,
-    })
+    const event = (type: string, source: string, at: string) => {
+      const id = randomUUID()
+      return { id, messageId: id, type, source, occurredAt: at, recordedAt: at, note: null }
+    }
     cancelled.events = [
       event('order.created.v1', 'order', '2026-12-01T12:00:00.000Z'),
       event('order.cancelled.v1', 'order', '2026-12-01T12:10:00.000Z'),
@@ -75,8 +74,16 @@ describe('buildChoreography', () => {
 
   it("when a fact is in the order's timeline, then the timeline recorder consumed another service's at its recording time and is no consumer of the order's own", () => {
     const cancelled = order({ status: 'CANCELLED', cancelledAt: '2026-12-01T12:00:02.000Z' })
-    const refunded = { id: randomUUID(), type: 'payment.refunded.v1', source: 'payment', note: null }
-    const own = { id: randomUUID(), type: 'order.cancelled.v1', source: 'order', note: null }
+    const refundedId = randomUUID()
+    const ownId = randomUUID()
+    const refunded = {
+      id: refundedId,
+      messageId: refundedId,
+      type: 'payment.refunded.v1',
+      source: 'payment',
+      note: null,
+    }
+    const own = { id: ownId, messageId: ownId, type: 'order.cancelled.v1', source: 'order', note: null }
     cancelled.events = [
       { ...own, occurredAt: '2026-12-01T12:00:02.000Z', recordedAt: '2026-12-01T12:00:02.000Z' },
       { ...refunded, occurredAt: '2026-12-01T12:00:03.000Z', recordedAt: '2026-12-01T12:00:03.050Z' },

@@ -1,8 +1,8 @@
 /**
- * What the services answer, as the console contract (issue 21, part 1 and 2) fixes it. Times are ISO
- * 8601 strings (UTC), durations ms, ids UUIDs. The console passes these through or joins them; it
- * does not validate them (the services own their shapes), so readers treat every field as possibly
- * missing when a service answers an older shape.
+ * What the services answer, typed from where the services define it: the messaging admin surface's
+ * answers from @saga/messaging-admin, the order service's from @saga/contracts. Times are ISO 8601
+ * strings (UTC), durations ms, ids UUIDs. The console passes these through or joins them; it does not
+ * validate them (the services own their shapes).
  */
 
 // The messaging admin surface's answers are @saga/messaging-admin's own types (its README.md,
@@ -22,60 +22,13 @@ export interface DeadLetterPage {
   queues: DeadLetterQueueView[]
 }
 
-/** One 10-second bucket of `GET /orders/stats`. */
-export interface StatsBucket {
-  at: string
-  confirmed: number
-  cancelled: number
-  latencyP50Ms: number | null
-  latencyP99Ms: number | null
-}
-
-/** `GET /orders/stats`. */
-export interface OrderStats {
-  at: string
-  byStatus: { PENDING: number; CONFIRMED: number; CANCELLED: number }
-  pendingByStep: { payment: number; inventory: number; shipment: number }
-  pendingOverdue: number
-  buckets: StatsBucket[]
-}
-
-/** An order as `GET /orders` lists it. */
-export interface OrderSummary {
-  id: string
-  customerId: string
-  status: 'PENDING' | 'CONFIRMED' | 'CANCELLED'
-  currency: string
-  total: number
-  waitingFor?: string | null
-  cancellationReason: string | null
-  failedStep: string | null
-  createdAt: string
-  updatedAt: string
-  deadlineAt: string | null
-}
-
-/** `GET /orders`. */
-export interface OrderPage {
-  items: OrderSummary[]
-  nextCursor: string | null
-}
-
-/** One fact of an order's timeline (`GET /orders/:id`, `events`). */
-export interface TimelineEvent {
-  id?: string
-  messageId?: string
-  type: string
-  source: string
-  occurredAt: string
-  recordedAt: string
-  note: string | null
-}
-
-/** `GET /orders/:id`. */
-export interface OrderView extends OrderSummary {
-  confirmedAt: string | null
-  cancelledAt: string | null
-  events: TimelineEvent[]
-  [key: string]: unknown
-}
+// The order service's answers are @saga/contracts' (`order-api.ts`): the zod schemas the order
+// service serialises them with and documents them by, so one definition serves both ends.
+export type {
+  OrderEventView as TimelineEvent,
+  OrderPage,
+  OrderStats,
+  OrderStatsBucket as StatsBucket,
+  OrderSummary,
+  OrderView,
+} from '@saga/contracts'

@@ -39,6 +39,7 @@ const outboxRecord = object({
   publishedAt: nullableDateTime,
   failedAt: nullableDateTime,
   payload: {},
+  headers: { type: 'object', additionalProperties: { type: 'string' } },
 })
 
 const deadLetter = object({

@@ -1,4 +1,4 @@
-import { Id, pageLimit } from '@saga/contracts'
+import { Id, ORDER_STATUSES, pageLimit, WAITING_FOR } from '@saga/contracts'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { readOrderDetail } from '../order-join.js'
@@ -15,8 +15,8 @@ const Instant = z.iso.datetime({ offset: true })
 
 /** The order service's `GET /orders` filters (it validates them again and has the last word). */
 export const OrdersQuery = z.strictObject({
-  status: z.enum(['PENDING', 'CONFIRMED', 'CANCELLED']).optional(),
-  waitingFor: z.enum(['payment', 'inventory', 'shipment']).optional(),
+  status: z.enum(ORDER_STATUSES).optional(),
+  waitingFor: z.enum(WAITING_FOR).optional(),
   cancellationReason: z.string().min(1).max(100).optional(),
   placedAfter: Instant.optional(),
   placedBefore: Instant.optional(),

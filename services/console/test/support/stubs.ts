@@ -64,7 +64,7 @@ export function orderFixture(): OrderFixture {
   }
 }
 
-const at = (seconds: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, seconds)).toISOString()
+const at = (seconds: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, 0, seconds * 1000)).toISOString()
 
 function record(
   f: OrderFixture,
@@ -87,9 +87,15 @@ function record(
     attempts: state === 'parked' ? 10 : 1,
     lastError: state === 'parked' ? 'NO_ROUTE' : null,
     occurredAt: at(s),
-    publishedAt: state === 'published' ? at(s) : null,
+    // Published on commit: the consumer (a second later) records it before the relay marks the row.
+    publishedAt: state === 'published' ? at(s + 1.5) : null,
     failedAt: state === 'parked' ? at(s + 1) : null,
     payload: { orderId: f.orderId },
+    headers: {
+      correlationId: f.orderId,
+      ...(cause === null ? {} : { causationId: cause }),
+      traceparent: `00-${f.orderId.replaceAll('-', '')}-00f067aa0ba902b7-01`,
+    },
   }
 }
 

@@ -3,12 +3,16 @@
  * `waitingFor`, its filter and the console's counts read it. Pure; the SQL form of the same rule
  * is in store/waiting.ts and is built from `WAIT_STEPS`.
  */
-import { allEvents, nextAfter, sagaFacts, type EventContract } from '@saga/contracts'
+import {
+  allEvents,
+  nextAfter,
+  sagaFacts,
+  WAITING_FOR,
+  type EventContract,
+  type WaitingForName as WaitingFor,
+} from '@saga/contracts'
 
-/** A service whose step a PENDING order can wait for, in chain order. */
-export const WAITING_FOR = ['payment', 'inventory', 'shipment'] as const
-/** `payment`, `inventory` or `shipment`: the service whose fact a PENDING order waits for. */
-export type WaitingFor = (typeof WAITING_FOR)[number]
+export { WAITING_FOR, type WaitingFor }
 
 /** One wait of a PENDING order: from the fact `after` (its versioned type) on, it waits for `service`. */
 export interface WaitStep {

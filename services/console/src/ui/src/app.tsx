@@ -1,11 +1,34 @@
 import { useCallback, useEffect, useMemo, useState } from 'react'
 import { api, type SessionView } from './api.js'
 import { Console, errorMessage } from './context.js'
+import { zoneName, type Zone } from './format.js'
 import { FleetPage } from './fleet-page.js'
 import { OrderPage } from './order-page.js'
 import { OrdersPage } from './orders-page.js'
 import { Link, useLocation } from './router.js'
 import { SessionBox } from './session.js'
+
+/** Where the browser keeps the zone chosen with the header's toggle. */
+const ZONE_KEY = 'saga-console.zone'
+
+/** The zone chosen before in this browser, else `local`. */
+const storedZone = (): Zone => (localStorage.getItem(ZONE_KEY) === 'utc' ? 'utc' : 'local')
+
+/** The header's toggle: names the zone the page's times are in; a click switches local <-> UTC. */
+function ZoneToggle({ zone, setZone }: { zone: Zone; setZone: (zone: Zone) => void }) {
+  const local = Intl.DateTimeFormat().resolvedOptions().timeZone
+  return (
+    <button
+      className="zone-toggle"
+      data-testid="zone-toggle"
+      data-zone={zone}
+      title={`Times are shown in ${zone === 'utc' ? 'UTC' : local}; click for ${zone === 'utc' ? local : 'UTC'}`}
+      onClick={() => setZone(zone === 'utc' ? 'local' : 'utc')}
+    >
+      times in {zone === 'utc' ? 'UTC' : `${local} (${zoneName('local')})`}
+    </button>
+  )
+}
 
 const NO_SESSION: SessionView = { signedIn: false, actor: null, writesEnabled: false }
 
@@ -23,6 +46,11 @@ export function App() {
   const { path } = useLocation()
   const [session, setSession] = useState<SessionView | null>(null)
   const [error, setError] = useState<string | null>(null)
+  const [zone, setZoneState] = useState<Zone>(storedZone)
+  const setZone = useCallback((next: Zone) => {
+    localStorage.setItem(ZONE_KEY, next)
+    setZoneState(next)
+  }, [])
   const refreshSession = useCallback(() => {
     api
       .session()
@@ -36,8 +64,10 @@ export function App() {
       sessionKnown: session !== null,
       refreshSession,
       reportError: setError,
+      zone,
+      setZone,
     }),
-    [session, refreshSession],
+    [session, refreshSession, zone, setZone],
   )
   return (
     <Console.Provider value={context}>
@@ -50,6 +80,7 @@ export function App() {
           Orders
         </Link>
         <span className="spacer" />
+        <ZoneToggle zone={zone} setZone={setZone} />
         <SessionBox />
       </header>
       <main>

@@ -1,17 +1,16 @@
-/** The charts' time axis: where its ticks go and how they are labelled (pure; no DOM, no uPlot code). */
+/** The charts' time axis and legend: how times are labelled (pure; no DOM, no uPlot code). */
 import type uPlot from 'uplot'
+import { timeOfDay, type Zone } from './format.js'
 
 /**
- * A time axis' tick label: local 24-hour `HH:MM`, or `HH:MM:SS` when the ticks are under a minute
+ * A time axis' tick label in `zone`: 24-hour `HH:MM`, or `HH:MM:SS` when the ticks are under a minute
  * apart. One short line per tick, so a label fits the axis' tick spacing (`TIME_AXIS_SPACE_PX`).
  * @param seconds the tick, seconds since the epoch
  * @param incrSeconds the spacing of the ticks, seconds
  */
-export function axisTime(seconds: number, incrSeconds: number): string {
-  const date = new Date(seconds * 1000)
-  const pad = (n: number) => String(n).padStart(2, '0')
-  const minutes = `${pad(date.getHours())}:${pad(date.getMinutes())}`
-  return incrSeconds < 60 ? `${minutes}:${pad(date.getSeconds())}` : minutes
+export function axisTime(seconds: number, incrSeconds: number, zone: Zone): string {
+  const time = timeOfDay(new Date(seconds * 1000).toISOString(), zone)
+  return incrSeconds < 60 ? time : time.slice(0, 5)
 }
 
 /**
@@ -21,8 +20,30 @@ export function axisTime(seconds: number, incrSeconds: number): string {
  */
 export const TIME_AXIS_SPACE_PX = 80
 
-/** The x axis: ticks at least `TIME_AXIS_SPACE_PX` apart, each labelled by `axisTime`. */
-export const timeAxis: uPlot.Axis = {
+/** The x axis in `zone`: ticks at least `TIME_AXIS_SPACE_PX` apart, each labelled by `axisTime`. */
+export const timeAxis = (zone: Zone): uPlot.Axis => ({
   space: TIME_AXIS_SPACE_PX,
-  values: (_plot, splits, _axis, _space, incr) => splits.map((s) => axisTime(s, incr)),
+  values: (_plot, splits, _axis, _space, incr) => splits.map((s) => axisTime(s, incr, zone)),
+})
+
+/** What a chart's legend shows: the time of one point and each line's value there. */
+export interface LegendRow {
+  /** The point's x, seconds since the epoch; null when the chart has no point. */
+  at: number | null
+  /** True for the point under the cursor; false for the latest point, shown while nothing is hovered. */
+  hovered: boolean
+  values: (number | null)[]
+}
+
+/**
+ * The legend's row: the point under the cursor (`hoveredIdx`, uPlot's `cursor.idx`), else the latest
+ * point, so the legend never reads `--` while the chart has data.
+ * @param times the x values, seconds since the epoch
+ * @param lines each line's values, aligned with `times`
+ */
+export function legendRow(times: number[], lines: (number | null)[][], hoveredIdx: number | null): LegendRow {
+  const hovered = hoveredIdx !== null && hoveredIdx >= 0 && hoveredIdx < times.length
+  const idx = hovered ? hoveredIdx : times.length - 1
+  if (idx < 0) return { at: null, hovered: false, values: lines.map(() => null) }
+  return { at: times[idx] ?? null, hovered, values: lines.map((values) => values[idx] ?? null) }
 }

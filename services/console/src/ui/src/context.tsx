@@ -1,5 +1,6 @@
 import { createContext, useContext } from 'react'
 import type { SessionView } from './api.js'
+import type { Zone } from './format.js'
 
 /** What every page shares: the session, and the one error banner. */
 export interface ConsoleContext {
@@ -9,6 +10,9 @@ export interface ConsoleContext {
   refreshSession: () => void
   /** Shows `message` in the error banner (null clears it). */
   reportError: (message: string | null) => void
+  /** The zone every time on the page is shown in (the header's toggle; kept in the browser). */
+  zone: Zone
+  setZone: (zone: Zone) => void
 }
 
 /** The React context holding the `ConsoleContext`; `App` provides it. */
@@ -17,6 +21,8 @@ export const Console = createContext<ConsoleContext>({
   sessionKnown: false,
   refreshSession: () => undefined,
   reportError: () => undefined,
+  zone: 'local',
+  setZone: () => undefined,
 })
 
 /** The console's shared state (see `ConsoleContext`). */

@@ -1,3 +1,5 @@
+import { ORDER_STATUSES, WAITING_FOR } from '@saga/contracts/order-states'
+import { useConsole } from './context.js'
 import { useMemo } from 'react'
 import type { FleetSnapshot, OrderSummary, ServiceSnapshot } from './api.js'
 import { TimeChart, type Line } from './chart.js'
@@ -35,24 +37,22 @@ function OrderCounts({ snapshot }: { snapshot: FleetSnapshot }) {
       <h2>Orders now</h2>
       {snapshot.orders.error !== null && <div className="warning">{snapshot.orders.error}</div>}
       <div className="counts">
-        <Count label="PENDING" value={stats?.byStatus.PENDING} testId="fleet-count-PENDING" />
-        <Count label="CONFIRMED" value={stats?.byStatus.CONFIRMED} testId="fleet-count-CONFIRMED" />
-        <Count label="CANCELLED" value={stats?.byStatus.CANCELLED} testId="fleet-count-CANCELLED" />
-        <Count
-          label="waiting for payment"
-          value={stats?.pendingByStep.payment}
-          testId="fleet-pending-payment"
-        />
-        <Count
-          label="waiting for inventory"
-          value={stats?.pendingByStep.inventory}
-          testId="fleet-pending-inventory"
-        />
-        <Count
-          label="waiting for shipment"
-          value={stats?.pendingByStep.shipment}
-          testId="fleet-pending-shipment"
-        />
+        {ORDER_STATUSES.map((status) => (
+          <Count
+            key={status}
+            label={status}
+            value={stats?.byStatus[status]}
+            testId={`fleet-count-${status}`}
+          />
+        ))}
+        {WAITING_FOR.map((step) => (
+          <Count
+            key={step}
+            label={`waiting for ${step}`}
+            value={stats?.pendingByStep[step]}
+            testId={`fleet-pending-${step}`}
+          />
+        ))}
         <Count label="past their deadline" value={stats?.pendingOverdue} testId="fleet-pending-overdue" />
       </div>
     </section>
@@ -128,6 +128,7 @@ function ServiceRow({ s }: { s: ServiceSnapshot }) {
  * console has not read them since it started.
  */
 function QueueRows({ s }: { s: ServiceSnapshot }) {
+  const { zone } = useConsole()
   const { state, readAt, items } = s.queues
   if (state === 'unknown')
     return (
@@ -151,7 +152,7 @@ function QueueRows({ s }: { s: ServiceSnapshot }) {
         {q.queue}
         {stale && (
           <div className="stale-note" data-testid="queue-as-of" data-read-at={readAt ?? ''}>
-            as of {timeOfDay(readAt)}, {s.service} {s.health}
+            as of {timeOfDay(readAt, zone)}, {s.service} {s.health}
           </div>
         )}
       </td>
@@ -213,6 +214,7 @@ function Services({ services }: { services: ServiceSnapshot[] }) {
 /** `/`: the fleet now, live over SSE: orders per state, charts, services, queues, recent orders. */
 export function FleetPage() {
   const { snapshot, connected } = useLiveFleet()
+  const { zone } = useConsole()
   return (
     <>
       <h1>
@@ -225,7 +227,7 @@ export function FleetPage() {
         >
           <span className={`live-dot${connected ? ' connected' : ''}`} />
           {connected ? 'live' : 'reconnecting'}
-          {snapshot && ` · poll ${snapshot.seq} at ${new Date(snapshot.at).toLocaleTimeString()}`}
+          {snapshot && ` · poll ${snapshot.seq} at ${timeOfDay(snapshot.at, zone)}`}
         </small>
       </h1>
       {snapshot === null ? (

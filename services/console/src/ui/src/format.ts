@@ -9,26 +9,97 @@ export function duration(ms: number | null | undefined): string {
   return `${sign}${Math.floor(abs / 3_600_000)} h ${Math.round((abs % 3_600_000) / 60_000)} min`
 }
 
-/** An ISO time as the local `HH:MM:SS.mmm`; null as an en dash. */
-export function clock(iso: string | null | undefined): string {
-  if (iso === null || iso === undefined) return '–'
-  const date = new Date(iso)
-  if (Number.isNaN(date.getTime())) return iso
-  const pad = (n: number, width = 2) => String(n).padStart(width, '0')
-  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`
+/**
+ * The zone every time of the page is shown in: the browser's own (`local`) or UTC. One choice for the
+ * whole page (the header's toggle), so two times on one page are always comparable.
+ */
+export type Zone = 'local' | 'utc'
+
+/** A time's parts in a zone, each zero-padded, and the zone's short name (`EST`, `GMT+1`, `UTC`). */
+interface Parts {
+  date: string
+  time: string
+  ms: string
+  zone: string
 }
 
-/** An ISO time as the local `HH:MM:SS`; null as an en dash. */
-export function timeOfDay(iso: string | null | undefined): string {
-  const full = clock(iso)
-  return /^\d\d:\d\d:\d\d\.\d{3}$/.test(full) ? full.slice(0, 8) : full
+const formatters = new Map<Zone, Intl.DateTimeFormat>()
+
+/** One formatter per zone (they are costly to make): 24-hour, numeric, with the zone's short name. */
+function formatterOf(zone: Zone): Intl.DateTimeFormat {
+  let formatter = formatters.get(zone)
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone === 'utc' ? 'UTC' : undefined,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    })
+    formatters.set(zone, formatter)
+  }
+  return formatter
 }
 
-/** An ISO time as local date and time, to the second. */
-export function dateTime(iso: string | null | undefined): string {
-  if (iso === null || iso === undefined) return '–'
+/** The parts of an ISO time in `zone`, or null when it is missing or not a time. */
+function partsOf(iso: string | null | undefined, zone: Zone): Parts | null {
+  if (iso === null || iso === undefined) return null
   const date = new Date(iso)
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString()
+  if (Number.isNaN(date.getTime())) return null
+  const part: Record<string, string> = {}
+  for (const p of formatterOf(zone).formatToParts(date)) part[p.type] = p.value
+  return {
+    date: `${part.year}-${part.month}-${part.day}`,
+    time: `${part.hour}:${part.minute}:${part.second}`,
+    ms: String(date.getUTCMilliseconds()).padStart(3, '0'),
+    zone: part.timeZoneName ?? (zone === 'utc' ? 'UTC' : ''),
+  }
+}
+
+/**
+ * The short name of `zone` at `at` (`EST`, `GMT+1`, `UTC`): what the page names beside its times. A
+ * local zone's name depends on the date (summer time), hence `at`.
+ */
+export function zoneName(zone: Zone, at: Date = new Date()): string {
+  return partsOf(at.toISOString(), zone)?.zone ?? 'UTC'
+}
+
+/** An ISO time as `YYYY-MM-DD HH:MM:SS ZONE` in `zone`; null as an en dash, a non-time as it is. */
+export function dateTime(iso: string | null | undefined, zone: Zone): string {
+  const parts = partsOf(iso, zone)
+  if (parts === null) return iso ?? '–'
+  return `${parts.date} ${parts.time} ${parts.zone}`
+}
+
+/** An ISO time as `HH:MM:SS.mmm` in `zone`, for hops (the zone is named by the page); null as an en dash. */
+export function clock(iso: string | null | undefined, zone: Zone): string {
+  const parts = partsOf(iso, zone)
+  return parts === null ? (iso ?? '–') : `${parts.time}.${parts.ms}`
+}
+
+/** An ISO time as `HH:MM:SS` in `zone` (the zone is named by the page); null as an en dash. */
+export function timeOfDay(iso: string | null | undefined, zone: Zone): string {
+  const parts = partsOf(iso, zone)
+  return parts === null ? (iso ?? '–') : parts.time
+}
+
+/**
+ * ms from a fact's commit (`committedAt`, its outbox row's time) to `at` (a publish or a consumer's
+ * receipt), never negative: nothing can see a fact before its transaction committed, so a negative
+ * difference is only the clocks of two databases disagreeing, shown as 0. Null when either is missing.
+ * Measured from the commit, not from the publish: with publish on commit a consumer may record a
+ * fact before the relay marks its row published.
+ */
+export function sinceCommit(
+  committedAt: string | null | undefined,
+  at: string | null | undefined,
+): number | null {
+  const ms = between(committedAt, at)
+  return ms === null ? null : Math.max(0, ms)
 }
 
 /** ms from `from` to `to` (ISO), or null when either is missing. */

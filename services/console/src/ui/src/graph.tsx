@@ -1,3 +1,4 @@
+import { useConsole } from './context.js'
 import { Graph, layout } from '@dagrejs/dagre'
 import {
   Background,
@@ -18,17 +19,19 @@ import { clock, factName } from './format.js'
 const WIDTH = 200
 const HEIGHT = 78
 
-type FactData = { fact: FactNode } & Record<string, unknown>
+type FactData = { fact: FactNode; selected: boolean } & Record<string, unknown>
 type FactFlowNode = Node<FactData, 'fact'>
 
 /** One fact: its name, producer, state and consumers; coloured and dashed by branch. */
 function FactBox({ data }: NodeProps<FactFlowNode>) {
-  const { fact } = data
+  const { fact, selected } = data
+  const { zone } = useConsole()
   const consumed = fact.consumers.filter((c) => c.receivedAt !== null).length
   const classes = ['fact', fact.branch, fact.kind]
   if (fact.late) classes.push('late')
   if (fact.state === 'parked') classes.push('parked')
   if (fact.deadLetters.length > 0) classes.push('dead')
+  if (selected) classes.push('selected')
   return (
     <div
       className={classes.join(' ')}
@@ -39,12 +42,13 @@ function FactBox({ data }: NodeProps<FactFlowNode>) {
       data-message-id={fact.id}
       data-state={fact.state}
       data-late={fact.late}
-      title={fact.id}
+      data-selected={selected}
+      title={`${fact.id}: click for its payload, headers and attributes`}
     >
       <Handle type="target" position={Position.Left} />
       <div className="name">{factName(fact.type)}</div>
       <div className="meta">
-        {fact.producer ?? '?'} · {fact.state} · {clock(fact.occurredAt)}
+        {fact.producer ?? '?'} · {fact.state} · {clock(fact.occurredAt, zone)}
       </div>
       <div className="meta">
         consumed {consumed}/{fact.consumers.length}
@@ -59,7 +63,11 @@ function FactBox({ data }: NodeProps<FactFlowNode>) {
 const nodeTypes = { fact: FactBox }
 
 /** Positions from dagre (left to right, in causal order); React Flow wants top-left corners. */
-function laidOut(facts: FactNode[], edges: CausalEdge[]): { nodes: FactFlowNode[]; edges: Edge[] } {
+function laidOut(
+  facts: FactNode[],
+  edges: CausalEdge[],
+  selectedId: string | null,
+): { nodes: FactFlowNode[]; edges: Edge[] } {
   const graph = new Graph()
   graph.setGraph({ rankdir: 'LR', nodesep: 30, ranksep: 60 })
   graph.setDefaultEdgeLabel(() => ({}))
@@ -70,7 +78,12 @@ function laidOut(facts: FactNode[], edges: CausalEdge[]): { nodes: FactFlowNode[
   return {
     nodes: facts.map((fact) => {
       const { x, y } = graph.node(fact.id) as { x: number; y: number }
-      return { id: fact.id, type: 'fact', position: { x: x - WIDTH / 2, y: y - HEIGHT / 2 }, data: { fact } }
+      return {
+        id: fact.id,
+        type: 'fact',
+        position: { x: x - WIDTH / 2, y: y - HEIGHT / 2 },
+        data: { fact, selected: fact.id === selectedId },
+      }
     }),
     edges: edges.map((edge) => {
       const compensation = byId.get(edge.to)?.branch === 'compensation'
@@ -87,12 +100,22 @@ function laidOut(facts: FactNode[], edges: CausalEdge[]): { nodes: FactFlowNode[
   }
 }
 
+/** Props of `ChoreographyGraph`. */
+export interface ChoreographyGraphProps {
+  facts: FactNode[]
+  edges: CausalEdge[]
+  /** The fact whose panel is open, outlined; null when none. */
+  selectedId: string | null
+  /** Called with a node's message id when it is clicked. */
+  onSelect: (id: string) => void
+}
+
 /**
  * The order's causal graph: a node per fact (message id), an edge per causation; the forward chain
  * in solid blue, the compensation branch (failures and undos) in dashed orange.
  */
-export function ChoreographyGraph({ facts, edges }: { facts: FactNode[]; edges: CausalEdge[] }) {
-  const flow = useMemo(() => laidOut(facts, edges), [facts, edges])
+export function ChoreographyGraph({ facts, edges, selectedId, onSelect }: ChoreographyGraphProps) {
+  const flow = useMemo(() => laidOut(facts, edges, selectedId), [facts, edges, selectedId])
   return (
     <div
       className="graph"
@@ -107,6 +130,7 @@ export function ChoreographyGraph({ facts, edges }: { facts: FactNode[]; edges: 
         fitView
         nodesDraggable={false}
         nodesConnectable={false}
+        onNodeClick={(_event, node) => onSelect(node.id)}
       >
         <Background />
         <Controls showInteractive={false} />

@@ -1,8 +1,10 @@
+import { useConsole } from './context.js'
 import type { FactNode } from './api.js'
-import { between, clock, duration, factName, shortId } from './format.js'
+import { clock, duration, factName, shortId, sinceCommit } from './format.js'
 
 /** One fact's row: committed → published → consumed by each handler, attempts, state and errors. */
 function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
+  const { zone } = useConsole()
   return (
     <tr data-testid="hop-row" data-message-id={f.id} data-branch={f.branch} data-late={f.late}>
       <td className={`branch-${f.branch}`} title={f.id}>
@@ -18,8 +20,10 @@ function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
         )}
       </td>
       <td>{f.producer ?? '?'}</td>
-      <td className="mono">{clock(f.occurredAt)}</td>
-      <td className="num">{duration(between(f.occurredAt, f.publishedAt))}</td>
+      <td className="mono" data-testid="hop-committed">
+        {clock(f.occurredAt, zone)}
+      </td>
+      <td className="num">{duration(sinceCommit(f.occurredAt, f.publishedAt))}</td>
       <td>
         {f.consumers.map((c) => (
           <div
@@ -32,7 +36,7 @@ function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
             {c.receivedAt === null ? (
               <span className="muted">not consumed</span>
             ) : (
-              `+${duration(between(f.publishedAt ?? f.occurredAt, c.receivedAt))}`
+              `+${duration(sinceCommit(f.occurredAt, c.receivedAt))}`
             )}
           </div>
         ))}
@@ -67,8 +71,8 @@ export function HopsTable({
           <th>fact</th>
           <th>producer</th>
           <th>committed</th>
-          <th className="num">→ published</th>
-          <th>consumers (→ consumed)</th>
+          <th className="num">→ published, from commit</th>
+          <th>consumers (→ consumed, from commit)</th>
           <th className="num">attempts</th>
           <th>state / error</th>
         </tr>

@@ -3,6 +3,8 @@ import { useActionFlow } from './actions.js'
 import { api, ApiError, type OrderDetail } from './api.js'
 import { errorMessage, useConsole } from './context.js'
 import { dateTime, duration, money } from './format.js'
+import { traceLink } from './fact-detail.js'
+import { FactPanel } from './fact-panel.js'
 import { ChoreographyGraph } from './graph.js'
 import { HopsTable } from './hops.js'
 import { orderReadFailure } from './messages.js'
@@ -12,6 +14,7 @@ import { DeadLetters, ParkedRows } from './repair.js'
 const REFRESH_PENDING_MS = 3_000
 
 function Header({ detail, now }: { detail: OrderDetail; now: number }) {
+  const { zone } = useConsole()
   const { order, deadline } = detail
   const left = deadline.timeLeftMs === null ? null : deadline.timeLeftMs - (now - Date.parse(detail.at))
   return (
@@ -25,11 +28,11 @@ function Header({ detail, now }: { detail: OrderDetail; now: number }) {
         </div>
         <div className="count">
           <div className="value">{money(order.total, order.currency)}</div>
-          <div className="label">placed {dateTime(order.createdAt)}</div>
+          <div className="label">placed {dateTime(order.createdAt, zone)}</div>
         </div>
         <div className="count">
           <div className="value" data-testid="order-deadline">
-            {dateTime(deadline.deadlineAt)}
+            {dateTime(deadline.deadlineAt, zone)}
           </div>
           <div className="label">deadline</div>
         </div>
@@ -51,6 +54,7 @@ function Header({ detail, now }: { detail: OrderDetail; now: number }) {
 }
 
 function RecordedActions({ detail }: { detail: OrderDetail }) {
+  const { zone } = useConsole()
   return (
     <table data-testid="recorded-actions">
       <thead>
@@ -66,7 +70,7 @@ function RecordedActions({ detail }: { detail: OrderDetail }) {
       <tbody>
         {detail.actions.map((a) => (
           <tr key={`${a.service}-${a.id}`} data-testid="recorded-action-row" data-action={a.action}>
-            <td>{dateTime(a.at)}</td>
+            <td>{dateTime(a.at, zone)}</td>
             <td>{a.service}</td>
             <td>{a.actor}</td>
             <td>{a.action}</td>
@@ -76,6 +80,38 @@ function RecordedActions({ detail }: { detail: OrderDetail }) {
         ))}
       </tbody>
     </table>
+  )
+}
+
+/** The causal graph; a click on a node opens its fact's panel below it. */
+function Choreography({ detail }: { detail: OrderDetail }) {
+  const [selectedId, setSelectedId] = useState<string | null>(null)
+  const selected = detail.nodes.find((n) => n.id === selectedId) ?? null
+  return (
+    <>
+      <section className="card">
+        <h2>Choreography</h2>
+        <p className="legend muted">
+          <span className="branch-forward">━ forward chain</span>
+          <span className="branch-compensation">╍ compensation branch (failures and undos)</span>
+          <span>purple outline: late fact</span>
+          <span>red ring: dead-lettered or parked</span>
+        </p>
+        <ChoreographyGraph
+          facts={detail.nodes}
+          edges={detail.edges}
+          selectedId={selectedId}
+          onSelect={setSelectedId}
+        />
+      </section>
+      {selected !== null && (
+        <FactPanel
+          fact={selected}
+          traceUrlTemplate={detail.traceUrlTemplate}
+          onClose={() => setSelectedId(null)}
+        />
+      )}
+    </>
   )
 }
 
@@ -134,10 +170,8 @@ export function OrderPage({ id }: { id: string }) {
   if (detail === null) return <p className="muted">Loading order {id}…</p>
   const canAct = session.signedIn
   const template = detail.traceUrlTemplate
-  const traceUrl = (messageId: string) => {
-    const traceId = detail.nodes.find((n) => n.id === messageId)?.traceId ?? null
-    return template === null || traceId === null ? null : template.replace('{traceId}', traceId)
-  }
+  const traceUrl = (messageId: string) =>
+    traceLink(template, detail.nodes.find((n) => n.id === messageId)?.traceId ?? null)
   return (
     <>
       <h1>
@@ -166,16 +200,7 @@ export function OrderPage({ id }: { id: string }) {
         </div>
       )}
       {flow.panel}
-      <section className="card">
-        <h2>Choreography</h2>
-        <p className="legend muted">
-          <span className="branch-forward">━ forward chain</span>
-          <span className="branch-compensation">╍ compensation branch (failures and undos)</span>
-          <span>purple outline: late fact</span>
-          <span>red ring: dead-lettered or parked</span>
-        </p>
-        <ChoreographyGraph facts={detail.nodes} edges={detail.edges} />
-      </section>
+      <Choreography detail={detail} />
       <section className="card">
         <h2>Hops</h2>
         <HopsTable facts={detail.nodes} traceUrl={traceUrl} />

@@ -1,3 +1,4 @@
+import { ORDER_STATUSES, WAITING_FOR } from '@saga/contracts/order-states'
 import { useCallback, useEffect, useState, type FormEvent } from 'react'
 import { useActionFlow } from './actions.js'
 import { api, type OrderPage } from './api.js'
@@ -38,7 +39,7 @@ function Filters({ search }: { search: URLSearchParams }) {
     }
     navigate(`/orders${query.size > 0 ? `?${query.toString()}` : ''}`)
   }
-  const select = (name: string, options: string[]) => (
+  const select = (name: string, options: readonly string[]) => (
     <select name={name} defaultValue={search.get(name) ?? ''} data-testid={`filter-${name}`}>
       <option value="">any</option>
       {options.map((o) => (
@@ -56,8 +57,8 @@ function Filters({ search }: { search: URLSearchParams }) {
   )
   return (
     <form className="filters" data-testid="orders-filters" onSubmit={submit} key={search.toString()}>
-      <label>status {select('status', ['PENDING', 'CONFIRMED', 'CANCELLED'])}</label>
-      <label>waiting for {select('waitingFor', ['payment', 'inventory', 'shipment'])}</label>
+      <label>status {select('status', ORDER_STATUSES)}</label>
+      <label>waiting for {select('waitingFor', WAITING_FOR)}</label>
       <label>
         cancellation reason
         <input

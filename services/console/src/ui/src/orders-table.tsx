@@ -1,3 +1,4 @@
+import { useConsole } from './context.js'
 import type { OrderSummary } from './api.js'
 import { dateTime, money, shortId } from './format.js'
 import { Link } from './router.js'
@@ -13,6 +14,7 @@ export interface OrdersTableProps {
 
 /** Orders, one row each (`data-order-id`), the id linking to the order's page. */
 export function OrdersTable({ orders, testId, selected, onToggle }: OrdersTableProps) {
+  const { zone } = useConsole()
   return (
     <table data-testid={testId}>
       <thead>
@@ -54,8 +56,8 @@ export function OrdersTable({ orders, testId, selected, onToggle }: OrdersTableP
             <td>{o.waitingFor ?? ''}</td>
             <td>{o.cancellationReason ?? ''}</td>
             <td className="num">{money(o.total, o.currency)}</td>
-            <td>{dateTime(o.createdAt)}</td>
-            <td>{o.status === 'PENDING' ? dateTime(o.deadlineAt) : ''}</td>
+            <td>{dateTime(o.createdAt, zone)}</td>
+            <td>{o.status === 'PENDING' ? dateTime(o.deadlineAt, zone) : ''}</td>
           </tr>
         ))}
       </tbody>

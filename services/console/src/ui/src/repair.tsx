@@ -1,3 +1,4 @@
+import { useConsole } from './context.js'
 import { useState } from 'react'
 import type { PlannedRequest } from './actions.js'
 import type { PlacedDeadLetter, PlacedRecord } from './api.js'
@@ -49,6 +50,7 @@ function DeadLetterRow(props: {
   toggle: (id: string) => void
 }) {
   const { letter: d, canAct, selected, toggle } = props
+  const { zone } = useConsole()
   const id = d.messageId
   return (
     <tr
@@ -82,7 +84,7 @@ function DeadLetterRow(props: {
       </td>
       <td className="mono">{d.handler}</td>
       <td>{d.reason}</td>
-      <td className="mono">{clock(d.deadLetteredAt)}</td>
+      <td className="mono">{clock(d.deadLetteredAt, zone)}</td>
     </tr>
   )
 }
@@ -145,6 +147,7 @@ export function DeadLetters({ rows, canAct, busy, start }: RepairProps<PlacedDea
 
 /** The order's parked outbox rows, selectable, with retry (dry run first). */
 export function ParkedRows({ rows, canAct, busy, start }: RepairProps<PlacedRecord>) {
+  const { zone } = useConsole()
   const { selected, toggle, clear } = useSelection()
   const retry = () => {
     const services = [...new Set(rows.filter((r) => selected.has(r.id)).map((r) => r.service))]
@@ -196,7 +199,7 @@ export function ParkedRows({ rows, canAct, busy, start }: RepairProps<PlacedReco
               <td>{r.service}</td>
               <td className="num">{r.attempts}</td>
               <td className="mono">{r.lastError ?? ''}</td>
-              <td className="mono">{clock(r.failedAt)}</td>
+              <td className="mono">{clock(r.failedAt, zone)}</td>
             </tr>
           ))}
         </tbody>
