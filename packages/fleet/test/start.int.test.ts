@@ -121,7 +121,10 @@ class Run {
  * Waits until every build of the repository is a cache hit (`turbo run build --dry=json`), so that
  * npm start's own build rewrites nothing: right after a build turbo saves its cache while the tasks
  * after it already run (vercel/turborepo#12178), and a build started then misses the cache and
- * rebuilds the dist/ folders the tests beside this one are reading.
+ * rebuilds the dist/ folders the tests beside this one are reading. `npm test` builds every workspace
+ * before the first test starts, so this waits only for those cache writes, not for a build still
+ * running beside the tests (a workspace no test depends on, e.g. @saga/peers, was built there and
+ * took longer than this wait on a loaded machine).
  */
 async function untilBuildsCached(ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms
