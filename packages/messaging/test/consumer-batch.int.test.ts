@@ -106,7 +106,11 @@ describe('consumer batches: inbox commits shared across deliveries of one queue'
 
     release()
 
-    await eventually('all 61 handled', () => handled.length === 61)
+    // The handled signal comes before the delivery leaves the in-flight count: wait for both.
+    await eventually(
+      'all 61 handled and none in flight',
+      () => handled.length === 61 && consumer.metrics().byHandler.backlog?.inFlight === 0,
+    )
     const effects = await effectsById('backlog')
     expect(effects.size).toBe(61)
     expect([...effects.values()].every((count) => count === 1)).toBe(true)
@@ -142,7 +146,12 @@ describe('consumer batches: inbox commits shared across deliveries of one queue'
     release()
 
     expect((await deadLettered).reason).toBe('handler failed after 2 attempts: card processor says no')
-    await eventually('the nine others handled', async () => (await effectsById('one-fails')).size === 10)
+    // The consumer's own count, not the effect rows: a COMMIT is visible to another connection before
+    // the consumer has its reply and counts the delivery handled.
+    await eventually(
+      'the nine others handled',
+      () => consumer.metrics().byHandler['one-fails']?.handledTotal === 10,
+    )
     const effects = await effectsById('one-fails')
     expect(effects.has(poison.id)).toBe(false)
     expect([...effects.values()].every((count) => count === 1)).toBe(true)
