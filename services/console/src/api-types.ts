@@ -14,6 +14,7 @@ export type {
 } from './fleet.js'
 export type { OrderDetail, SourceStates } from './order-join.js'
 export type { CausalEdge, Consumer, FactNode, PlacedDeadLetter, PlacedRecord } from './choreography.js'
+export type { PendingStep, WaitReason } from './road-ahead.js'
 export type { AdminAction, OrderPage, OrderStats, OrderSummary } from './shapes.js'
 
 /** `POST /api/actions` body (validated by the server's `ActionBody` schema). */

@@ -65,7 +65,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   app.get('/health/ready', probe, (_request, reply) => reply.send({ status: 'ready', checks: {} }))
 
   await app.register(fleetRoutes, { poller, heartbeatMs: options.heartbeatMs })
-  await app.register(orderRoutes, { upstream, traceUrlTemplate: config.TRACE_URL_TEMPLATE ?? null })
+  await app.register(orderRoutes, {
+    upstream,
+    traceUrlTemplate: config.TRACE_URL_TEMPLATE ?? null,
+    fleet: () => poller.current(),
+  })
   await app.register(sessionRoutes, { sessions, token })
   await app.register(actionRoutes, { upstream, sessions, token })
   await app.register(uiRoutes, { root: options.uiDir ?? DEFAULT_UI_DIR })

@@ -1,6 +1,7 @@
 import { Id, ORDER_STATUSES, pageLimit, WAITING_FOR } from '@saga/contracts'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import type { FleetSnapshot } from '../fleet.js'
 import { readOrderDetail } from '../order-join.js'
 import type { Upstream } from '../upstream.js'
 import { replyAnswer, replyUpstreamError } from './upstream-reply.js'
@@ -9,6 +10,8 @@ import { replyAnswer, replyUpstreamError } from './upstream-reply.js'
 export interface OrderRoutesOptions {
   upstream: Upstream
   traceUrlTemplate: string | null
+  /** The fleet poller's snapshot (at most one interval old), to judge an order's steps ahead by. */
+  fleet?: (() => Promise<FleetSnapshot>) | undefined
 }
 
 const Instant = z.iso.datetime({ offset: true })
@@ -31,11 +34,11 @@ const OrderParams = z.strictObject({ id: Id })
 /**
  * GET /api/orders: the order service's `GET /orders` with the same filters and paging, passed
  * through. GET /api/orders/:id: the order joined with every service's records, inbox, dead letters,
- * parked rows and actions (`readOrderDetail`); 404 when the order service does not know it.
+ * parked rows and actions, and its road ahead (`readOrderDetail`); 404 when the order service does not know it.
  */
 export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (
   app,
-  { upstream, traceUrlTemplate },
+  { upstream, traceUrlTemplate, fleet },
   done,
 ) => {
   app.get('/api/orders', { schema: { hide: true, querystring: OrdersQuery } }, async (request, reply) => {
@@ -49,7 +52,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (
 
   app.get('/api/orders/:id', { schema: { hide: true, params: OrderParams } }, async (request, reply) => {
     try {
-      return await readOrderDetail(upstream, request.params.id, traceUrlTemplate)
+      return await readOrderDetail(upstream, request.params.id, { traceUrlTemplate, fleet })
     } catch (error) {
       return replyUpstreamError(request, reply, error)
     }
