@@ -134,6 +134,7 @@ export async function readOrderDetail(
     )
   }
   const choreography = buildChoreography({ order, inbox, ...reads }, now())
-  const ahead = roadAhead({ order, choreography, fleet: await fleetRead })
+  const unread = SERVICES.filter((s) => !sources[s].ok)
+  const ahead = roadAhead({ order, choreography, unread, fleet: await fleetRead })
   return { at: now().toISOString(), order, sources, traceUrlTemplate, ...choreography, ahead }
 }

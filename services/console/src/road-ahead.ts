@@ -13,7 +13,8 @@ import type { OrderView } from './shapes.js'
  *   are the last ones read because the service's summary cannot be read now.
  * - `unpublished`: the fact the step reacts to is still in its producer's outbox, `pending` (not
  *   yet published, `attempts` so far) or `parked` (given up after its attempts, until a retry).
- * - `not-consumed`: the fact was published (`since`) and the step's handler has not recorded it.
+ * - `not-consumed`: the fact was published (`since`) and the step's handler has not recorded it;
+ *   `inboxRead` false when the service's inbox could not be read, so whether it did is unknown.
  * - `dead-letter`: the step's handler dead-lettered the fact (`queue`, `reason`, `at`).
  * - `deadline`: the order's deadline and the ms left at the join (`leftMs`, negative when overdue).
  */
@@ -41,7 +42,7 @@ export type WaitReason =
       attempts: number
       lastError: string | null
     }
-  | { kind: 'not-consumed'; messageId: string; since: string | null }
+  | { kind: 'not-consumed'; messageId: string; since: string | null; inboxRead: boolean }
   | { kind: 'dead-letter'; messageId: string; queue: string; reason: string | null; at: string | null }
   | { kind: 'deadline'; deadlineAt: string; leftMs: number }
 
@@ -67,10 +68,14 @@ export interface PendingStep {
   reasons: WaitReason[]
 }
 
-/** What `roadAhead` reads: the order, its join, and the fleet poll (null when there is none). */
+/**
+ * What `roadAhead` reads: the order, its join, the services the join could not read (`unread`:
+ * their inboxes are unknown), and the fleet poll (null when there is none).
+ */
 export interface RoadAheadInput {
   order: OrderView
   choreography: Pick<Choreography, 'nodes' | 'deadline'>
+  unread: readonly ServiceName[]
   fleet: Pick<FleetSnapshot, 'services'> | null
 }
 
@@ -92,7 +97,12 @@ function queueReason(snapshot: ServiceSnapshot | undefined, handler: string): Wa
 }
 
 /** Where the fact stands between its producer's outbox and the step's handler. */
-function factReasons(fact: FactNode, service: ServiceName, handler: string): WaitReason[] {
+function factReasons(
+  fact: FactNode,
+  service: ServiceName,
+  handler: string,
+  inboxRead: boolean,
+): WaitReason[] {
   const messageId = fact.id
   if (fact.state === 'pending' || fact.state === 'parked') {
     const { producer, state, attempts, lastError } = fact
@@ -107,7 +117,7 @@ function factReasons(fact: FactNode, service: ServiceName, handler: string): Wai
   const consumer = fact.consumers.find((c) => c.service === service && c.handler === handler)
   const notConsumed: WaitReason[] =
     consumer !== undefined && consumer.receivedAt === null
-      ? [{ kind: 'not-consumed', messageId, since: fact.publishedAt ?? fact.occurredAt }]
+      ? [{ kind: 'not-consumed', messageId, since: fact.publishedAt ?? fact.occurredAt, inboxRead }]
       : []
   return [...letters, ...notConsumed]
 }
@@ -119,7 +129,7 @@ function factReasons(fact: FactNode, service: ServiceName, handler: string): Wai
  * service, its queue, the fact, the deadline). An ended order has no step of the branch not taken,
  * only the compensations it still owes. Pure.
  */
-export function roadAhead({ order, choreography, fleet }: RoadAheadInput): PendingStep[] {
+export function roadAhead({ order, choreography, unread, fleet }: RoadAheadInput): PendingStep[] {
   const ended = order.status !== 'PENDING'
   const { nodes, deadline } = choreography
   // The latest fact of each routing key (nodes are in the order they occurred).
@@ -141,7 +151,7 @@ export function roadAhead({ order, choreography, fleet }: RoadAheadInput): Pendi
     const reasons = [
       ...serviceReason(snapshot),
       ...queueReason(snapshot, step.handler),
-      ...factReasons(fact, step.service, step.handler),
+      ...factReasons(fact, step.service, step.handler, !unread.includes(step.service)),
       ...left,
     ]
     return { ...base, reasons }

@@ -108,7 +108,7 @@ describe('roadAhead', () => {
       ],
     }
 
-    const ahead = roadAhead({ order: placed, choreography, fleet })
+    const ahead = roadAhead({ order: placed, choreography, unread: ['shipment'], fleet })
 
     expect(ahead.map((s) => [s.id, s.waiting, s.after])).toEqual([
       ['ahead:shipment:create-shipment-when-stock-reserved', true, facts.reserved.id],
@@ -132,7 +132,8 @@ describe('roadAhead', () => {
         since: at(-30),
       },
       { kind: 'queue', queue: queue.queue, ready: 1, consumers: 1, stale: true, asOf: at(-32) },
-      { kind: 'not-consumed', messageId: facts.reserved.id, since: at(2) },
+      // The join could not read shipment's inbox: whether it consumed the fact is not known.
+      { kind: 'not-consumed', messageId: facts.reserved.id, since: at(2), inboxRead: false },
       { kind: 'deadline', deadlineAt: at(600), leftMs: 540_000 },
     ])
     expect(ahead[1]!.reasons).toEqual([])
@@ -151,14 +152,16 @@ describe('roadAhead', () => {
     const choreography = buildChoreography(input(placed, records), new Date(at(602)))
     const fleet = { services: [service('shipment', 'down', at(-30)), service('inventory', 'up', T0)] }
 
-    const ahead = roadAhead({ order: placed, choreography, fleet })
+    const ahead = roadAhead({ order: placed, choreography, unread: [], fleet })
 
     // Neither shipment's step nor the confirmation: the order will not take them.
     expect(ahead.map((s) => [s.id, s.waiting, s.after, s.branch])).toEqual([
       ['ahead:inventory:release-stock-when-order-cancelled', true, cancelled.id, 'compensation'],
     ])
     // An ended order has no deadline left to wait out.
-    expect(ahead[0]!.reasons).toEqual([{ kind: 'not-consumed', messageId: cancelled.id, since: at(600) }])
+    expect(ahead[0]!.reasons).toEqual([
+      { kind: 'not-consumed', messageId: cancelled.id, since: at(600), inboxRead: true },
+    ])
   })
 
   it('when an order is CONFIRMED, then nothing is ahead', () => {
@@ -173,7 +176,7 @@ describe('roadAhead', () => {
       shipment: [created],
     }
     const choreography = buildChoreography(input(placed, records), new Date(at(5)))
-    expect(roadAhead({ order: placed, choreography, fleet: null })).toEqual([])
+    expect(roadAhead({ order: placed, choreography, unread: [], fleet: null })).toEqual([])
   })
 
   it("when the step's handler dead-lettered the fact, then the dead letter and its reason are why", () => {
@@ -203,6 +206,7 @@ describe('roadAhead', () => {
     const [step] = roadAhead({
       order: placed,
       choreography,
+      unread: [],
       fleet: { services: [service('shipment', 'up', T0)] },
     })
 
@@ -214,7 +218,7 @@ describe('roadAhead', () => {
         reason: 'Error: carrier account missing',
         at: at(5),
       },
-      { kind: 'not-consumed', messageId: facts.reserved.id, since: at(2) },
+      { kind: 'not-consumed', messageId: facts.reserved.id, since: at(2), inboxRead: true },
       { kind: 'deadline', deadlineAt: at(600), leftMs: 590_000 },
     ])
   })
@@ -233,7 +237,7 @@ describe('roadAhead', () => {
     const records = { order: [facts.created], payment: [facts.processed], inventory: [parked] }
     const choreography = buildChoreography(input(placed, records), new Date(at(660)))
 
-    const [step] = roadAhead({ order: placed, choreography, fleet: null })
+    const [step] = roadAhead({ order: placed, choreography, unread: [], fleet: null })
 
     expect(step!.reasons).toEqual([
       {

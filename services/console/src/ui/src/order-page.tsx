@@ -83,8 +83,8 @@ function RecordedActions({ detail }: { detail: OrderDetail }) {
   )
 }
 
-/** The causal graph; a click on a node opens its fact's panel below it. */
-function Choreography({ detail }: { detail: OrderDetail }) {
+/** The causal graph and the steps ahead; a click on a fact's node opens its panel below it. */
+function Choreography({ detail, now }: { detail: OrderDetail; now: number }) {
   const [selectedId, setSelectedId] = useState<string | null>(null)
   const selected = detail.nodes.find((n) => n.id === selectedId) ?? null
   return (
@@ -96,10 +96,14 @@ function Choreography({ detail }: { detail: OrderDetail }) {
           <span className="branch-compensation">╍ compensation branch (failures and undos)</span>
           <span>purple outline: late fact</span>
           <span>red ring: dead-lettered or parked</span>
+          <span className="branch-ahead">┈ steps ahead (saga map); amber: waited for, and why</span>
         </p>
         <ChoreographyGraph
           facts={detail.nodes}
           edges={detail.edges}
+          ahead={detail.ahead}
+          now={now}
+          at={Date.parse(detail.at)}
           selectedId={selectedId}
           onSelect={setSelectedId}
         />
@@ -200,7 +204,7 @@ export function OrderPage({ id }: { id: string }) {
         </div>
       )}
       {flow.panel}
-      <Choreography detail={detail} />
+      <Choreography detail={detail} now={now} />
       <section className="card">
         <h2>Hops</h2>
         <HopsTable facts={detail.nodes} traceUrl={traceUrl} />
