@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { FleetSnapshot } from '../src/fleet.js'
 import type { OrderDetail } from '../src/order-join.js'
 import { startConsole, type RunningConsole } from './support/console.js'
-import { orderFixture, startStubFleet, type StubFleet } from './support/stubs.js'
+import { orderFixture, orderViewOf, recordsOf, startStubFleet, type StubFleet } from './support/stubs.js'
 
 let fleet: StubFleet | undefined
 let console_: RunningConsole | undefined
@@ -201,6 +202,52 @@ describe('GET /api/orders/:id', () => {
       state: 'seen',
       branch: 'forward',
     })
+  })
+
+  it('when a running order waits for a service that is down, then its step ahead says so, since the poll that saw it down', async () => {
+    const f = orderFixture()
+    fleet = await startStubFleet([f])
+    const { order, payment, shipment, inventory } = fleet.stubs
+    // The fixture's order before inventory's step: placed and paid, PENDING.
+    const view = orderViewOf(f)
+    const pending = { ...view, status: 'PENDING', waitingFor: 'inventory', cancelledAt: null }
+    const body = { ...pending, cancellationReason: null, failedStep: null, events: view.events.slice(0, 2) }
+    order.behaviour.answers.set(`/orders/${f.orderId}`, { status: 200, body })
+    const outbox = (service: 'order' | 'payment') => ({ service, outbox: recordsOf(f, service).slice(0, 1) })
+    order.behaviour.answers.set('/admin/messaging/records', { status: 200, body: outbox('order') })
+    payment.behaviour.answers.set('/admin/messaging/records', { status: 200, body: outbox('payment') })
+    const noLetters = { service: 'shipment', queues: [] }
+    shipment.behaviour.answers.set('/admin/messaging/dead-letters', { status: 200, body: noLetters })
+    await inventory.close()
+    console_ = await startConsole(fleet.env)
+
+    const detail = (await (await fetch(`${console_.url}/api/orders/${f.orderId}`)).json()) as OrderDetail
+    const snapshot = (await (await fetch(`${console_.url}/api/fleet`)).json()) as FleetSnapshot
+    const down = snapshot.services.find((s) => s.service === 'inventory')!
+    // Down since the console's first poll (it never saw it up); a later poll keeps that time.
+    expect(down.health).toBe('down')
+    expect(Date.parse(down.healthSince)).toBeLessThanOrEqual(Date.parse(snapshot.at))
+    expect(detail.ahead.map((s) => [s.service, s.waiting, s.after])).toEqual([
+      ['inventory', true, f.ids.processed],
+      ['shipment', false, 'ahead:inventory:reserve-stock-when-payment-processed'],
+      ['order', false, 'ahead:shipment:create-shipment-when-stock-reserved'],
+    ])
+    expect(detail.ahead[0]!.reasons.slice(0, 2)).toEqual([
+      {
+        kind: 'service',
+        service: 'inventory',
+        health: 'down',
+        reason: down.reason,
+        since: down.healthSince,
+      },
+      // Never read since the console started (it was down from the first poll): no queue figures.
+      {
+        kind: 'not-consumed',
+        messageId: f.ids.processed,
+        since: recordsOf(f, 'payment')[0]!.publishedAt,
+        inboxRead: false,
+      },
+    ])
   })
 
   it('when the order is unknown, then the order service 404 is passed on', async () => {

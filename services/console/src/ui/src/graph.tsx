@@ -19,13 +19,14 @@ import { clock, factName } from './format.js'
 
 const WIDTH = 200
 const HEIGHT = 78
-/** A step waited for is wider, for its reasons; each reason is one line (the full text in its title). */
-const WAITING_WIDTH = 300
-const REASON_HEIGHT = 17
+/** A step waited for is wider, for its reasons, which wrap: about this many characters a line. */
+const WAITING_WIDTH = 320
+const REASON_LINE = { height: 16, chars: 46 }
 
 type FactData = { fact: FactNode; selected: boolean } & Record<string, unknown>
 type FactFlowNode = Node<FactData, 'fact'>
-type PendingData = { step: PendingStep; now: number; at: number } & Record<string, unknown>
+/** A step ahead and its reasons as the page says them (`reasonText`). */
+type PendingData = { step: PendingStep; reasons: string[] } & Record<string, unknown>
 type PendingFlowNode = Node<PendingData, 'pending'>
 
 /** One fact: its name, producer, state and consumers; coloured and dashed by branch. */
@@ -68,11 +69,10 @@ function FactBox({ data }: NodeProps<FactFlowNode>) {
 
 /**
  * A step the saga map says comes next: dotted and grey, after the node it follows; the one waited
- * for is amber and says why, one reason a line.
+ * for is amber and lists why, each reason as `reasonText` says it.
  */
 function PendingBox({ data }: NodeProps<PendingFlowNode>) {
-  const { step, now, at } = data
-  const { zone } = useConsole()
+  const { step, reasons } = data
   const classes = ['fact', 'pending', step.branch, step.kind]
   if (step.waiting) classes.push('waiting')
   return (
@@ -91,16 +91,17 @@ function PendingBox({ data }: NodeProps<PendingFlowNode>) {
         {step.waiting ? 'waiting for' : 'then'} {step.service}
       </div>
       <div className="name">{stepOutcomes(step)}</div>
-      {step.reasons.length > 0 && (
+      {reasons.length > 0 && (
         <ul className="reasons">
-          {step.reasons.map((reason) => {
-            const text = reasonText(reason, step, zone, now, at)
-            return (
-              <li key={reason.kind} data-testid="pending-reason" data-kind={reason.kind} title={text}>
-                {text}
-              </li>
-            )
-          })}
+          {reasons.map((text, i) => (
+            <li
+              key={`${step.reasons[i]?.kind ?? ''}-${i}`}
+              data-testid="pending-reason"
+              data-kind={step.reasons[i]?.kind}
+            >
+              {text}
+            </li>
+          ))}
         </ul>
       )}
       <Handle type="source" position={Position.Right} />
@@ -110,10 +111,12 @@ function PendingBox({ data }: NodeProps<PendingFlowNode>) {
 
 const nodeTypes = { fact: FactBox, pending: PendingBox }
 
-const sizeOf = (step: PendingStep) =>
-  step.waiting
-    ? { width: WAITING_WIDTH, height: HEIGHT - 16 + step.reasons.length * REASON_HEIGHT }
-    : { width: WIDTH, height: HEIGHT - 16 }
+/** A step's box: its reasons' lines counted from their length (dagre needs sizes before React draws). */
+const sizeOf = (step: PendingStep, reasons: string[]) => {
+  if (!step.waiting) return { width: WIDTH, height: HEIGHT - 16 }
+  const lines = reasons.reduce((n, text) => n + Math.ceil(text.length / REASON_LINE.chars), 0)
+  return { width: WAITING_WIDTH, height: HEIGHT - 12 + lines * REASON_LINE.height }
+}
 
 /** An edge's look: blue solid forward, orange dashed compensation, grey dotted to a step ahead. */
 function edgeStyle(branch: 'forward' | 'compensation' | 'ahead') {
@@ -135,13 +138,15 @@ function laidOut(
   edges: CausalEdge[],
   ahead: PendingStep[],
   selectedId: string | null,
-  clocks: { now: number; at: number },
+  say: (step: PendingStep) => string[],
 ): { nodes: (FactFlowNode | PendingFlowNode)[]; edges: Edge[] } {
   const graph = new Graph()
   graph.setGraph({ rankdir: 'LR', nodesep: 30, ranksep: 60 })
   graph.setDefaultEdgeLabel(() => ({}))
   for (const fact of facts) graph.setNode(fact.id, { width: WIDTH, height: HEIGHT })
-  for (const step of ahead) graph.setNode(step.id, sizeOf(step))
+  const said = new Map(ahead.map((step) => [step.id, say(step)]))
+  const sized = (step: PendingStep) => sizeOf(step, said.get(step.id) ?? [])
+  for (const step of ahead) graph.setNode(step.id, sized(step))
   const aheadEdges = ahead.flatMap((s) => (s.after === null ? [] : [{ from: s.after, to: s.id }]))
   for (const edge of [...edges, ...aheadEdges]) graph.setEdge(edge.from, edge.to)
   layout(graph)
@@ -159,12 +164,12 @@ function laidOut(
         data: { fact, selected: fact.id === selectedId },
       })),
       ...ahead.map((step): PendingFlowNode => {
-        const { width, height } = sizeOf(step)
+        const { width, height } = sized(step)
         return {
           id: step.id,
           type: 'pending',
           position: corner(step.id, width, height),
-          data: { step, ...clocks },
+          data: { step, reasons: said.get(step.id) ?? [] },
         }
       }),
     ],
@@ -207,10 +212,11 @@ export interface ChoreographyGraphProps {
  */
 export function ChoreographyGraph(props: ChoreographyGraphProps) {
   const { facts, edges, ahead, now, at, selectedId, onSelect } = props
-  const flow = useMemo(
-    () => laidOut(facts, edges, ahead, selectedId, { now, at }),
-    [facts, edges, ahead, selectedId, now, at],
-  )
+  const { zone } = useConsole()
+  const flow = useMemo(() => {
+    const say = (step: PendingStep) => step.reasons.map((r) => reasonText(r, step, zone, now, at))
+    return laidOut(facts, edges, ahead, selectedId, say)
+  }, [facts, edges, ahead, selectedId, zone, now, at])
   return (
     <div
       className="graph"
