@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ServiceName } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
+import { orderView as order } from '../test/support/order-view.js'
 import { buildChoreography, type ChoreographyInput } from './choreography.js'
 import type { ServiceSnapshot } from './fleet.js'
 import { roadAhead } from './road-ahead.js'
@@ -8,28 +9,6 @@ import type { OrderView, OutboxRecord } from './shapes.js'
 
 const T0 = '2026-12-01T12:00:00.000Z'
 const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1_000).toISOString()
-
-function order(overrides: Partial<OrderView> = {}): OrderView {
-  return {
-    id: randomUUID(),
-    customerId: randomUUID(),
-    status: 'PENDING',
-    currency: 'EUR',
-    total: 100,
-    cancellationReason: null,
-    failedStep: null,
-    waitingFor: null,
-    createdAt: T0,
-    updatedAt: T0,
-    deadlineAt: at(600),
-    confirmedAt: null,
-    cancelledAt: null,
-    items: [{ sku: 'MUG-001', quantity: 1, unitPrice: 100 }],
-    shippingAddress: { name: 'Ada', line1: '1 Engine St', city: 'London', postalCode: 'N1', country: 'GB' },
-    events: [],
-    ...overrides,
-  }
-}
 
 /** A published outbox row of `type` for the order, committed `seconds` after T0. */
 function row(orderId: string, type: string, seconds: number, causationId: string | null): OutboxRecord {
@@ -81,7 +60,7 @@ function service(name: ServiceName, health: 'up' | 'down', since: string, queues
   }
 }
 
-describe('roadAhead', () => {
+describe('roadAhead: a running order', () => {
   it('when a running order waits for a stopped shipment, then the rest of the walk is pending and the step waited for says why: down since, its queue, the fact not consumed, the deadline left', () => {
     const placed = order()
     const facts = waitingForShipment(placed)
@@ -138,7 +117,9 @@ describe('roadAhead', () => {
     ])
     expect(ahead[1]!.reasons).toEqual([])
   })
+})
 
+describe('roadAhead: an ended order', () => {
   it('when an order ended CANCELLED by its deadline while shipment was away, then no step of the branch not taken is drawn, only the undos owed', () => {
     const placed = order({ status: 'CANCELLED', cancelledAt: at(600), deadlineAt: at(600) })
     const facts = waitingForShipment(placed)
@@ -178,7 +159,9 @@ describe('roadAhead', () => {
     const choreography = buildChoreography(input(placed, records), new Date(at(5)))
     expect(roadAhead({ order: placed, choreography, unread: [], fleet: null })).toEqual([])
   })
+})
 
+describe('roadAhead: where the fact waited on is', () => {
   it("when the step's handler dead-lettered the fact, then the dead letter and its reason are why", () => {
     const placed = order()
     const facts = waitingForShipment(placed)

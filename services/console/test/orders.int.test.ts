@@ -204,6 +204,38 @@ describe('GET /api/orders/:id', () => {
     })
   })
 
+  it('when the order is unknown, then the order service 404 is passed on', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole(fleet.env)
+    const id = randomUUID()
+    const response = await fetch(`${console_.url}/api/orders/${id}`)
+    expect(response.status).toBe(404)
+    expect(((await response.json()) as { message: string }).message).toBe(`Order ${id} not found`)
+  })
+
+  it('when the id is not a UUID, then 400 and no service is asked', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole(fleet.env)
+    const response = await fetch(`${console_.url}/api/orders/not-an-id`)
+    expect(response.status).toBe(400)
+    // In the order service's words (contracts' Id), not zod's "Invalid UUID".
+    expect(((await response.json()) as { details: unknown[] }).details).toEqual([
+      { path: 'params.id', issue: 'must be a UUID: 32 hexadecimal digits as 8-4-4-4-12' },
+    ])
+    expect(fleet.stubs.order.received).toHaveLength(0)
+  })
+
+  it('when the id is a UUID the order service takes but RFC 9562 does not (upper-case max), then it is asked', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole(fleet.env)
+    const id = 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'
+    const response = await fetch(`${console_.url}/api/orders/${id}`)
+    expect(response.status).toBe(404)
+    expect(fleet.stubs.order.received.length).toBeGreaterThan(0)
+  })
+})
+
+describe('GET /api/orders/:id, the road ahead', () => {
   it('when a running order waits for a service that is down, then its step ahead says so, since the poll that saw it down', async () => {
     const f = orderFixture()
     fleet = await startStubFleet([f])
@@ -248,35 +280,5 @@ describe('GET /api/orders/:id', () => {
         inboxRead: false,
       },
     ])
-  })
-
-  it('when the order is unknown, then the order service 404 is passed on', async () => {
-    fleet = await startStubFleet()
-    console_ = await startConsole(fleet.env)
-    const id = randomUUID()
-    const response = await fetch(`${console_.url}/api/orders/${id}`)
-    expect(response.status).toBe(404)
-    expect(((await response.json()) as { message: string }).message).toBe(`Order ${id} not found`)
-  })
-
-  it('when the id is not a UUID, then 400 and no service is asked', async () => {
-    fleet = await startStubFleet()
-    console_ = await startConsole(fleet.env)
-    const response = await fetch(`${console_.url}/api/orders/not-an-id`)
-    expect(response.status).toBe(400)
-    // In the order service's words (contracts' Id), not zod's "Invalid UUID".
-    expect(((await response.json()) as { details: unknown[] }).details).toEqual([
-      { path: 'params.id', issue: 'must be a UUID: 32 hexadecimal digits as 8-4-4-4-12' },
-    ])
-    expect(fleet.stubs.order.received).toHaveLength(0)
-  })
-
-  it('when the id is a UUID the order service takes but RFC 9562 does not (upper-case max), then it is asked', async () => {
-    fleet = await startStubFleet()
-    console_ = await startConsole(fleet.env)
-    const id = 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'
-    const response = await fetch(`${console_.url}/api/orders/${id}`)
-    expect(response.status).toBe(404)
-    expect(fleet.stubs.order.received.length).toBeGreaterThan(0)
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { reasonText, stepOutcomes } from './ahead.js'
-import type { PendingStep } from './api.js'
+import type { PendingStep, WaitReason } from './api.js'
 
 const step: PendingStep = {
   id: 'ahead:shipment:create-shipment-when-stock-reserved',
@@ -46,39 +46,39 @@ describe('a step ahead as the page says it', () => {
 
   it('when the fact is dead-lettered, parked or not consumed, then the fact is named with its time and reason', () => {
     const messageId = 'm'
-    const dead = {
-      kind: 'dead-letter' as const,
-      messageId,
-      queue: 'q.dlq',
-      reason: 'Error: no carrier',
-      at: '2026-12-04T13:53:00.000Z',
-    }
-    expect(reasonText(dead, step, 'utc', at, at)).toBe(
-      'StockReserved dead-lettered 13:53:00.000: Error: no carrier',
-    )
-    const parked = {
-      kind: 'unpublished' as const,
-      messageId,
-      producer: 'inventory' as const,
-      state: 'parked' as const,
-      attempts: 10,
-      lastError: 'returned unroutable',
-    }
-    expect(reasonText(parked, step, 'utc', at, at)).toBe(
-      "StockReserved parked in inventory's outbox after 10 attempts: returned unroutable",
-    )
-    const waiting = {
-      kind: 'not-consumed' as const,
-      messageId,
-      since: '2026-12-04T13:53:06.327Z',
-      inboxRead: true,
-    }
-    expect(reasonText(waiting, step, 'utc', at, at)).toBe(
-      'StockReserved not consumed yet, published 13:53:06.327 (10.0 s ago)',
-    )
-    expect(reasonText({ ...waiting, inboxRead: false }, step, 'utc', at, at)).toBe(
-      'StockReserved published 13:53:06.327 (10.0 s ago); consumed? unknown, shipment could not be read',
-    )
+    const since = '2026-12-04T13:53:06.327Z'
+    const cases: [WaitReason, string][] = [
+      [
+        {
+          kind: 'dead-letter',
+          messageId,
+          queue: 'q.dlq',
+          reason: 'Error: no carrier',
+          at: '2026-12-04T13:53:00.000Z',
+        },
+        'StockReserved dead-lettered 13:53:00.000: Error: no carrier',
+      ],
+      [
+        {
+          kind: 'unpublished',
+          messageId,
+          producer: 'inventory',
+          state: 'parked',
+          attempts: 10,
+          lastError: 'NO_ROUTE',
+        },
+        "StockReserved parked in inventory's outbox after 10 attempts: NO_ROUTE",
+      ],
+      [
+        { kind: 'not-consumed', messageId, since, inboxRead: true },
+        'StockReserved not consumed yet, published 13:53:06.327 (10.0 s ago)',
+      ],
+      [
+        { kind: 'not-consumed', messageId, since, inboxRead: false },
+        'StockReserved published 13:53:06.327 (10.0 s ago); consumed? unknown, shipment could not be read',
+      ],
+    ]
+    for (const [reason, text] of cases) expect(reasonText(reason, step, 'utc', at, at)).toBe(text)
   })
 
   it('when the deadline is ahead or past, then the time left counts down from the join to now', () => {
