@@ -68,7 +68,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   await app.register(orderRoutes, {
     upstream,
     traceUrlTemplate: config.TRACE_URL_TEMPLATE ?? null,
-    fleet: () => poller.current(),
+    // The last poll without waiting on a new one (refreshed beside it), so an order's page never
+    // pays for the fleet's probes; older than three intervals (nobody watched), a poll is awaited.
+    fleet: () => poller.recent(3 * config.CONSOLE_POLL_MS),
   })
   await app.register(sessionRoutes, { sessions, token })
   await app.register(actionRoutes, { upstream, sessions, token })

@@ -33,8 +33,8 @@ export interface ReadOrderDetailOptions {
   traceUrlTemplate: string | null
   /**
    * The fleet poll to judge the steps ahead by (health, queues): the poller's shared snapshot, so a
-   * page read costs the services no probe of its own. Without it, or when it fails, the steps ahead
-   * have no service or queue reasons.
+   * page read costs the services no probe of its own. Read beside the order's reads. Without it, or
+   * when it fails, the steps ahead have no service or queue reasons.
    */
   fleet?: (() => Promise<FleetSnapshot>) | undefined
   now?: (() => Date) | undefined

@@ -10,7 +10,7 @@ import { replyAnswer, replyUpstreamError } from './upstream-reply.js'
 export interface OrderRoutesOptions {
   upstream: Upstream
   traceUrlTemplate: string | null
-  /** The fleet poller's snapshot (at most one interval old), to judge an order's steps ahead by. */
+  /** The fleet poller's last snapshot, to judge an order's steps ahead by (health, queues). */
   fleet?: (() => Promise<FleetSnapshot>) | undefined
 }
 
