@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -183,6 +183,48 @@ describe('messaging admin records', () => {
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       },
     })
+  })
+
+  it('when a message id or a trace id is sought, then the row of that id, or the rows of that trace, name their aggregate', async () => {
+    const aggregateId = randomUUID()
+    const traceId = randomBytes(16).toString('hex')
+    const traced = (n: number) =>
+      pgDatabase(fx.db.pool).transaction((tx) =>
+        enqueue(tx, {
+          type: 'found.v1',
+          routingKey: 'found',
+          payload: { n },
+          aggregateId,
+          correlationId: aggregateId,
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        }),
+      )
+    const first = await traced(1)
+    const second = await traced(2)
+    const other = await pgDatabase(fx.db.pool).transaction((tx) =>
+      enqueue(tx, {
+        type: 'other.v1',
+        routingKey: 'other',
+        payload: {},
+        aggregateId,
+        correlationId: aggregateId,
+        traceparent: `00-${randomBytes(16).toString('hex')}-00f067aa0ba902b7-01`,
+      }),
+    )
+
+    const byId = await read<{ outbox: Array<Record<string, unknown>> }>(`/records/find?messageId=${second}`)
+    expect(byId.outbox).toEqual([expect.objectContaining({ id: second, aggregateId, traceId })])
+    const byTrace = await read<{ outbox: Array<Record<string, unknown>> }>(
+      `/records/find?traceId=${traceId.toUpperCase()}`,
+    )
+    expect(byTrace.outbox.map((row) => row.id)).toEqual([first, second])
+    expect(byTrace.outbox.map((row) => row.id)).not.toContain(other)
+    const none = await read<{ outbox: unknown[] }>(`/records/find?messageId=${randomUUID()}`)
+    expect(none.outbox).toEqual([])
+    for (const bad of ['', `?messageId=${second}&traceId=${traceId}`, '?traceId=xyz', '?messageId=1']) {
+      const res = await app.inject({ method: 'GET', url: `/admin/messaging/records/find${bad}` })
+      expect(res.statusCode, bad).toBe(400)
+    }
   })
 
   it('when a query is invalid, then 400 names the field', async () => {
