@@ -51,6 +51,9 @@ export function landing(query: string, matches: readonly SearchMatch[]): string 
   return null
 }
 
+/** Why a service did not answer, in its own words. */
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
 /** The order each outbox row concerns: its aggregate, else its correlation id (the order id). */
 const orderOf = (row: OutboxRecord): string | null => row.aggregateId ?? row.correlationId
 
@@ -75,7 +78,7 @@ async function findInOutboxes(
           return orderId === null || !UUID.test(orderId) ? [] : [{ kind, orderId, service }]
         })
       } catch (error) {
-        unanswered.push({ service, reason: error instanceof Error ? error.message : String(error) })
+        unanswered.push({ service, reason: reasonOf(error) })
         return []
       }
     }),
@@ -86,16 +89,21 @@ async function findInOutboxes(
 }
 
 /**
- * Resolves `text` (trimmed) to orders. The order service is asked first; the outboxes only for a
- * UUID it does not know (a message it has not recorded) and for a 32-hex-digit text (a trace id,
- * which no service indexes, so it is not asked for every search).
- * @throws UpstreamError when the order service does not answer (the search cannot say "nothing")
+ * Resolves `text` (trimmed) to orders. The order service is asked first; the outboxes for a UUID
+ * it did not find (a message it has not recorded, or the order service is down) and for a
+ * 32-hex-digit text (a trace id, which no service indexes, so it is not asked for every search).
+ * Never throws: a service that does not answer is named in `unanswered`.
  */
 export async function searchOrders(upstream: Upstream, text: string): Promise<SearchAnswer> {
   const query = text.trim()
   const unanswered: SearchAnswer['unanswered'] = []
-  const lookup = await upstream.json<OrderLookup>('order', `/orders/lookup?id=${q(query)}`)
-  const matches: SearchMatch[] = lookup.matches.map((m) => ({ ...m, service: 'order' }))
+  const matches: SearchMatch[] = []
+  try {
+    const lookup = await upstream.json<OrderLookup>('order', `/orders/lookup?id=${q(query)}`)
+    matches.push(...lookup.matches.map((m): SearchMatch => ({ ...m, service: 'order' })))
+  } catch (error) {
+    unanswered.push({ service: 'order', reason: reasonOf(error) })
+  }
   if (matches.length === 0 && UUID.test(query))
     matches.push(...(await findInOutboxes(upstream, 'messageId', query.toLowerCase(), unanswered)))
   if (TRACE_ID.test(query))

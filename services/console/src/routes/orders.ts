@@ -61,13 +61,9 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (
     return replyAnswer(request, reply, 'order', await upstream.get('order', `/orders${query}`))
   })
 
-  app.get('/api/search', { schema: { hide: true, querystring: SearchQuery } }, async (request, reply) => {
-    try {
-      return await searchOrders(upstream, request.query.q)
-    } catch (error) {
-      return replyUpstreamError(request, reply, error)
-    }
-  })
+  app.get('/api/search', { schema: { hide: true, querystring: SearchQuery } }, (request) =>
+    searchOrders(upstream, request.query.q),
+  )
 
   app.get('/api/orders/:id', { schema: { hide: true, params: OrderParams } }, async (request, reply) => {
     try {
