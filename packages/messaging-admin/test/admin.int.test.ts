@@ -185,6 +185,16 @@ describe('messaging admin records', () => {
     })
   })
 
+  it('when a query is invalid, then 400 names the field', async () => {
+    const res = await app.inject({ method: 'GET', url: '/admin/messaging/inbox?messageId=not-a-uuid' })
+    expect(res.statusCode).toBe(400)
+    expect(res.json<{ details: Array<{ path: string }> }>().details[0]?.path).toMatch(
+      /^querystring\/messageId/,
+    )
+  })
+})
+
+describe('messaging admin records found by an id', () => {
   it('when a message id or a trace id is sought, then the row of that id, or the rows of that trace, name their aggregate', async () => {
     const aggregateId = randomUUID()
     const traceId = randomBytes(16).toString('hex')
@@ -225,14 +235,6 @@ describe('messaging admin records', () => {
       const res = await app.inject({ method: 'GET', url: `/admin/messaging/records/find${bad}` })
       expect(res.statusCode, bad).toBe(400)
     }
-  })
-
-  it('when a query is invalid, then 400 names the field', async () => {
-    const res = await app.inject({ method: 'GET', url: '/admin/messaging/inbox?messageId=not-a-uuid' })
-    expect(res.statusCode).toBe(400)
-    expect(res.json<{ details: Array<{ path: string }> }>().details[0]?.path).toMatch(
-      /^querystring\/messageId/,
-    )
   })
 })
 
