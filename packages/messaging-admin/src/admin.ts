@@ -16,6 +16,7 @@ import {
   type DeadLetter,
 } from './dead-letters.js'
 import {
+  findRecords,
   inboxRecords,
   outboxSummary,
   parkedRecords,
@@ -24,6 +25,7 @@ import {
   type InboxRecord,
   type OutboxRecord,
   type OutboxSummary,
+  type RecordsSought,
 } from './outbox-records.js'
 import { BEGIN, COMMIT, NOTIFY_RELAYS, ROLLBACK } from './sql.js'
 
@@ -113,6 +115,11 @@ export interface MessagingAdmin {
   summary(): Promise<MessagingSummary>
   /** Outbox rows of one aggregate, by occurred_at (at most 1,000). */
   records(aggregateId: string): Promise<OutboxRecord[]>
+  /**
+   * The outbox row of a message id, or the rows of a W3C trace id (32 hex digits), at most 100: what
+   * a search by an id from a log line reads (the rows name their aggregate).
+   */
+  find(sought: RecordsSought): Promise<OutboxRecord[]>
   /** Which handlers consumed `messageIds` (UUIDs), when. */
   inbox(messageIds: readonly string[]): Promise<InboxRecord[]>
   /**
@@ -151,6 +158,8 @@ export interface MessagingAdmin {
 }
 
 const RECORDS_LIMIT = 1_000
+/** Most rows `find` answers (one trace is one saga: a handful of rows per service). */
+const FOUND_LIMIT = 100
 
 /** Runs broker operations one at a time: a browse holds messages unacked, which another would miss. */
 function serial(): <T>(fn: () => Promise<T>) => Promise<T> {
@@ -451,6 +460,7 @@ export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClien
     queues,
     summary: () => summaryOf(context),
     records: (aggregateId) => recordsOfAggregate(pool, aggregateId, RECORDS_LIMIT),
+    find: (sought) => findRecords(pool, sought, FOUND_LIMIT),
     inbox: (messageIds) => inboxRecords(pool, messageIds),
     deadLetters: (filter) => deadLettersOf(context, filter),
     requeue: (queue, ids, write) => deadLetterWrite(context, 'requeue', queue, ids, write),

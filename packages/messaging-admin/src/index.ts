@@ -19,4 +19,10 @@ export {
 } from './admin.js'
 export { recordAdminAction, type AdminAction, type AdminActionInput, type Queryable } from './actions.js'
 export type { DeadLetter } from './dead-letters.js'
-export type { InboxRecord, OutboxRecord, OutboxState, OutboxSummary } from './outbox-records.js'
+export type {
+  InboxRecord,
+  OutboxRecord,
+  OutboxState,
+  OutboxSummary,
+  RecordsSought,
+} from './outbox-records.js'

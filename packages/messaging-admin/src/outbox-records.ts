@@ -4,6 +4,7 @@ import {
   OUTBOX_SUMMARY,
   PARKED_OF,
   PARKED_RECORDS,
+  RECORDS_FOUND,
   RECORDS_OF_AGGREGATE,
   RETRY_PARKED,
 } from './sql.js'
@@ -125,6 +126,24 @@ export async function recordsOfAggregate(
   limit: number,
 ): Promise<OutboxRecord[]> {
   const { rows } = await db.query(RECORDS_OF_AGGREGATE, [aggregateId, limit])
+  return (rows as RecordRow[]).map(toRecord)
+}
+
+/** What `findRecords` looks for: one outbox row by its id (the message id), or the rows of one trace. */
+export type RecordsSought = { messageId: string } | { traceId: string }
+
+/**
+ * The outbox row whose id is `sought.messageId`, or the rows whose `traceparent` carries
+ * `sought.traceId` (32 lowercase hex digits), by occurred_at, at most `limit`.
+ */
+export async function findRecords(
+  db: Queryable,
+  sought: RecordsSought,
+  limit: number,
+): Promise<OutboxRecord[]> {
+  const messageId = 'messageId' in sought ? sought.messageId : null
+  const traceId = 'traceId' in sought ? sought.traceId.toLowerCase() : null
+  const { rows } = await db.query(RECORDS_FOUND, [messageId, traceId, limit])
   return (rows as RecordRow[]).map(toRecord)
 }
 

@@ -34,6 +34,17 @@ export const OUTBOX_SUMMARY = `SELECT p.pending, p.oldest,
 export const RECORDS_OF_AGGREGATE = `SELECT ${RECORD_COLUMNS} FROM outbox_message
   WHERE aggregate_id = $1 ORDER BY occurred_at, id LIMIT $2`
 
+/**
+ * Outbox rows found by an id someone holds: the row `$1` (uuid, the primary key) when it is not null,
+ * else the rows whose `traceparent` header carries trace id `$2` (32 hex digits), at most `$3`, by
+ * occurred_at. The trace id has no index of its own (it would cost every enqueue an index entry):
+ * that branch reads the table, which retention keeps to the rows of the last hour or so.
+ */
+export const RECORDS_FOUND = `SELECT ${RECORD_COLUMNS} FROM outbox_message
+  WHERE ($1::uuid IS NOT NULL AND id = $1::uuid)
+     OR ($1::uuid IS NULL AND substr(headers->>'traceparent', 4, 32) = $2::text)
+  ORDER BY occurred_at, id LIMIT $3`
+
 /** Parked rows, oldest parked first, at most `$2`; of aggregate `$1` only unless `$1` is null. */
 export const PARKED_RECORDS = `SELECT ${RECORD_COLUMNS} FROM outbox_message
   WHERE ${PARKED} AND ($1::text IS NULL OR aggregate_id = $1) ORDER BY failed_at, id LIMIT $2`

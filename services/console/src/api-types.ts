@@ -13,6 +13,7 @@ export type {
   ServiceSnapshot,
 } from './fleet.js'
 export type { OrderDetail, SourceStates } from './order-join.js'
+export type { SearchAnswer, SearchMatch } from './search.js'
 export type { CausalEdge, Consumer, FactNode, PlacedDeadLetter, PlacedRecord } from './choreography.js'
 export type { PendingStep, WaitReason } from './road-ahead.js'
 export type { AdminAction, OrderPage, OrderStats, OrderSummary } from './shapes.js'

@@ -121,6 +121,25 @@ function readRoutes(app: FastifyInstance, admin: MessagingAdmin): void {
   )
 }
 
+/** GET /records/find: the outbox row of a message id, or the rows of a trace id (exactly one of the two). */
+function findRoute(app: FastifyInstance, admin: MessagingAdmin): void {
+  const sought: FastifySchema = {
+    querystring: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { messageId: uuid, traceId: { type: 'string', pattern: '^[0-9a-fA-F]{32}$' } },
+      oneOf: [{ required: ['messageId'] }, { required: ['traceId'] }],
+    },
+  }
+  app.get<{ Querystring: { messageId: string } | { traceId: string } }>(
+    '/records/find',
+    {
+      schema: schema('findRecords', 'The outbox row of a message id, or the rows of a W3C trace id', sought),
+    },
+    async (request) => ({ service: admin.service, outbox: await admin.find(request.query) }),
+  )
+}
+
 const retryBody = {
   type: 'object',
   additionalProperties: false,
@@ -190,6 +209,7 @@ export async function messagingAdminPlugin(
       // The response schemas document the answers; the bodies are serialised as they are.
       scope.setSerializerCompiler(() => (data) => JSON.stringify(data))
       readRoutes(scope, admin)
+      findRoute(scope, admin)
       writeRoutes(scope, admin, guard)
       return Promise.resolve()
     },

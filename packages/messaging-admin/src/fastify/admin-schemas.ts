@@ -92,6 +92,7 @@ export const ADMIN_RESPONSES = {
     ...errors(500),
   },
   messagingRecords: { 200: object({ service: str, outbox: list(outboxRecord) }), ...errors(400, 500) },
+  findRecords: { 200: object({ service: str, outbox: list(outboxRecord) }), ...errors(400, 500) },
   messagingInbox: {
     200: object({
       service: str,

@@ -9,6 +9,7 @@ import type {
   FleetSnapshot,
   OrderDetail,
   OrderPage,
+  SearchAnswer,
   SessionView,
 } from '../../api-types.js'
 
@@ -61,6 +62,7 @@ export const api = {
   orders: (query: URLSearchParams) =>
     call<OrderPage>(`/api/orders${query.size > 0 ? `?${query.toString()}` : ''}`),
   order: (id: string) => call<OrderDetail>(`/api/orders/${encodeURIComponent(id)}`),
+  search: (text: string) => call<SearchAnswer>(`/api/search?q=${encodeURIComponent(text)}`),
   actions: () => call<ActionsPage>('/api/actions'),
   act: (body: ActionRequest) => call<ActionAnswer>('/api/actions', write('POST', body)),
   session: () => call<SessionView>('/api/session'),
