@@ -226,21 +226,16 @@ export interface PgDatabaseOptions {
 
 /**
  * `Database` over a pg Pool: BEGIN on a pooled client, COMMIT when `fn` resolves, ROLLBACK when it
- * throws (the original error is rethrown). A client whose ROLLBACK failed, or whose connection died
- * during the transaction, is destroyed, not reused. A transaction in which a statement failed
- * (its error caught inside `fn`) cannot commit: the server answers the COMMIT with ROLLBACK, and the
- * transaction rejects with `SqlResultError` instead of resolving as if it had written anything.
+ * throws (the original error is rethrown; see `withPooledClient` for broken clients). A transaction
+ * in which a statement failed (its error caught inside `fn`) rejects with `SqlResultError` at
+ * COMMIT instead of resolving as if it had written anything.
  *
- * Round trips: `enqueue`'s outbox INSERTs are sent with COMMIT, in one simple-query message
- * (`deferOutboxRow`), and `inboxTransaction` sends BEGIN and the inbox INSERT as one, so a handler
- * transaction costs two round trips besides the handler's own statements, where one statement per
- * message would cost four (BEGIN, inbox INSERT, outbox INSERT, COMMIT). Each round trip is a socket
- * write and a wake-up on both sides, the largest per-message cost in a service's profile.
- * `inboxBatchTransaction` does the same for several deliveries of one queue: BEGIN and one
- * multi-row inbox INSERT, the handlers, then every deferred outbox INSERT with the one COMMIT.
- *
- * With `options.committed` (what `createMessaging` passes: its relay's), the rows a transaction
- * enqueued are published by this process right after the COMMIT (see `CommittedRowSink`).
+ * Round trips, the largest per-message cost in a service's profile: `enqueue`'s outbox INSERTs go
+ * with COMMIT (`deferOutboxRow`) and `inboxTransaction` sends BEGIN with the inbox INSERT, so a
+ * handler transaction costs two besides the handler's own statements, not four;
+ * `inboxBatchTransaction` does the same for several deliveries of one queue. With
+ * `options.committed` (`createMessaging` passes its relay's), this process publishes the enqueued
+ * rows right after the COMMIT (`CommittedRowSink`).
  */
 export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Database<pg.PoolClient> {
   const sink = options.committed
@@ -295,14 +290,10 @@ type PgClientProbe = PgClientLike & {
 }
 
 /**
- * Refuses anything that is not an open transaction, with `NotInTransactionError`:
- * - a root PrismaClient (it has `$connect`; an interactive-transaction client does not, checked
- *   on Prisma 7.10);
- * - a pg Pool (it has `totalCount`: each query would autocommit on some pooled connection);
- * - a pg client outside BEGIN. pg >= 8.12 keeps the server's transaction status from the last
- *   ReadyForQuery message ('I' idle, 'T' in a transaction, 'E' failed transaction), so the check
- *   costs no round trip. Older pg: a SAVEPOINT probe (fails outside a transaction block), two
- *   round trips (measured: a minimal BEGIN/COMMIT went from 0.18 to 0.53 ms with it).
+ * Refuses with `NotInTransactionError` a root PrismaClient (it has `$connect`, a transaction client
+ * does not), a pg Pool (`totalCount`: each query would autocommit) and a pg client outside BEGIN:
+ * pg >= 8.12 keeps the server's transaction status ('T' in one, 'E' failed), so the check costs no
+ * round trip; older pg pays two for a SAVEPOINT probe (a minimal BEGIN/COMMIT: 0.18 -> 0.53 ms).
  */
 export async function assertInTransaction(tx: TransactionClient, what = 'enqueue'): Promise<void> {
   if (isPrismaClient(tx)) {

@@ -138,14 +138,11 @@ export type TransactionClient = PrismaTransactionLike | PgClientLike
 
 /**
  * How messaging opens a transaction in the service's database: commits when `fn` resolves, rolls
- * back when it throws. See `prismaDatabase` and `pgDatabase`.
- *
- * `enqueue(tx, ...)` behaves by where `tx` came from. On the client of a `pgDatabase` transaction
- * whose `fn` runs (`deferredToCommit` in database.ts), it sends its outbox INSERT in the COMMIT's
- * own message (one round trip fewer; the row cannot be read back inside the transaction; a failing
- * INSERT fails the COMMIT) and, with publish on commit, this process publishes the row right after.
- * On any other client (Prisma, a pg client its caller began, another `Database`) the INSERT runs at
- * once and the relay's sweep publishes the row. Both give the same rows and at-least-once publishing.
+ * back when it throws (`prismaDatabase`, `pgDatabase`). On the client of a `pgDatabase` transaction
+ * whose `fn` runs (`deferredToCommit`, database.ts), `enqueue` sends its INSERT with the COMMIT (the
+ * row cannot be read back inside; a failing INSERT fails the COMMIT) and, with publish on commit,
+ * this process publishes the row; on any other client the INSERT runs at once and the relay's sweep
+ * publishes it. Both give the same rows and at-least-once publishing.
  */
 export interface Database<Tx extends TransactionClient> {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>

@@ -254,12 +254,11 @@ async function retryTransient<Tx extends TransactionClient>(
 
 /**
  * A valid message in transactions of its own: runs its handler in an inbox transaction and acks
- * only after COMMIT; a handler error is retried in-process with backoff (unacked meanwhile) until
- * the attempts are used up (`message.attempt` is the first one's number), then dead-lettered. A
- * transient database failure (`isTransientDatabaseError`) is retried without spending an attempt
- * for up to `policy.transientMaxMs`. Each transaction first takes a slot of `runtime.slots` (FIFO);
- * `held` is one the caller already took. Never throws. When the consumer stops or the channel is
- * gone, a delivery not running is left unacked for redelivery; a running transaction finishes.
+ * after COMMIT; a handler error is retried in-process with backoff (unacked) until the attempts are
+ * used up, then dead-lettered; a transient database failure (`isTransientDatabaseError`) spends no
+ * attempt for up to `policy.transientMaxMs`. Each transaction takes a slot of `runtime.slots`
+ * (`held`: one already taken). Never throws. When stopping or the channel is gone, a delivery not
+ * running is left unacked for redelivery; a running transaction finishes.
  */
 export async function runAlone<Tx extends TransactionClient>(
   message: ConsumedMessage,

@@ -136,16 +136,18 @@ export async function validatePayload<P>(
  * another type), data that is not JSON, or data the contract's schema rejects (or throws on).
  * Optional attributes get a documented value: no `datacontenttype` is JSON; no `time` is the AMQP
  * timestamp, else the time of receipt; no `correlationid` (this package's extension) is the AMQP
- * correlation id, else `subject`, else the event's own `id`.
+ * correlation id, else `subject`, else the event's own `id`. `contract` may be a function of the
+ * event's `type` (undefined when it has none), for a reader of several types or versions.
  */
 export async function parseDelivery<P>(
   delivery: RawDelivery,
-  contract: MessageContract<P>,
+  contract: MessageContract<P> | ((type: string | undefined) => MessageContract<P>),
 ): Promise<ParsedDelivery<P>> {
   const body = readEvent(delivery)
   if (typeof body === 'string') return { ok: false, reason: body }
   const id = text(body, 'id')
   const type = text(body, 'type')
+  if (typeof contract === 'function') contract = contract(type)
   const problems = envelopeProblems(body, contract.type)
   if (problems.length > 0) return { ok: false, id, type, reason: `invalid envelope: ${problems.join('; ')}` }
 

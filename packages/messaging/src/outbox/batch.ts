@@ -108,13 +108,11 @@ export async function publishRows(
 }
 
 /**
- * The first half of one round, in one database transaction: claim a batch (FOR UPDATE SKIP LOCKED)
- * and publish it without waiting for the confirms; `finish()` does the rest, while the publish loop
- * claims the next batch. The server cuts off a relay that freezes holding the locks
- * (`idle_in_transaction_session_timeout`, see `beginAndClaim`), so its rows go to the other relays.
- * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again. `only`: claim
- * among these rows alone; the caller publishes such a batch with nothing else in flight on
- * `channel`, so that a refusal the broker does not explain is this batch's.
+ * The first half of one round, in one database transaction: claim a batch (`beginAndClaim`) and
+ * publish it without waiting for the confirms; `finish()` does the rest while the publish loop
+ * claims the next. `rejectedDelayMs`: how long nacked rows wait before they are due again. `only`:
+ * claim among these rows alone, published with nothing else in flight on `channel`, so that a
+ * refusal the broker does not explain is this batch's.
  * @throws database errors (connect, claim); the transaction is then rolled back, nothing published.
  */
 export async function claimAndPublish(

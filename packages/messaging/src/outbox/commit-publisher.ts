@@ -46,15 +46,11 @@ export interface CommitPublisherOptions {
 
 /**
  * Publish on commit: the rows a transaction of this process committed are published by it at once,
- * on a confirm channel of its own, with no claim or NOTIFY. Rows that arrive while a round is in
- * flight form the next round, so batches form under load without a timer; the confirmed rows of
- * the last 100 ms are marked published in one round trip (`#flushMarks`).
- *
- * At least once holds throughout: the rows were inserted `holdMs` ahead, and the relay sweeps what
- * this process does not mark once the hold has passed (a crash after the confirm and before the
- * mark publishes them again; consumers dedupe). A row the broker does not confirm is given back at
- * once (`available_at = now()`) for the relay's own rules; so is every row while the link is down
- * or blocked, or after `stop()`.
+ * on a confirm channel of its own, with no claim or NOTIFY. Rows arriving during a round form the
+ * next, so batches form under load without a timer; the confirmed rows of the last 100 ms are marked
+ * in one round trip (`#flushMarks`). At least once: the rows were inserted `holdMs` ahead and the
+ * relay sweeps what this process does not mark once the hold passed. A row not confirmed, and every
+ * row while the link is down or blocked or after `stop()`, is given back (`available_at = now()`).
  */
 export class CommitPublisher {
   readonly #options: CommitPublisherOptions

@@ -51,9 +51,8 @@ export type { RelayOptions } from './relay-options.js'
  * `mandatory`, marks confirmed rows published and failed rows for retry or parking. Wakes at once
  * on `wake()`, soon after another instance's commit (LISTEN), else every `pollIntervalMs`. Broker
  * or database down: logs, backs off (at most 1 s), resumes by itself; never throws out of its loop.
- * The publish loop (`runPublishLoop`) and the housekeeping (stats, retention, VACUUM:
- * `createHousekeeping`) run apart, so a slow retention pass never delays a publish.
- * Example: `const relay = createRelay({ pool, amqpUrl, exchange: 'events', service: 'order' }); await relay.start()`.
+ * Housekeeping (stats, retention, VACUUM) runs apart from publishing. Example:
+ * `const relay = createRelay({ pool, amqpUrl, exchange: 'events', service: 'order' }); await relay.start()`.
  */
 export function createRelay(options: RelayOptions): Relay {
   return new OutboxRelay(options)

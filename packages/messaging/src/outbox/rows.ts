@@ -19,15 +19,11 @@ export const CLAIM_LOCK_TIMEOUT_MS = 1_000
 
 /**
  * Opens the relay's transaction and claims up to `limit` due rows, oldest first, in one round trip
- * (`claimDue`, its numbers and ids inlined by sql.ts's checked `int` and `uuidArray`):
- * - SKIP LOCKED: relays claim side by side, never holding or waiting for the same row.
- * - No cursor: a row from a transaction that committed late is due like any other.
- * - `idle_in_transaction_session_timeout` and `statement_timeout` (= `guardMs`): the server cuts off
- *   a relay that freezes holding the locks, and its rows go to the others.
- * - `lock_timeout` (`CLAIM_LOCK_TIMEOUT_MS`): a claim queued behind a table lock gives up.
- * - `synchronous_commit = off`: a mark lost in a database crash only means the row is published
- *   again (at least once; consumers dedupe), and each batch saves a disk flush.
- * `only`: claim among these UUIDs alone (a suspect of a broker refusal).
+ * (`claimDue`): SKIP LOCKED, so relays never hold or wait for the same row; no cursor, so a row
+ * committed late is due like any other; `guardMs` as `idle_in_transaction_session_timeout` and
+ * `statement_timeout`, so the server cuts off a relay frozen holding the locks; `lock_timeout`
+ * (`CLAIM_LOCK_TIMEOUT_MS`); `synchronous_commit = off` (a mark lost in a crash only publishes the
+ * row again). `only`: claim among these UUIDs alone (a suspect of a broker refusal).
  * @throws RangeError for a `limit` or `guardMs` that is not a positive integer, SqlValueError for an
  * `only` id that is not a UUID, SqlResultError for an answer that is not the claim's, and the
  * database's errors

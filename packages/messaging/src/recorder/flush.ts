@@ -174,15 +174,13 @@ async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOu
       routingKey: delivery.fields.routingKey,
       properties: delivery.properties,
     }
-    let parsed = await parseDelivery(raw, contract)
-    if (!parsed.ok && parsed.type !== undefined && parsed.type !== contract.type) {
-      // Another version of a routing key read here: by its own contract if known, else unvalidated.
-      const { type } = parsed
-      const other =
-        outcomes.runtime.contracts.get(type) ??
-        (versionOrder(type, contract.type) === 0 ? undefined : { ...contract, type, schema: anyPayload })
-      if (other) parsed = await parseDelivery(raw, other)
-    }
+    // Another version of a routing key read here: by its own contract if known, else unvalidated.
+    const parsed = await parseDelivery(raw, (type) =>
+      type === undefined || type === contract.type
+        ? contract
+        : (outcomes.runtime.contracts.get(type) ??
+          (versionOrder(type, contract.type) === 0 ? contract : { ...contract, type, schema: anyPayload })),
+    )
     if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
     else {
       const messageId = parsed.id ?? (delivery.properties.messageId as string | undefined)

@@ -18,17 +18,11 @@ export interface QueryableResult {
 
 /**
  * A batch recorder: one queue, `<queuePrefix>.<name>`, bound to every routing key of `messages`, for
- * facts a service only *records* (a timeline, an audit trail) and never decides on. Deliveries are
- * written many at a time, with no inbox row and no per-message transaction, so it must hold that:
- *
- * - `record` is **idempotent by message id**: the recorded row's own key is the message id (e.g.
- *   `INSERT … ON CONFLICT (message_id) DO NOTHING`), so a redelivered message changes nothing;
- * - `record` is **atomic**: one statement (a multi-row `INSERT … SELECT FROM unnest(…)`), or its own
- *   transaction; it either records the whole batch or throws;
- * - nothing else reacts: no outbox row is written and no other table changes. A fact some step must
- *   act on belongs to a `HandlerDefinition` (inbox + transaction per message), never here.
- *
- * Example: an order service records PaymentProcessed, StockReserved, … in its order's timeline.
+ * facts a service only records (a timeline, an audit trail) and never decides on. Deliveries are
+ * written many at a time, with no inbox row or per-message transaction, so `record` must be
+ * idempotent by message id (e.g. `INSERT … ON CONFLICT (message_id) DO NOTHING`) and atomic (one
+ * statement, or its own transaction), and nothing else may react (no outbox row, no other table):
+ * a fact some step acts on belongs to a `HandlerDefinition`. Example: an order's timeline.
  */
 export interface RecorderDefinition {
   /** Unique within the service, kebab-case, e.g. `record-timeline`. */
