@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { createSignals, type Signals } from '../signals.js'
 import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
@@ -139,12 +140,6 @@ export interface Consumer {
 }
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
-
-const positiveInteger = (name: string, value: number): number => {
-  if (!Number.isInteger(value) || value < 1)
-    throw new RangeError(`${name} must be a positive integer, got ${value}`)
-  return value
-}
 
 /**
  * Creates the consumer: each handler's queue on its own channel with a bounded prefetch. Per delivery:

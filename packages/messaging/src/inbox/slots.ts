@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 /** Frees a slot taken by `Slots.acquire`; calling it again does nothing. */
 export type Release = () => void
 
@@ -31,8 +32,7 @@ interface Waiter {
  * @throws RangeError when `limit` is not a positive integer.
  */
 export function createSlots(limit: number): Slots {
-  if (!Number.isInteger(limit) || limit < 1)
-    throw new RangeError(`concurrency must be a positive integer, got ${limit}`)
+  positiveInteger('concurrency', limit)
   let running = 0
   const queue: Waiter[] = []
 

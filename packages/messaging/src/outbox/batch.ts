@@ -28,9 +28,10 @@ export interface BatchResult {
   channelBroken: boolean
   /** Rows to publish one at a time next: the broker refused one of them without naming it. */
   suspects: readonly string[]
-  /** From the claim to the last confirm, ms (monotonic clock); 0 when nothing was published. */
-  sinceClaimMs: number
-  /** From the first publish (serialising the batch included) to the last confirm, ms (monotonic clock). */
+  /**
+   * From the claim (the batch is serialised and published right after it) to the last confirm, ms
+   * (monotonic clock); 0 when nothing was published.
+   */
   confirmMs: number
 }
 
@@ -74,7 +75,6 @@ const NOTHING_DUE: BatchResult = {
   failed: [],
   channelBroken: false,
   suspects: [],
-  sinceClaimMs: 0,
   confirmMs: 0,
 }
 
@@ -168,7 +168,6 @@ export async function claimAndPublish(
         ...marked,
         channelBroken: outcome.channelBroken,
         suspects: outcome.suspects,
-        sinceClaimMs: confirmedAt - claimedAt,
         confirmMs: confirmedAt - claimedAt,
       }
     } catch (error) {
@@ -186,7 +185,7 @@ async function markOutcome(
   publishedIds: string[],
   settings: BatchSettings,
   rejectedDelayMs: number,
-): Promise<Omit<BatchResult, 'channelBroken' | 'suspects' | 'sinceClaimMs' | 'confirmMs'>> {
+): Promise<Omit<BatchResult, 'channelBroken' | 'suspects' | 'confirmMs'>> {
   const byId = new Map(rows.map((row) => [row.id, row]))
   const toMark = failures.map((failure) => {
     // Poison, unroutable and refused rows fail on their own: per-row backoff and an attempt each

@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type pg from 'pg'
 import { withPooledClient } from '../database.js'
 import { bounded, BOUNDED_RESULTS, expectResults, type StatementResult } from '../sql.js'
@@ -17,12 +18,6 @@ export interface StatementBounds {
  */
 export const HOUSEKEEPING_BOUNDS: StatementBounds = { lockTimeoutMs: 1_000, statementTimeoutMs: 5_000 }
 
-const checked = (name: string, ms: number): number => {
-  if (!Number.isInteger(ms) || ms < 1)
-    throw new RangeError(`${name} must be a positive integer of ms, got ${ms}`)
-  return ms
-}
-
 /**
  * Runs `sql` (one statement of sql.ts, values inlined) in its own short transaction with
  * `lock_timeout` and `statement_timeout` set for it only (`bounded`), so the limits never leak to
@@ -34,8 +29,8 @@ export async function boundedQuery<R extends pg.QueryResultRow>(
   sql: string,
   bounds: StatementBounds,
 ): Promise<pg.QueryResult<R>> {
-  const lock = checked('lockTimeoutMs', bounds.lockTimeoutMs)
-  const statement = checked('statementTimeoutMs', bounds.statementTimeoutMs)
+  const lock = positiveInteger('lockTimeoutMs', bounds.lockTimeoutMs, ' of ms')
+  const statement = positiveInteger('statementTimeoutMs', bounds.statementTimeoutMs, ' of ms')
   return withPooledClient(pool, async (client) => {
     const results = (await client.query(bounded(sql, lock, statement))) as StatementResult | StatementResult[]
     const [, , , result] = expectResults(results, BOUNDED_RESULTS, 'boundedQuery')

@@ -138,7 +138,6 @@ export class CommitPublisher {
       failed: [],
       channelBroken: outcome.channelBroken,
       suspects: [],
-      sinceClaimMs: confirmedAt - startedAt,
       confirmMs: confirmedAt - startedAt,
     })
     this.#marking += confirmed.size

@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import { v7 as uuidv7 } from 'uuid'
 import { assertInTransaction, deferOutboxRow, execute } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
@@ -49,8 +50,7 @@ const TRACEPARENT_SIZED = `00-${'0'.repeat(32)}-${'0'.repeat(16)}-00`
  * @throws RangeError when `max` is not a positive integer
  */
 function assertFits(row: Parameters<typeof toPublishable>[0], max: number): void {
-  if (!Number.isInteger(max) || max < 1)
-    throw new RangeError(`enqueue: maxMessageBytes must be a positive integer, got ${max}`)
+  positiveInteger('enqueue: maxMessageBytes', max)
   // The relay's producer span gives a row without a traceparent one of its own: count its bytes.
   const headers = row.headers?.traceparent ? row.headers : { ...row.headers, traceparent: TRACEPARENT_SIZED }
   const bytes = toPublishable({ ...row, headers }, '').content.length

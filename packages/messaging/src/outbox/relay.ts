@@ -197,7 +197,7 @@ class OutboxRelay implements Relay {
         id: row.id,
         type: row.type,
         routingKey: row.routing_key,
-        lagMs: row.age_ms === undefined ? undefined : row.age_ms + result.sinceClaimMs,
+        lagMs: row.age_ms === undefined ? undefined : row.age_ms + result.confirmMs,
         confirmMs: result.confirmMs,
       })
     this.#current.publishedTotal += result.published.length

@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type pg from 'pg'
 import {
   deleteOldInbox,
@@ -40,8 +41,7 @@ async function inChunks(
 ): Promise<number> {
   if (!Number.isFinite(ageMs) || ageMs < 0)
     throw new RangeError(`retention age must be a non-negative number of ms, got ${ageMs}`)
-  if (!Number.isInteger(chunkSize) || chunkSize < 1)
-    throw new RangeError(`chunk size must be a positive integer, got ${chunkSize}`)
+  positiveInteger('chunk size', chunkSize)
   const statement = sql(Math.floor(ageMs), chunkSize)
   let total = 0
   for (let chunk = 0; chunk < maxChunks; chunk += 1) {

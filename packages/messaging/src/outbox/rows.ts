@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type pg from 'pg'
 import {
   CLAIM_RESULTS,
@@ -34,10 +35,8 @@ export async function beginAndClaim(
   guardMs: number,
   only?: readonly string[],
 ): Promise<OutboxRow[]> {
-  if (!Number.isInteger(limit) || limit < 1)
-    throw new RangeError(`batch size must be a positive integer, got ${limit}`)
-  if (!Number.isInteger(guardMs) || guardMs < 1)
-    throw new RangeError(`guard must be a positive integer of ms, got ${guardMs}`)
+  positiveInteger('batch size', limit)
+  positiveInteger('guard', guardMs, ' of ms')
   const results = (await client.query(
     claimDue(limit, { guardMs, lockTimeoutMs: CLAIM_LOCK_TIMEOUT_MS }, only),
   )) as StatementResult | StatementResult[]

@@ -53,23 +53,8 @@ const rowFault = (error: unknown): boolean => {
   return /^2[23][0-9A-Z]{3}$/.test(errorCode(error) ?? '')
 }
 
-/**
- * The contract a delivery is checked against: by its routing key, which is the common case; else by
- * its AMQP `type`, or the envelope's, for a delivery sent straight to the queue (`order dlq requeue`
- * uses the default exchange, so the routing key is the queue's name). The rare fallback parses once more.
- */
-function contractOf(delivery: ConsumeMessage, contracts: FlushRuntime['contracts']) {
-  const byKey = contracts.get(delivery.fields.routingKey)
-  if (byKey) return byKey
-  const type: unknown = delivery.properties.type
-  if (typeof type === 'string' && contracts.has(type)) return contracts.get(type)
-  try {
-    const body = JSON.parse(delivery.content.toString('utf8')) as { type?: unknown }
-    return typeof body.type === 'string' ? contracts.get(body.type) : undefined
-  } catch {
-    return undefined
-  }
-}
+/** What a delivery of no recorded type is parsed by, only to be dead-lettered. */
+const UNRECORDED: MessageContract = { type: '', routingKey: '', schema: anyPayload }
 
 /**
  * Records `messages` in one `record` call, waiting out an unavailable database (backoff, no attempt
@@ -163,24 +148,32 @@ class FlushOutcomes {
 async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOutcomes): Promise<Valid[]> {
   const valid: Valid[] = []
   for (const delivery of deliveries) {
-    const contract = contractOf(delivery, outcomes.runtime.contracts)
-    if (!contract) {
-      const reason = `neither routing key '${delivery.fields.routingKey}' nor the type is recorded here`
-      await outcomes.deadLetter(delivery, reason, delivery.properties.messageId as string | undefined)
-      continue
-    }
+    const { contracts } = outcomes.runtime
     const raw = {
       content: delivery.content,
       routingKey: delivery.fields.routingKey,
       properties: delivery.properties,
     }
-    // Another version of a routing key read here: by its own contract if known, else unvalidated.
-    const parsed = await parseDelivery(raw, (type) =>
-      type === undefined || type === contract.type
-        ? contract
-        : (outcomes.runtime.contracts.get(type) ??
-          (versionOrder(type, contract.type) === 0 ? contract : { ...contract, type, schema: anyPayload })),
-    )
+    // By routing key, the common case; else by the AMQP or the envelope's type, for a delivery sent
+    // straight to the queue (`order dlq requeue` uses the default exchange: the key is the queue's).
+    const amqpType: unknown = delivery.properties.type
+    let contract =
+      contracts.get(raw.routingKey) ?? (typeof amqpType === 'string' ? contracts.get(amqpType) : undefined)
+    const parsed = await parseDelivery(raw, (type) => {
+      contract ??= type === undefined ? undefined : contracts.get(type)
+      if (!contract) return UNRECORDED
+      if (type === undefined || type === contract.type) return contract
+      // Another version of a routing key read here: by its own contract if known, else unvalidated.
+      return (
+        contracts.get(type) ??
+        (versionOrder(type, contract.type) === 0 ? contract : { ...contract, type, schema: anyPayload })
+      )
+    })
+    if (!contract) {
+      const reason = `neither routing key '${raw.routingKey}' nor the type is recorded here`
+      await outcomes.deadLetter(delivery, reason, delivery.properties.messageId as string | undefined)
+      continue
+    }
     if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
     else {
       const messageId = parsed.id ?? (delivery.properties.messageId as string | undefined)
