@@ -55,10 +55,9 @@ export function prismaDatabase<Tx extends PrismaTransactionLike>(
 
 /**
  * Where a `pgDatabase` transaction hands the outbox rows it committed, for this process to publish
- * at once (the relay's `committed`). While `holdMs()` gives a number, `enqueue` inserts each row
- * that far ahead, so no sweep claims it meanwhile; one its committer does not publish (a crash, an
- * outage) is swept once the hold has passed. While it gives undefined (the broker link is down),
- * rows are inserted due at once and `wake()` runs after the commit.
+ * (the relay's `committed`). While `holdMs()` gives a number, `enqueue` inserts rows that far ahead,
+ * so no sweep claims them before the hold passed; while it gives undefined (the link is down), rows
+ * are inserted due and `wake()` runs after the commit.
  */
 export interface CommittedRowSink {
   /** How far ahead `available_at` of a row handed over is set, ms; undefined: do not hand rows over now. */
@@ -101,19 +100,17 @@ interface CommitTail {
 
 /**
  * The pg clients of the `pgDatabase` transactions whose `fn` runs, each with its COMMIT's tail: how
- * `enqueue(tx)` tells such a client from any other (the `Database` contract, types.ts). Registered
- * after BEGIN, removed before COMMIT is sent or on failure, so only an open transaction defers.
- * Keyed by pg's own client, not a wrapper: `fn` gets the pool's client itself, and no wrapper sits
- * on the path of each of its statements.
+ * `enqueue(tx)` tells such a client from any other (the `Database` contract). Set after BEGIN,
+ * removed before COMMIT or on failure. Keyed by pg's own client, so no wrapper sits on the path of
+ * each of `fn`'s statements.
  */
 const deferredToCommit = new WeakMap<object, CommitTail>()
 
 /**
- * Defers `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction to the simple query of
- * its COMMIT: it commits with everything else or not at all (a failing INSERT fails the COMMIT), and
- * nothing in the transaction can read it back. While the sink takes rows, the row is inserted
- * `holdMs` ahead (`heldOutboxInsert`) and handed to the sink after the COMMIT. Returns false when
- * `tx` is not such a transaction's client (see `deferredToCommit`): the caller inserts it at once.
+ * Defers `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction to its COMMIT's simple
+ * query (a failing INSERT fails the COMMIT); while the sink takes rows it is held `holdMs`
+ * (`heldOutboxInsert`) and handed over after the COMMIT. False when `tx` is no such client
+ * (`deferredToCommit`): the caller inserts at once.
  * @throws SqlValueError for a value with a NUL character (nothing deferred)
  */
 export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean {
@@ -132,10 +129,8 @@ export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean
 }
 
 /**
- * Sends COMMIT with the tail's INSERTs in one simple query and checks the answer: one `INSERT` per
- * deferred row, then `COMMIT`.
- * @throws SqlResultError when the COMMIT answered ROLLBACK (the transaction had failed), and the
- * database's errors
+ * Sends COMMIT with the tail's INSERTs in one simple query and checks the answer (`INSERT`s, `COMMIT`).
+ * @throws SqlResultError when the COMMIT answered ROLLBACK, and the database's errors
  */
 async function commitWithTail(client: pg.PoolClient, tail: CommitTail): Promise<StatementResult[]> {
   const statements = [...tail.inserts, COMMIT]

@@ -71,11 +71,9 @@ export interface OutgoingMessage<P = unknown> {
 }
 
 /**
- * The envelope on the wire: a CloudEvents 1.0 structured-mode JSON body
- * (https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md)
- * with the extension attributes `correlationid`, `causationid` and `traceparent`, published with
- * AMQP content type `application/cloudevents+json` (the AMQP binding's structured mode:
- * https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/bindings/amqp-protocol-binding.md).
+ * The envelope on the wire: a CloudEvents 1.0 structured-mode JSON body with the extension
+ * attributes `correlationid`, `causationid` and `traceparent`, published with AMQP content type
+ * `application/cloudevents+json` (the AMQP binding's structured mode).
  */
 export interface Envelope<P = unknown> {
   specversion: '1.0'
@@ -119,12 +117,11 @@ export interface ConsumedMessage<P = unknown> {
 
 /**
  * A transaction a handler or producer writes in. Messaging accepts either a Prisma interactive
- * transaction client (anything with `$executeRawUnsafe`/`$queryRawUnsafe` and no `$connect`) or a
+ * transaction client (anything with `$executeRawUnsafe` and no `$connect`) or a
  * `pg` client inside `BEGIN`.
  */
 export interface PrismaTransactionLike {
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>
-  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>
 }
 
 export interface PgClientLike {

@@ -63,9 +63,8 @@ export interface ChannelSession {
 }
 
 /**
- * Where a queue channel is in its life: `idle` before `start` and while the connection is away;
- * `opening` (declare, open, prefetch, consume); `consuming`; `waiting` for the reopen timer after the
- * channel closed, the broker cancelled the consumer or an open failed; `stopped` for good.
+ * Where a queue channel is in its life: `idle` (before `start`, without a connection); `opening`
+ * (declare, open, prefetch, consume); `consuming`; `waiting` to reopen; `stopped` for good.
  */
 export type QueueChannelState =
   | { readonly name: 'idle' }
@@ -107,9 +106,9 @@ const REOPEN_MAX_MS = 5_000
 const NOT_FOUND = 404
 
 /**
- * The one lifecycle of a consumed queue, for handler queues and batch recorders alike (states:
- * `QueueChannelState`). A closed channel, a broker cancel (a deleted queue) or a failed open reopens
- * with backoff (100 ms doubling to 5 s), declaring first. Each transition is one method.
+ * The lifecycle of a consumed queue, for handler queues and recorders (`QueueChannelState`, one
+ * method per transition). A closed channel, a broker cancel or a failed open reopens with backoff
+ * (100 ms doubling to 5 s), declaring first.
  */
 class ConsumedQueue implements QueueChannel {
   #state: QueueChannelState = { name: 'idle' }
@@ -364,10 +363,8 @@ class ConsumedQueue implements QueueChannel {
 }
 
 /**
- * Publishes one dead-letter copy, confirmed; when the broker returns it because the dead-letter
- * queue was deleted since the topology was declared, declares the DLQ and publishes once more
- * rather than hold the message until the next reconnect.
- * @throws DeadLetterError when the broker did not take the copy.
+ * Publishes one dead-letter copy, confirmed; when the broker returns it (the DLQ was deleted),
+ * declares the DLQ and publishes once more. @throws DeadLetterError when the broker did not take it.
  */
 async function deadLetterOnce(
   channel: ConfirmChannel,

@@ -21,9 +21,8 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   /** Queues are `<queuePrefix>.<handler name>`; usually the service name. */
   queuePrefix: string
   /**
-   * When set, each handler's topology (the exchange, its queue, dead-letter queue and binding) is
-   * declared before every consume (each reconnect, each reopen), so a broker that lost its
-   * definitions, or a queue deleted behind our back, is repaired. Default: not declared.
+   * When set, each handler's topology (exchange, queue, dead-letter queue, binding) is declared before
+   * every consume, so lost definitions or a deleted queue are repaired. Default: not declared.
    */
   declare?: { exchange: string; deliveryLimit?: number }
   signals?: Signals
@@ -51,9 +50,8 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    */
   batchWaitMs?: number
   /**
-   * Handler transactions running at once across all handler queues of this consumer, each holding a
-   * database connection. Keep it below the pool size so routes and the relay still get connections.
-   * Deliveries beyond it wait, unacked and outside any transaction, first come first served.
+   * Handler transactions at once across all handler queues, each holding a database connection:
+   * keep it below the pool size. Deliveries beyond it wait unacked, first come first served.
    * Default `DEFAULT_CONSUMER_CONCURRENCY` (4).
    */
   concurrency?: number
@@ -63,11 +61,7 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   retryBaseMs?: number
   /** Longest retry delay, ms. Default 30,000. */
   retryMaxMs?: number
-  /**
-   * How long a message may keep failing for transient database reasons (a lost connection, a
-   * terminated session, a serialization failure or deadlock) without spending attempts, ms.
-   * Default 300,000 (5 minutes).
-   */
+  /** How long a message may fail for transient database reasons without spending attempts, ms. Default 300,000. */
   transientRetryMaxMs?: number
   /** Longest `stop` waits for running handlers, ms. Default 15,000. */
   drainTimeoutMs?: number

@@ -200,10 +200,9 @@ export interface DeliveryBatcher {
 }
 
 /**
- * One delivery, start to end: another version of the handler's type is upcast or held
- * (inbox/versions.ts); poison is dead-lettered at once; a valid message goes to `batcher`
- * when there is one (it may share a transaction with other deliveries of the queue, and comes back
- * to `runAlone` when that transaction fails), else straight to `runAlone`. Never throws.
+ * One delivery, start to end: another version is upcast or held (inbox/versions.ts); poison is
+ * dead-lettered at once; a valid message goes to `batcher` when there is one (back to `runAlone`
+ * when its batch fails), else to `runAlone`. Never throws.
  */
 export async function handleDelivery<Tx extends TransactionClient>(
   delivery: Message,

@@ -55,10 +55,8 @@ interface SessionParts<Tx extends TransactionClient> {
 }
 
 /**
- * Consumes one handler queue: each delivery goes through `handleDelivery` with a `DeliveryControl`
- * on the channel it came on. Two deliveries of one message id (a redelivery while the first still
- * retries) never run side by side: the second waits for the first's chain. One channel per handler
- * keeps a failing or slow handler from touching the others (own prefetch window, own errors).
+ * Consumes one handler queue on a channel of its own (own prefetch, own errors): each delivery goes
+ * through `handleDelivery`; a second delivery of one message id waits for the first's chain.
  */
 export function createHandlerQueue<Tx extends TransactionClient>(
   options: HandlerQueueOptions<Tx>,

@@ -15,9 +15,8 @@ export interface Slots {
   /** Callers waiting for a slot now. */
   readonly waiting: number
   /**
-   * Resolves with a `Release` once a slot is free, in the order callers asked (FIFO, so a busy
-   * handler cannot starve a quiet one). Resolves `undefined`, holding nothing, when `signal` aborts
-   * before a slot was granted (the consumer is stopping: the delivery is left for redelivery).
+   * Resolves with a `Release` once a slot is free, first come first served; `undefined`, holding
+   * nothing, when `signal` aborts first (the consumer stops: the delivery is left for redelivery).
    */
   acquire(signal: AbortSignal): Promise<Release | undefined>
 }

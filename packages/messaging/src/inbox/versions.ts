@@ -103,14 +103,11 @@ const HELD_TIMES = 'x-held-times'
 export const holdDelayMs = (times: number): number => Math.min(1000 * 2 ** (times - 1), 60_000)
 
 /**
- * Holds a delivery of a newer version than the handler's, for a consumer of the same queue that
- * handles it (a newer build rolling out), instead of dead-lettering it. A `nack(requeue)` loop would
- * spend the quorum queue's `x-delivery-limit` and end in the .dlq backstop; so the delivery waits
- * here (`holdDelayMs`, no slot, no batch), then a copy with the same properties and message id goes
- * back into the queue, confirmed, and the original is acked: the copy starts a fresh delivery count
- * and goes to whichever consumer the broker picks. If the channel dies between confirm and ack both
- * come back; the inbox dedups by id. When the consumer stops or the channel goes, it is requeued at
- * once (one delivery count per stop). Never throws.
+ * Holds a delivery of a newer version than the handler's for a consumer that handles it (a newer
+ * build rolling out), instead of dead-lettering it; a `nack(requeue)` loop would spend the quorum
+ * queue's `x-delivery-limit`. It waits `holdDelayMs` (no slot, no batch), then a copy with the same
+ * properties and id goes back into the queue, confirmed, and the original is acked (a channel dying
+ * in between brings both back: the inbox dedups). Stopping requeues it at once. Never throws.
  */
 export async function holdNewer<Tx extends TransactionClient>(
   delivery: Message,

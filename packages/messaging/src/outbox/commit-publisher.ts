@@ -146,10 +146,9 @@ export class CommitPublisher {
   }
 
   /**
-   * Marks every confirmed row of the rounds since the last flush in one round trip (no WAL flush of
-   * its own), then reports those rounds. The hold (ten seconds and more) makes the wait safe: no
-   * sweep takes a row before its mark. Only rows still held are marked (`STILL_HELD_MS`): a row made
-   * due meanwhile (an operator's republish) belongs to the relay again. One flush at a time.
+   * Marks the confirmed rows of the rounds since the last flush in one round trip, then reports them;
+   * the hold (ten seconds and more) keeps the sweep off them meanwhile. Only rows still held are
+   * marked (`STILL_HELD_MS`): one made due meanwhile belongs to the relay. One flush at a time.
    */
   #flushMarks(): Promise<void> {
     clearTimeout(this.#markTimer)

@@ -71,9 +71,8 @@ const batchSettings = (options: RelayOptions): BatchSettings => ({
 })
 
 /**
- * The relay's lifecycle: stopped -> running (its own AMQP connection, LISTEN client, publish loop
- * and housekeeping, made anew by every start, since a closed connection stays closed) -> stopping
- * -> stopped. Reports each batch's outcome as signals, counters and log lines.
+ * The relay's lifecycle: stopped -> running (its AMQP connection, LISTEN client, publish loop and
+ * housekeeping, made anew by every start) -> stopping -> stopped. Reports each batch's outcome.
  */
 class OutboxRelay implements Relay {
   readonly signals: Signals

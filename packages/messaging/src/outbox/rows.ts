@@ -12,9 +12,8 @@ import {
 import type { OutboxRow } from './envelope.js'
 
 /**
- * The claim's longest wait for a lock, ms. SKIP LOCKED never waits for a row, but the table lock
- * can queue behind a migration's `ALTER TABLE outbox_message`: the relay then gives up, backs off
- * and claims again, instead of holding a connection in the lock queue as long as the migration waits.
+ * The claim's longest wait for a lock, ms: a claim queued behind a migration's `ALTER TABLE` gives
+ * up and retries instead of holding a connection as long as the migration waits.
  */
 export const CLAIM_LOCK_TIMEOUT_MS = 1_000
 
@@ -84,9 +83,8 @@ export interface FailedResult {
 }
 
 /**
- * Records a failed publish: last_error, available_at = now + delay (the database's clock); a row
- * whose failure `counts` gets attempts + 1, and a `parkable` one `failed_at` once its attempts reach
- * `maxAttempts`, a `parkNow` one at once (parked: never claimed again, kept for a person).
+ * Records failed publishes: last_error, available_at = now + delay; a failure that `counts` adds an
+ * attempt; a `parkable` row is parked (`failed_at`) at `maxAttempts`, a `parkNow` one at once.
  */
 export async function markFailed(
   client: pg.ClientBase,

@@ -212,11 +212,10 @@ async function recordValid(valid: readonly Valid[], outcomes: FlushOutcomes): Pr
 }
 
 /**
- * Records a batch of deliveries of one channel, in order, and settles every one before it resolves:
- * invalid ones are dead-lettered, the valid ones recorded (`recordValid`). When every delivery ended
- * well, one `basic.ack` with `multiple` settles the batch: safe because the caller runs one flush at
- * a time per channel, so every earlier delivery is settled already. Resolves false when the recorder
- * stopped or the channel went meanwhile (the unsettled deliveries are redelivered).
+ * Records a batch of deliveries of one channel, in order, settling each: invalid ones dead-lettered,
+ * the valid recorded (`recordValid`). When all ended well one `basic.ack` with `multiple` settles
+ * the batch (one flush at a time per channel). Resolves false when the recorder stopped or the
+ * channel went meanwhile (the unsettled deliveries are redelivered).
  */
 export async function flushBatch(
   deliveries: readonly ConsumeMessage[],

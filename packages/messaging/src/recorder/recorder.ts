@@ -98,9 +98,8 @@ function createFlusher(
   }
 
   /**
-   * Starts the next flush of `buffer` unless one runs, or its window is open and the batch not full.
-   * When a flush ends, the next one is for the current channel's buffer: another one when the
-   * channel changed meanwhile, whose deliveries may have waited for this flush to end.
+   * Starts the next flush of `buffer` unless one runs, or its window is open and the batch not full;
+   * after a flush, the current channel's buffer is next (its deliveries may have waited for it).
    */
   const flushNext = (buffer: Buffered): void => {
     if (flushing || buffer.deliveries.length === 0 || buffer.session.gone.aborted) return
