@@ -3,9 +3,7 @@ import { backoffDelay } from './backoff.js'
 
 /**
  * The entries of a broker URL setting, trimmed, empty ones kept (for a validator to name): one AMQP
- * URL, or the nodes of one RabbitMQ cluster separated by commas, e.g.
- * `amqp://u:p@rabbit-1:5672, amqp://u:p@rabbit-2:5672`. A comma in a user name or password must be
- * percent-encoded (`%2C`).
+ * URL, or a cluster's nodes separated by commas (a comma in a user name or password: `%2C`).
  */
 export function splitBrokerUrls(value: string): string[] {
   return value.split(',').map((entry) => entry.trim())

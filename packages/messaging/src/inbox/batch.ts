@@ -62,7 +62,7 @@ const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
  * the window for company), `batchRunning`; `asking` may overlap `batchRunning` (for a delivery
  * beyond the next batch), the others exclude each other.
  */
-class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
+export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   #pending: Waiting[] = []
   #asking = false
   #forming = false
@@ -168,9 +168,8 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   }
 
   /**
-   * Up to `size` waiting deliveries, in delivery order, never two of one message id (the queue's
-   * per-id chains already keep a second copy out while the first runs; an envelope id that differs
-   * from the AMQP message id would slip past them).
+   * Up to `size` waiting deliveries, in delivery order, never two of one message id (an envelope id
+   * that differs from the AMQP message id slips past the queue's per-id chains).
    */
   #take(size: number): Waiting[] {
     const batch: Waiting[] = []
@@ -264,12 +263,4 @@ async function inOneTransaction<Tx extends TransactionClient>(
   } finally {
     pace.recordOverhead(performance.now() - started - handlersMs)
   }
-}
-
-/** Creates the batcher of one consumer channel; see `Batcher`. */
-export function createBatcher<Tx extends TransactionClient>(
-  runtime: DeliveryRuntime<Tx>,
-  settings: BatchSettings,
-): DeliveryBatcher {
-  return new Batcher(runtime, settings)
 }

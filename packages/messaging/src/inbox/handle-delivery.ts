@@ -83,9 +83,8 @@ type Attempt =
   | { kind: 'unavailable'; error: unknown }
 
 /**
- * Deliveries this message had before this one: a quorum queue's `x-delivery-count`
- * (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling), so the attempt budget
- * holds across crashes and restarts, else 1 when `redelivered`.
+ * Deliveries this message had before this one: a quorum queue's `x-delivery-count` (so the attempt
+ * budget holds across crashes), else 1 when `redelivered`.
  */
 const priorDeliveries = (delivery: Message): number => {
   const count: unknown = delivery.properties.headers?.['x-delivery-count']

@@ -2,7 +2,7 @@ import type { Channel, ConsumeMessage } from 'amqplib'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { createQueueChannel, type ChannelSession, type QueueChannel } from '../amqp/queue-channel.js'
 import type { TransactionClient } from '../types.js'
-import { createBatcher, type BatchSettings } from './batch.js'
+import { Batcher, type BatchSettings } from './batch.js'
 import { createHandlerPace } from './batch-size.js'
 import { noCounters } from './counters.js'
 import {
@@ -74,7 +74,7 @@ export function createHandlerQueue<Tx extends TransactionClient>(
   const partsOf = (session: ChannelSession): SessionParts<Tx> => {
     if (parts?.session === session) return parts
     const runtime: DeliveryRuntime<Tx> = { ...options, counters, pace, stopping: session.gone }
-    const batcher = options.batch.max > 1 ? createBatcher(runtime, options.batch) : undefined
+    const batcher = options.batch.max > 1 ? new Batcher(runtime, options.batch) : undefined
     parts = { session, runtime, batcher }
     return parts
   }
