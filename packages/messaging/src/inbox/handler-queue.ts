@@ -2,7 +2,7 @@ import type { Channel, ConsumeMessage } from 'amqplib'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { createQueueChannel, type ChannelSession, type QueueChannel } from '../amqp/queue-channel.js'
 import type { TransactionClient } from '../types.js'
-import { createBatcher, type BatchSettings } from './batch.js'
+import { Batcher, type BatchSettings } from './batch.js'
 import { createHandlerPace } from './batch-size.js'
 import { noCounters } from './counters.js'
 import {
@@ -55,10 +55,8 @@ interface SessionParts<Tx extends TransactionClient> {
 }
 
 /**
- * Consumes one handler queue: each delivery goes through `handleDelivery` with a `DeliveryControl`
- * on the channel it came on. Two deliveries of one message id (a redelivery while the first still
- * retries) never run side by side: the second waits for the first's chain. One channel per handler
- * keeps a failing or slow handler from touching the others (own prefetch window, own errors).
+ * Consumes one handler queue on a channel of its own (own prefetch, own errors): each delivery goes
+ * through `handleDelivery`; a second delivery of one message id waits for the first's chain.
  */
 export function createHandlerQueue<Tx extends TransactionClient>(
   options: HandlerQueueOptions<Tx>,
@@ -76,7 +74,7 @@ export function createHandlerQueue<Tx extends TransactionClient>(
   const partsOf = (session: ChannelSession): SessionParts<Tx> => {
     if (parts?.session === session) return parts
     const runtime: DeliveryRuntime<Tx> = { ...options, counters, pace, stopping: session.gone }
-    const batcher = options.batch.max > 1 ? createBatcher(runtime, options.batch) : undefined
+    const batcher = options.batch.max > 1 ? new Batcher(runtime, options.batch) : undefined
     parts = { session, runtime, batcher }
     return parts
   }
