@@ -18,7 +18,14 @@ export {
   type MessagingSummary,
 } from './admin.js'
 export type { BulkFilter, BulkKind, BulkPreview, BulkRequest } from './bulk.js'
-export type { BulkJob, BulkJobState } from './bulk-jobs.js'
+export {
+  BulkJobs,
+  MAX_RECORDED_IDS,
+  type BulkBatch,
+  type BulkJob,
+  type BulkJobState,
+  type BulkWork,
+} from './bulk-jobs.js'
 export { recordAdminAction, type AdminAction, type AdminActionInput, type Queryable } from './actions.js'
 export type { DeadLetter } from './dead-letters.js'
 export type { InboxRecord, OutboxRecord, OutboxState, OutboxSummary } from './outbox-records.js'
