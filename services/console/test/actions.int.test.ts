@@ -5,6 +5,15 @@ import { startStubFleet, type StubFleet } from './support/stubs.js'
 
 const TOKEN = `tok-${randomUUID()}`
 
+/** The session of `ada` signed in with the admin token. */
+const OPERATOR_ADA = {
+  signedIn: true,
+  actor: 'ada',
+  role: 'operator',
+  writesEnabled: true,
+  signInEnabled: true,
+}
+
 let fleet: StubFleet | undefined
 let console_: RunningConsole | undefined
 
@@ -45,13 +54,7 @@ describe('the session', () => {
     expect(setCookie).not.toContain(TOKEN)
     expect(JSON.stringify(await response.json())).not.toContain(TOKEN)
     const session = await (await fetch(`${url}/api/session`, { headers: { cookie } })).json()
-    expect(session).toEqual({
-      signedIn: true,
-      actor: 'ada',
-      role: 'operator',
-      writesEnabled: true,
-      signInEnabled: true,
-    })
+    expect(session).toEqual(OPERATOR_ADA)
     const second = await signIn(url)
     expect(second.cookie).not.toBe(cookie)
   })

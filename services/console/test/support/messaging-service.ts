@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib'
 import type pg from 'pg'
 import { randomUUID } from 'node:crypto'
+import { z } from 'zod'
 import { createMessaging, type MessageContract, type Messaging } from '@saga/messaging'
 import { deadLetterQueueName, queueName, type SignalMap } from '@saga/messaging/parts'
 import { createMessagingAdmin, type MessagingAdmin } from '@saga/messaging-admin'
@@ -25,20 +26,11 @@ import {
 
 const resolve = createRequire(import.meta.url).resolve
 
-/** The test message: `{ n }`, validated by a hand-made Standard Schema. */
+/** The test message: `{ n }`, validated by zod (a Standard Schema). */
 const happened: MessageContract<{ n: number }> = {
   type: 'test.happened.v1',
   routingKey: 'test.happened',
-  schema: {
-    '~standard': {
-      version: 1,
-      vendor: 'test',
-      validate: (value) =>
-        typeof (value as { n?: unknown } | null)?.n === 'number'
-          ? { value: { n: (value as { n: number }).n } }
-          : { issues: [{ message: 'expected a number', path: ['n'] }] },
-    },
-  },
+  schema: z.object({ n: z.number() }),
 }
 
 /** A running messaging service. */
@@ -57,6 +49,41 @@ export interface MessagingService {
   /** Messages waiting in the handler's dead-letter queue. */
   deadLettered(): Promise<number>
   close(): Promise<void>
+}
+
+/** Publishes `count` test messages (fresh ids) to `exchange` and waits until each is dead-lettered. */
+async function publishDeadLetters(
+  messaging: Messaging,
+  channel: ConfirmChannel,
+  exchange: string,
+  count: number,
+): Promise<string[]> {
+  const dead = new Set<string>()
+  messaging.signals.on('deadLettered', (payload: SignalMap['deadLettered']) => {
+    if (payload.id !== undefined) dead.add(payload.id)
+  })
+  const ids = Array.from({ length: count }, () => randomUUID())
+  for (const [n, id] of ids.entries()) {
+    const body = {
+      specversion: '1.0',
+      id,
+      source: 'test',
+      type: happened.type,
+      time: new Date().toISOString(),
+      datacontenttype: 'application/json',
+      correlationid: randomUUID(),
+      data: { n },
+    }
+    channel.publish(exchange, happened.routingKey, Buffer.from(JSON.stringify(body)), {
+      persistent: true,
+      contentType: 'application/json',
+      messageId: id,
+      type: happened.type,
+    })
+  }
+  await channel.waitForConfirms()
+  await eventually(`${count} dead-lettered`, () => ids.every((id) => dead.has(id)), 60_000)
+  return ids
 }
 
 /** Starts a messaging service named `service` whose admin writes need `token`. */
@@ -116,35 +143,7 @@ export async function startMessagingService(service: string, token: string): Pro
     set failing(value: boolean) {
       state.failing = value
     },
-    async deadLetter(count) {
-      const dead = new Set<string>()
-      const listener = (payload: SignalMap['deadLettered']) => {
-        if (payload.id !== undefined) dead.add(payload.id)
-      }
-      messaging.signals.on('deadLettered', listener)
-      const ids = Array.from({ length: count }, () => randomUUID())
-      for (const [n, id] of ids.entries()) {
-        const body = {
-          specversion: '1.0',
-          id,
-          source: 'test',
-          type: happened.type,
-          time: new Date().toISOString(),
-          datacontenttype: 'application/json',
-          correlationid: randomUUID(),
-          data: { n },
-        }
-        channel.publish(exchange, happened.routingKey, Buffer.from(JSON.stringify(body)), {
-          persistent: true,
-          contentType: 'application/json',
-          messageId: id,
-          type: happened.type,
-        })
-      }
-      await channel.waitForConfirms()
-      await eventually(`${count} dead-lettered`, () => ids.every((id) => dead.has(id)), 60_000)
-      return ids
-    },
+    deadLetter: (count) => publishDeadLetters(messaging, channel, exchange, count),
     async handled() {
       const { rows } = await db.pool.query<{ message_id: string }>('SELECT message_id FROM effect')
       return rows.map((row) => row.message_id)

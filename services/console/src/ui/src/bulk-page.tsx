@@ -35,6 +35,20 @@ const EMPTY: Form = {
   ratePerSecond: '50',
 }
 
+/** The dead-letter and parked-row filter's fields: the form's key (testid `bulk-<key>`), label, input type. */
+const LETTER_FIELDS: ReadonlyArray<readonly ['type' | 'reason' | 'since' | 'until', string, string]> = [
+  ['type', 'type', 'text'],
+  ['reason', 'reason contains', 'text'],
+  ['since', 'since', 'datetime-local'],
+  ['until', 'until', 'datetime-local'],
+]
+
+/** How much and how fast: the form's key and label. */
+const LIMIT_FIELDS: ReadonlyArray<readonly ['limit' | 'ratePerSecond', string]> = [
+  ['limit', 'at most'],
+  ['ratePerSecond', 'per second'],
+]
+
 const VERB: Record<BulkRequest['kind'], string> = {
   requeue: 'Requeue',
   discard: 'Discard',
@@ -156,27 +170,16 @@ function Filter(props: { form: Form; set: (patch: Partial<Form>) => void; fleet:
             <option key={handler} value={handler} />
           ))}
       </datalist>
-      <Field label="type" testId="bulk-type" value={form.type} set={(v) => set({ type: v })} />
-      <Field
-        label="reason contains"
-        testId="bulk-reason"
-        value={form.reason}
-        set={(v) => set({ reason: v })}
-      />
-      <Field
-        label="since"
-        testId="bulk-since"
-        type="datetime-local"
-        value={form.since}
-        set={(v) => set({ since: v })}
-      />
-      <Field
-        label="until"
-        testId="bulk-until"
-        type="datetime-local"
-        value={form.until}
-        set={(v) => set({ until: v })}
-      />
+      {LETTER_FIELDS.map(([key, label, type]) => (
+        <Field
+          key={key}
+          label={label}
+          testId={`bulk-${key}`}
+          type={type}
+          value={form[key]}
+          set={(v) => set({ [key]: v })}
+        />
+      ))}
     </>
   )
 }
@@ -259,6 +262,48 @@ function Progress(props: { progress: BulkProgress; canStop: boolean; stop: () =>
   )
 }
 
+/** The bulk form: the action, its filter, how much and how fast, and the dry run's button. */
+function BulkForm(props: {
+  form: Form
+  set: (patch: Partial<Form>) => void
+  fleet: FleetSnapshot | null
+  disabled: boolean
+  dryRun: () => void
+}) {
+  const { form, set } = props
+  return (
+    <section className="card filters" data-testid="bulk-form">
+      <label>
+        action{' '}
+        <select
+          data-testid="bulk-kind"
+          value={form.kind}
+          onChange={(e) => set({ kind: e.target.value as Form['kind'] })}
+        >
+          <option value="requeue">requeue dead letters</option>
+          <option value="discard">discard dead letters</option>
+          <option value="retry">retry parked rows</option>
+          <option value="cancel">cancel PENDING orders</option>
+        </select>
+      </label>
+      <Filter form={form} set={set} fleet={props.fleet} />
+      {LIMIT_FIELDS.map(([key, label]) => (
+        <Field
+          key={key}
+          label={label}
+          testId={key === 'limit' ? 'bulk-limit' : 'bulk-rate'}
+          type="number"
+          value={form[key]}
+          set={(v) => set({ [key]: v })}
+        />
+      ))}
+      <button data-testid="bulk-dry-run" disabled={props.disabled} onClick={props.dryRun}>
+        Dry run
+      </button>
+    </section>
+  )
+}
+
 /** Reads `progress` again every `PROGRESS_EVERY_MS` while it runs. */
 function useProgress(progress: BulkProgress | null, setProgress: (next: BulkProgress) => void) {
   const { reportError } = useConsole()
@@ -317,43 +362,13 @@ export function BulkPage() {
           Viewers read; only an operator signed in with the operator token runs a bulk action.
         </p>
       )}
-      <section className="card filters" data-testid="bulk-form">
-        <label>
-          action{' '}
-          <select
-            data-testid="bulk-kind"
-            value={form.kind}
-            onChange={(e) => set({ kind: e.target.value as Form['kind'] })}
-          >
-            <option value="requeue">requeue dead letters</option>
-            <option value="discard">discard dead letters</option>
-            <option value="retry">retry parked rows</option>
-            <option value="cancel">cancel PENDING orders</option>
-          </select>
-        </label>
-        <Filter form={form} set={set} fleet={fleet} />
-        <Field
-          label="at most"
-          testId="bulk-limit"
-          type="number"
-          value={form.limit}
-          set={(v) => set({ limit: v })}
-        />
-        <Field
-          label="per second"
-          testId="bulk-rate"
-          type="number"
-          value={form.ratePerSecond}
-          set={(v) => set({ ratePerSecond: v })}
-        />
-        <button
-          data-testid="bulk-dry-run"
-          disabled={!operator || busy || running}
-          onClick={() => call(() => api.bulkPreview(requestOf(form, names)), setPreview)}
-        >
-          Dry run
-        </button>
-      </section>
+      <BulkForm
+        form={form}
+        set={set}
+        fleet={fleet}
+        disabled={!operator || busy || running}
+        dryRun={() => call(() => api.bulkPreview(requestOf(form, names)), setPreview)}
+      />
       {preview && (
         <Preview
           preview={preview}
