@@ -522,3 +522,64 @@ describe('POST /api/bulk', () => {
       expect(fleet.stubs[service].count('/admin/messaging/bulk')).toBe(0)
   })
 })
+
+describe('POST /api/bulk, run, progress and stop', () => {
+  /** A service's bulk job as the stubs answer it. */
+  const job = (id: string, state: string, done: number, actionId: string | null = null) => ({
+    id,
+    action: 'order.cancel',
+    filter: {},
+    state,
+    limit: 1_000,
+    ratePerSecond: 20,
+    matched: 12,
+    done,
+    failed: 0,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    actionId,
+    error: null,
+  })
+
+  it('when PENDING orders are cancelled in bulk, then only the order service is asked, progress is read from its job, and a stop reaches it', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const jobId = randomUUID()
+    const order = fleet.stubs.order.behaviour.answers
+    order.set('/admin/orders/bulk-cancel', {
+      status: 202,
+      body: { dryRun: false, job: job(jobId, 'running', 0) },
+    })
+    order.set(`/admin/orders/bulk-cancel/${jobId}`, { status: 200, body: { job: job(jobId, 'running', 5) } })
+    order.set(`/admin/orders/bulk-cancel/${jobId}/stop`, {
+      status: 200,
+      body: { job: job(jobId, 'stopping', 5) },
+    })
+    const filter = { waitingFor: 'shipment', placedBefore: '2026-12-01T00:00:00.000Z' }
+    const started = await write(
+      url,
+      '/api/bulk',
+      { kind: 'cancel', filter, dryRun: false, ratePerSecond: 20 },
+      cookie,
+    )
+    expect(started.status).toBe(202)
+    const progress = (await started.json()) as { id: string; state: string; done: number; matched: number }
+    expect(progress).toMatchObject({ state: 'running', done: 5, matched: 12 })
+    const sent = fleet.stubs.order.received.find((r) => r.path === '/admin/orders/bulk-cancel')
+    expect(sent?.body).toEqual({ filter, dryRun: false, limit: 1_000, ratePerSecond: 20 })
+    expect(sent?.headers['x-admin-role']).toBe('operator')
+    for (const service of ['payment', 'inventory', 'shipment'] as const)
+      expect(fleet.stubs[service].count('/admin/messaging/bulk')).toBe(0)
+
+    order.set(`/admin/orders/bulk-cancel/${jobId}`, {
+      status: 200,
+      body: { job: job(jobId, 'stopped', 5, '41') },
+    })
+    const stopped = await write(url, `/api/bulk/${progress.id}/stop`, {}, cookie)
+    expect(stopped.status).toBe(200)
+    expect(fleet.stubs.order.count(`/admin/orders/bulk-cancel/${jobId}/stop`)).toBe(1)
+    expect(await stopped.json()).toMatchObject({ state: 'stopped', done: 5, actionIds: ['order:41'] })
+    const unknown = await fetch(`${url}/api/bulk/${randomUUID()}`)
+    expect(unknown.status).toBe(404)
+  })
+})
