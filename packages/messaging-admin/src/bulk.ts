@@ -166,17 +166,23 @@ async function deadLetterBatch(
       if (ids.length >= max) break
       const confirm = kind === 'requeue' ? await handlerChannel(connection, q) : undefined
       try {
-        await browseQueue(connection, q.deadLetterQueue, SCAN_LIMIT, async (message, channel) => {
-          if (ids.length >= max) return false
-          const letter = describeDeadLetter(message)
-          const id = letter.messageId
-          if (id === null || taken.has(id) || !letterMatches(letter, filter)) return false
-          taken.add(id)
-          if (confirm) await republish(confirm, q.queue, message)
-          channel.ack(message)
-          ids.push(id)
-          return true
-        }).catch(missing)
+        await browseQueue(
+          connection,
+          q.deadLetterQueue,
+          SCAN_LIMIT,
+          async (message, channel) => {
+            if (ids.length >= max) return false
+            const letter = describeDeadLetter(message)
+            const id = letter.messageId
+            if (id === null || taken.has(id) || !letterMatches(letter, filter)) return false
+            taken.add(id)
+            if (confirm) await republish(confirm, q.queue, message)
+            channel.ack(message)
+            ids.push(id)
+            return true
+          },
+          () => ids.length >= max,
+        ).catch(missing)
       } finally {
         await confirm?.close().catch(() => undefined)
       }
