@@ -118,7 +118,9 @@ describe('POST /admin/orders/bulk-cancel', () => {
     expect((await statuses(ids)).filter((o) => o.status === 'CANCELLED')).toHaveLength(job.done)
     expect(job.actionId).toMatch(/^\d+$/)
   })
+})
 
+describe('POST /admin/orders/bulk-cancel, refused', () => {
   it('when the request is invalid or not allowed, then 4xx in the error shape and nothing changes', async () => {
     const { placedAfter, ids } = await placed(1)
     const refused = async (body: object, status: number, headers: Record<string, string> = {}) => {

@@ -2,6 +2,35 @@ import { useState, type FormEvent } from 'react'
 import { api } from './api.js'
 import { errorMessage, useConsole } from './context.js'
 
+/** The signed-in header: who, as which role, and the sign-out button. */
+function SignedIn() {
+  const { session, refreshSession, reportError } = useConsole()
+  return (
+    <span>
+      <span data-testid="session-actor">{session.actor}</span>{' '}
+      <span
+        className={`role role-${session.role ?? 'none'}`}
+        data-testid="session-role"
+        data-role={session.role ?? ''}
+        title={session.role === 'viewer' ? 'Viewers read; operators act' : 'Operators read and act'}
+      >
+        {session.role}
+      </span>{' '}
+      <button
+        data-testid="sign-out"
+        onClick={() => {
+          api
+            .signOut()
+            .then(refreshSession)
+            .catch((error: unknown) => reportError(errorMessage(error)))
+        }}
+      >
+        Sign out
+      </button>
+    </span>
+  )
+}
+
 /**
  * Sign-in: the actor's name and a token (the operator's ADMIN_TOKEN to act, the viewer's
  * CONSOLE_VIEWER_TOKEN to read under a name), sent once to `POST /api/session`; the browser keeps only
@@ -25,31 +54,7 @@ export function SessionBox() {
         read-only
       </span>
     )
-  if (session.signedIn)
-    return (
-      <span>
-        <span data-testid="session-actor">{session.actor}</span>{' '}
-        <span
-          className={`role role-${session.role ?? 'none'}`}
-          data-testid="session-role"
-          data-role={session.role ?? ''}
-          title={session.role === 'viewer' ? 'Viewers read; operators act' : 'Operators read and act'}
-        >
-          {session.role}
-        </span>{' '}
-        <button
-          data-testid="sign-out"
-          onClick={() => {
-            api
-              .signOut()
-              .then(refreshSession)
-              .catch((error: unknown) => reportError(errorMessage(error)))
-          }}
-        >
-          Sign out
-        </button>
-      </span>
-    )
+  if (session.signedIn) return <SignedIn />
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
