@@ -28,6 +28,18 @@ import {
   type RecordsSought,
 } from './outbox-records.js'
 import { BEGIN, COMMIT, NOTIFY_RELAYS, ROLLBACK } from './sql.js'
+import { MessagingAdminError } from './admin-error.js'
+import { BulkJobs, type BulkJob } from './bulk-jobs.js'
+import {
+  bulkPreview,
+  bulkStart,
+  type BulkFilter,
+  type BulkKind,
+  type BulkPreview,
+  type BulkRequest,
+} from './bulk.js'
+
+export { MessagingAdminError }
 
 /** A queue this service consumes: its handler (or recorder) name, the queue and its dead-letter queue. */
 export interface AdminQueue {
@@ -79,6 +91,8 @@ export interface AdminWrite {
   actor: string
   /** Only say what would happen: nothing changes, nothing is recorded. */
   dryRun: boolean
+  /** The actor's role where the caller has roles (the console's `operator`); recorded in `detail.role`. */
+  role?: string | undefined
 }
 
 /** The outcome of a write: `actionId` is the recorded action's, null for a dry run. */
@@ -90,22 +104,6 @@ export interface AdminWriteResult<R> {
 
 /** The outcome of one dead letter asked for. */
 export type DeadLetterOutcome = 'requeued' | 'would-requeue' | 'discarded' | 'would-discard' | 'not-found'
-
-/**
- * An admin request that cannot be served: `statusCode` 404 (unknown queue), 409 (the handler queue
- * to requeue into does not exist), 503 (broker down); a
- * fastify app's error handler renders it. `details` name the part of the request at fault.
- */
-export class MessagingAdminError extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-    readonly details: Array<{ path: string; issue: string }> = [],
-  ) {
-    super(message)
-    this.name = 'MessagingAdminError'
-  }
-}
 
 /** Reads and repairs of one service's messaging; see `createMessagingAdmin`. */
 export interface MessagingAdmin {
@@ -153,6 +151,21 @@ export interface MessagingAdmin {
   ): Promise<AdminWriteResult<{ id: string; outcome: 'retried' | 'would-retry' | 'not-parked' }>>
   /** The newest `limit` recorded admin actions. */
   actions(limit: number): Promise<AdminAction[]>
+  /**
+   * A bulk action's dry run: how many dead letters (requeue, discard) or parked rows (retry) match
+   * `filter`, and the first few. Changes and records nothing.
+   * @throws MessagingAdminError 400 (a filter the kind cannot take), 404 (unknown handler), 503 (broker down)
+   */
+  bulkPreview(kind: BulkKind, filter: BulkFilter): Promise<BulkPreview>
+  /**
+   * Starts a bulk action in the background: up to `limit` matching items at most `ratePerSecond`,
+   * recorded as one action (filter and counts) when it ends. Throws as `bulkPreview`.
+   */
+  bulkStart(request: BulkRequest): Promise<BulkJob>
+  /** A bulk job now (progress, state, its action once ended), or undefined for an unknown id. */
+  bulkJob(id: string): BulkJob | undefined
+  /** Asks a bulk job to stop after its batch in flight; undefined for an unknown id. */
+  bulkStop(id: string): BulkJob | undefined
   /** Closes the admin's broker connection. Idempotent. */
   close(): Promise<void>
 }
@@ -204,8 +217,8 @@ const missingQueue =
     throw error
   }
 
-/** What the admin's operations share. */
-interface AdminContext {
+/** What the admin's operations share (internal to the package). */
+export interface AdminContext {
   service: string
   pool: pg.Pool
   queues: readonly AdminQueue[]
@@ -350,7 +363,12 @@ async function deadLetterWrite(
           action: `dead-letters.${kind}`,
           target: q.deadLetterQueue,
           ids: [...found],
-          detail: { handlerQueue: q.queue, asked: messageIds.length, [done]: found.size },
+          detail: {
+            handlerQueue: q.queue,
+            asked: messageIds.length,
+            [done]: found.size,
+            ...(write.role === undefined ? {} : { role: write.role }),
+          },
         })
   return { dryRun: write.dryRun, actionId, results }
 }
@@ -373,7 +391,11 @@ async function retryParkedOf(
         action: 'parked.retry',
         target: 'outbox_message',
         ids: changed,
-        detail: { asked: ids.length, retried: changed.length },
+        detail: {
+          asked: ids.length,
+          retried: changed.length,
+          ...(write.role === undefined ? {} : { role: write.role }),
+        },
       })
     }
     await client.query(COMMIT)
@@ -436,6 +458,7 @@ export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClien
   const waitMs = options.admin?.brokerWaitMs ?? 2_000
   let amqp: AmqpConnection | undefined
   let closed = false
+  const jobs = new BulkJobs()
   const broker = async (quick = false): Promise<ChannelModel> => {
     if (closed) throw new MessagingAdminError(503, 'the messaging admin is closed')
     const tried = amqp !== undefined
@@ -468,7 +491,13 @@ export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClien
     parked: ({ aggregateId, limit }) => parkedRecords(pool, aggregateId, limit),
     retryParked: (ids, write) => retryParkedOf(context, ids, write),
     actions: (limit) => recentAdminActions(pool, limit),
+    bulkPreview: (kind, filter) => bulkPreview(context, kind, filter),
+    bulkStart: (request) => bulkStart(context, jobs, request),
+    bulkJob: (id) => jobs.get(id),
+    bulkStop: (id) => jobs.stop(id),
     async close() {
+      // The jobs first: each ends its batch and records what it did while the broker is still open.
+      await jobs.close()
       closed = true
       await amqp?.close()
     },

@@ -104,6 +104,9 @@ function stringHeaders(headers: RecordRow['headers']): Record<string, string> {
   return strings
 }
 
+/** Rows of `outbox_message` (selected with the record columns) as records. */
+export const toRecords = (rows: unknown[]): OutboxRecord[] => (rows as RecordRow[]).map(toRecord)
+
 /**
  * The outbox's pending and parked counts and its oldest pending row, in one statement on the two
  * partial indexes (pending: `outbox_message_pending_idx`, parked: `outbox_message_parked_idx`).

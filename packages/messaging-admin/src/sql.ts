@@ -57,6 +57,29 @@ export const RETRY_PARKED = `UPDATE outbox_message
   SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
   WHERE id = ANY($1::uuid[]) AND ${PARKED} RETURNING id`
 
+// The bulk filter of parked rows: $1 type, $2 a part of last_error (any case), $3 parked at or
+// after, $4 parked before; each null when not given.
+const PARKED_FILTER = `${PARKED} AND ($1::text IS NULL OR type = $1)
+  AND ($2::text IS NULL OR strpos(lower(coalesce(last_error, '')), lower($2)) > 0)
+  AND ($3::timestamptz IS NULL OR failed_at >= $3) AND ($4::timestamptz IS NULL OR failed_at < $4)`
+
+/** How many parked rows match the bulk filter `$1`-`$4` (see PARKED_FILTER). */
+export const COUNT_PARKED_MATCHING = `SELECT count(*)::int AS count FROM outbox_message WHERE ${PARKED_FILTER}`
+
+/** The first `$5` parked rows matching the bulk filter `$1`-`$4`, oldest parked first. */
+export const PARKED_MATCHING = `SELECT ${RECORD_COLUMNS} FROM outbox_message
+  WHERE ${PARKED_FILTER} ORDER BY failed_at, id LIMIT $5`
+
+/**
+ * Makes up to `$5` parked rows matching the bulk filter `$1`-`$4` pending again, oldest parked
+ * first; rows another retry holds are skipped. Returns their ids.
+ */
+export const RETRY_PARKED_MATCHING = `UPDATE outbox_message
+  SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
+  WHERE id IN (SELECT id FROM outbox_message WHERE ${PARKED_FILTER}
+    ORDER BY failed_at, id LIMIT $5 FOR UPDATE SKIP LOCKED)
+  RETURNING id`
+
 /** The inbox rows of the message ids `$1` (uuid[]), by received_at. */
 export const INBOX_RECORDS = `SELECT message_id, handler, received_at FROM inbox_message
   WHERE message_id = ANY($1::uuid[]) ORDER BY received_at, handler`

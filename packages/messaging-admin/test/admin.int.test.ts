@@ -1,44 +1,22 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { enqueue, pgDatabase } from '@saga/messaging'
 import { deadLetterQueueName } from '@saga/messaging/parts'
 import { createMessagingAdmin, type MessagingAdmin } from '../src/index.js'
-import { messagingAdminPlugin } from '../src/fastify/index.js'
 import {
   collect,
   createAdminFixture,
   envelope,
   eventually,
+  hostApp,
   recordingHandler,
   type AdminFixture,
 } from './admin-fixture.js'
 
 const TOKEN = 'admin-token-for-tests-0123456789'
 const HANDLER = 'flaky'
-
-/**
- * A host app as a service builds it: the one error shape `{ error, message, details }` for 4xx
- * (validation errors and errors carrying `statusCode` and `details`), and the admin plugin.
- */
-async function hostApp(admin: MessagingAdmin, token: string | undefined): Promise<FastifyInstance> {
-  const app = Fastify()
-  app.setErrorHandler((error: FastifyError & { details?: unknown }, _request, reply) => {
-    const statusCode = error.statusCode ?? 500
-    const details = error.validation
-      ? error.validation.map((v) => ({
-          path: `${error.validationContext}${v.instancePath}`,
-          issue: v.message,
-        }))
-      : (error.details ?? [])
-    return reply.code(statusCode).send({ error: STATUS_CODES[statusCode], message: error.message, details })
-  })
-  await app.register(messagingAdminPlugin, { admin, token })
-  await app.ready()
-  return app
-}
 
 let fx: AdminFixture
 let admin: MessagingAdmin

@@ -82,7 +82,7 @@ export const MAX_PAGE_SIZE = 100
  * A point in time in a query string: ISO 8601 with `Z` or an offset, from year 1 on (PostgreSQL
  * has no year 0, so an earlier instant would be a 500 instead of a 400).
  */
-const QueryInstant = z.iso
+export const QueryInstant = z.iso
   .datetime({ offset: true })
   .refine((text) => new Date(text).getUTCFullYear() >= 1, { error: 'must be in year 1 or later' })
 

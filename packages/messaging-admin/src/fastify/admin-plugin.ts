@@ -1,8 +1,9 @@
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyInstance, FastifySchema } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { MessagingAdmin } from '../admin.js'
-import { adminActor, adminWriteGuard, type AdminAccessOptions } from './admin-guard.js'
-import { ADMIN_RESPONSES } from './admin-schemas.js'
+import { adminActor, adminRole, adminWriteGuard, type AdminAccessOptions } from './admin-guard.js'
+import { bulkRoutes } from './bulk-routes.js'
+import { limit, query, schema, text, uuid } from './route-schema.js'
 
 type AdminGuard = ReturnType<typeof adminWriteGuard>
 
@@ -22,33 +23,6 @@ const ajv = AjvCompiler()(
     customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: true },
   },
 )
-
-const uuid = { type: 'string', format: 'uuid' } as const
-const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const
-const limit = (max: number, fallback: number) =>
-  ({ type: 'integer', minimum: 1, maximum: max, default: fallback }) as const
-const query = (properties: Record<string, object>, required: string[] = []): FastifySchema => ({
-  querystring: { type: 'object', additionalProperties: false, properties, required },
-})
-/**
- * A route's schema with its OpenAPI `operationId`, `tags`, `summary` and `response` map (read by
- * @fastify/swagger where the host has it; `security` marks the bearer-guarded writes).
- */
-const schema = (
-  operationId: keyof typeof ADMIN_RESPONSES,
-  summary: string,
-  parts: FastifySchema = {},
-  guarded = false,
-): FastifySchema => ({
-  ...parts,
-  response: ADMIN_RESPONSES[operationId],
-  ...{
-    operationId,
-    tags: ['messaging admin'],
-    summary,
-    ...(guarded ? { security: [{ bearerAuth: [] }] } : {}),
-  },
-})
 
 const moveBody = {
   type: 'object',
@@ -160,7 +134,11 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
     },
     (request) => {
       const { queue, messageIds, dryRun } = request.body
-      return admin.requeue(queue, messageIds, { actor: adminActor(request), dryRun })
+      return admin.requeue(queue, messageIds, {
+        actor: adminActor(request),
+        role: adminRole(request),
+        dryRun,
+      })
     },
   )
   app.post<{ Body: MoveBody }>(
@@ -171,7 +149,11 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
     },
     (request) => {
       const { queue, messageIds, dryRun } = request.body
-      return admin.discard(queue, messageIds, { actor: adminActor(request), dryRun })
+      return admin.discard(queue, messageIds, {
+        actor: adminActor(request),
+        role: adminRole(request),
+        dryRun,
+      })
     },
   )
   app.post<{ Body: { ids: string[]; dryRun: boolean } }>(
@@ -182,7 +164,7 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
     },
     (request) => {
       const { ids, dryRun } = request.body
-      return admin.retryParked(ids, { actor: adminActor(request), dryRun })
+      return admin.retryParked(ids, { actor: adminActor(request), role: adminRole(request), dryRun })
     },
   )
 }
@@ -190,8 +172,8 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
 /**
  * The messaging admin surface of one service as fastify routes, under `/admin/messaging` (see
  * this package's README.md, "Routes"): GET `summary`, `records?aggregateId=`,
- * `inbox?messageId=…`, `dead-letters`, `parked`, `actions`; POST `dead-letters/requeue`,
- * `dead-letters/discard`, `parked/retry` (guarded by `adminWriteGuard(options)`). Inputs are
+ * `inbox?messageId=…`, `dead-letters`, `parked`, `actions`, `bulk/:id`; POST `dead-letters/requeue`,
+ * `dead-letters/discard`, `parked/retry`, `bulk`, `bulk/:id/stop` (guarded by `adminWriteGuard(options)`). Inputs are
  * validated with the routes' JSON Schemas by the plugin's own ajv; errors (validation, 4xx of the
  * guard and the admin) carry `statusCode` for the app's error handler. Not wrapped with
  * fastify-plugin: its validator stays inside.
@@ -211,6 +193,7 @@ export async function messagingAdminPlugin(
       readRoutes(scope, admin)
       findRoute(scope, admin)
       writeRoutes(scope, admin, guard)
+      bulkRoutes(scope, admin, guard)
       return Promise.resolve()
     },
     { prefix: routePrefix },

@@ -65,6 +65,24 @@ const writeResult = (key: 'messageId' | 'id', outcomes: string[]) =>
 const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [status, status >= 500 ? serverError : clientError]))
 
+const bulkJob = object({
+  id: str,
+  action: str,
+  filter: { type: 'object' },
+  state: { type: 'string', enum: ['running', 'stopping', 'stopped', 'done', 'failed'] },
+  limit: int,
+  ratePerSecond: int,
+  matched: nullableInt,
+  done: int,
+  failed: int,
+  startedAt: dateTime,
+  endedAt: nullableDateTime,
+  actionId: nullableStr,
+  error: nullableStr,
+})
+
+const jobAnswer = object({ service: str, job: bulkJob })
+
 /** The `response` map of each admin route, by operationId. */
 export const ADMIN_RESPONSES = {
   messagingSummary: {
@@ -125,6 +143,22 @@ export const ADMIN_RESPONSES = {
     200: writeResult('messageId', ['discarded', 'would-discard', 'not-found']),
     ...errors(400, 401, 403, 404, 415, 503),
   },
+  startBulk: {
+    200: object({
+      service: str,
+      dryRun: { type: 'boolean' },
+      kind: { type: 'string', enum: ['requeue', 'discard', 'retry'] },
+      filter: { type: 'object' },
+      matched: int,
+      scanned: int,
+      complete: { type: 'boolean' },
+      sample: list({ anyOf: [deadLetter, outboxRecord] }),
+    }),
+    202: object({ service: str, dryRun: { type: 'boolean' }, job: bulkJob }),
+    ...errors(400, 401, 403, 404, 409, 415, 503),
+  },
+  getBulk: { 200: jobAnswer, ...errors(400, 404) },
+  stopBulk: { 200: jobAnswer, ...errors(400, 401, 403, 404, 415) },
   retryParked: {
     200: writeResult('id', ['retried', 'would-retry', 'not-parked']),
     ...errors(400, 401, 403, 415, 500),

@@ -139,7 +139,7 @@ export interface OrderFilters {
 const at = (date: Date): Prisma.Sql => Prisma.sql`${date.toISOString()}::timestamptz`
 
 /** The WHERE conditions of `filters` and of the page's start, each on an indexed column or on PENDING rows. */
-function conditions(filters: OrderFilters, after: Cursor | undefined): Prisma.Sql[] {
+export function conditions(filters: OrderFilters, after: Cursor | undefined): Prisma.Sql[] {
   const where: Prisma.Sql[] = []
   if (filters.status) where.push(Prisma.sql`o.status = ${filters.status}::"OrderStatus"`)
   if (filters.waitingFor || filters.deadlineBefore) where.push(Prisma.sql`o.status = 'PENDING'`)

@@ -6,6 +6,9 @@ import type {
   ActionAnswer,
   ActionRequest,
   ActionsPage,
+  BulkPreview,
+  BulkProgress,
+  BulkRequest,
   FleetSnapshot,
   OrderDetail,
   OrderPage,
@@ -65,6 +68,12 @@ export const api = {
   search: (text: string) => call<SearchAnswer>(`/api/search?q=${encodeURIComponent(text)}`),
   actions: () => call<ActionsPage>('/api/actions'),
   act: (body: ActionRequest) => call<ActionAnswer>('/api/actions', write('POST', body)),
+  bulkPreview: (body: BulkRequest) =>
+    call<BulkPreview>('/api/bulk', write('POST', { ...body, dryRun: true })),
+  bulkStart: (body: BulkRequest) =>
+    call<BulkProgress>('/api/bulk', write('POST', { ...body, dryRun: false })),
+  bulkProgress: (id: string) => call<BulkProgress>(`/api/bulk/${encodeURIComponent(id)}`),
+  bulkStop: (id: string) => call<BulkProgress>(`/api/bulk/${encodeURIComponent(id)}/stop`, write('POST', {})),
   session: () => call<SessionView>('/api/session'),
   signIn: (actor: string, token: string) =>
     call<SessionView>('/api/session', write('POST', { actor, token })),

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react'
 import { useActionFlow } from './actions.js'
 import { api, ApiError, type OrderDetail } from './api.js'
-import { errorMessage, useConsole } from './context.js'
+import { canAct as mayAct, errorMessage, useConsole } from './context.js'
 import { dateTime, duration, money } from './format.js'
 import { traceLink } from './fact-detail.js'
 import { FactPanel } from './fact-panel.js'
@@ -172,7 +172,7 @@ export function OrderPage({ id }: { id: string }) {
       </p>
     )
   if (detail === null) return <p className="muted">Loading order {id}…</p>
-  const canAct = session.signedIn
+  const canAct = mayAct(session)
   const template = detail.traceUrlTemplate
   const traceUrl = (messageId: string) =>
     traceLink(template, detail.nodes.find((n) => n.id === messageId)?.traceId ?? null)

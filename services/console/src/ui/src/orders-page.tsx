@@ -2,7 +2,7 @@ import { ORDER_STATUSES, WAITING_FOR } from '@saga/contracts/order-states'
 import { useCallback, useEffect, useState, type FormEvent } from 'react'
 import { useActionFlow } from './actions.js'
 import { api, type OrderPage, type SearchAnswer } from './api.js'
-import { errorMessage, useConsole } from './context.js'
+import { canAct, errorMessage, useConsole } from './context.js'
 import { OrdersTable } from './orders-table.js'
 import { shortId } from './format.js'
 import { Link, navigate, useLocation } from './router.js'
@@ -182,7 +182,7 @@ export function OrdersPage() {
         <Search />
         <Filters search={search} />
       </section>
-      {session.signedIn && (
+      {canAct(session) && (
         <div className="actions-bar">
           <button
             data-testid="action-cancel"
@@ -200,7 +200,7 @@ export function OrdersPage() {
           orders={page?.items ?? []}
           testId="orders-list"
           selected={selected}
-          onToggle={session.signedIn ? toggle : undefined}
+          onToggle={canAct(session) ? toggle : undefined}
         />
         <div className="actions-bar">
           <button
