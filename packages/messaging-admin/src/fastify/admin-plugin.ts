@@ -1,5 +1,5 @@
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifySchema } from 'fastify'
 import type { MessagingAdmin } from '../admin.js'
 import { adminActor, adminRole, adminWriteGuard, type AdminAccessOptions } from './admin-guard.js'
 import { bulkRoutes } from './bulk-routes.js'
