@@ -79,6 +79,8 @@ export interface SessionView {
   role: 'viewer' | 'operator' | null
   writesEnabled: boolean
   signInEnabled: boolean
+  /** Whether `/api/` answers 401 without a session: the console has CONSOLE_VIEWER_TOKEN. */
+  readsNeedSignIn: boolean
 }
 
 /**

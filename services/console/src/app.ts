@@ -8,7 +8,7 @@ import { actionRoutes } from './routes/actions.js'
 import { bulkRoutes } from './routes/bulk.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { orderRoutes } from './routes/orders.js'
-import { sessionRoutes } from './routes/session.js'
+import { readerGuard, sessionRoutes } from './routes/session.js'
 import { uiRoutes } from './routes/ui.js'
 import { SessionStore } from './session.js'
 import { createUpstream } from './upstream.js'
@@ -65,6 +65,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   app.get('/health/live', probe, (_request, reply) => reply.send({ status: 'live', checks: {} }))
   app.get('/health/ready', probe, (_request, reply) => reply.send({ status: 'ready', checks: {} }))
 
+  app.addHook('onRequest', readerGuard(sessions, config.CONSOLE_VIEWER_TOKEN !== undefined))
   await app.register(fleetRoutes, { poller, heartbeatMs: options.heartbeatMs })
   await app.register(orderRoutes, {
     upstream,

@@ -12,6 +12,7 @@ const OPERATOR_ADA = {
   role: 'operator',
   writesEnabled: true,
   signInEnabled: true,
+  readsNeedSignIn: false,
 }
 
 let fleet: StubFleet | undefined
@@ -80,6 +81,7 @@ describe('the session', () => {
       role: null,
       writesEnabled: false,
       signInEnabled: false,
+      readsNeedSignIn: false,
     })
   })
 
@@ -427,6 +429,7 @@ describe('two roles', () => {
       role: 'viewer',
       writesEnabled: true,
       signInEnabled: true,
+      readsNeedSignIn: true,
     })
     const asked = fleet.stubs.inventory.received.length
     const refusals = [
@@ -449,6 +452,37 @@ describe('two roles', () => {
     }
     expect(fleet.stubs.inventory.received.filter((r) => r.method === 'POST').length).toBe(0)
     expect(fleet.stubs.inventory.received.length).toBeGreaterThanOrEqual(asked)
+  })
+
+  it('when the viewer token is set, then every read but the session answers 401 without a session, and 200 to a viewer', async () => {
+    const { url } = await start({ ADMIN_TOKEN: TOKEN, CONSOLE_VIEWER_TOKEN: VIEWER_TOKEN })
+    const reads = ['/api/fleet', '/api/orders', `/api/orders/${randomUUID()}`, '/api/actions', '/api/live']
+    for (const path of reads) {
+      const response = await fetch(`${url}${path}`)
+      expect(response.status, path).toBe(401)
+      expect(await response.json(), path).toEqual({
+        error: 'Unauthorized',
+        message: 'Sign in to read: this console asks for the viewer or the operator token',
+        details: [{ path: 'cookies.session', issue: 'no live session' }],
+      })
+    }
+    expect(await (await fetch(`${url}/api/session`)).json()).toMatchObject({
+      signedIn: false,
+      readsNeedSignIn: true,
+    })
+    // The page itself loads, so the sign-in form can be shown.
+    expect((await fetch(`${url}/orders`)).status).toBe(200)
+
+    const signIn = await write(url, '/api/session', { actor: 'vera', token: VIEWER_TOKEN })
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const fleetRead = await fetch(`${url}/api/fleet`, { headers: { cookie } })
+    expect(fleetRead.status).toBe(200)
+    expect(((await fleetRead.json()) as { services: unknown[] }).services).toHaveLength(4)
+  })
+
+  it('when only the admin token is set, then reads stay open without a session', async () => {
+    const { url } = await start()
+    expect((await fetch(`${url}/api/fleet`)).status).toBe(200)
   })
 
   it('when only the viewer token is set, then a viewer signs in and the console stays without writes', async () => {

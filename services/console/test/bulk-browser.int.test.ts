@@ -117,6 +117,19 @@ describe('bulk repair in a browser', () => {
 })
 
 describe('two roles in a browser', () => {
+  it('when nobody has signed in, then the page asks for a sign-in and shows no fleet data', async () => {
+    const context = await browser.newContext({ viewport: { width: 1360, height: 900 } })
+    try {
+      const page = await context.newPage()
+      await page.goto(`${console_.url}/`)
+      await page.getByTestId('sign-in-to-read').waitFor()
+      await page.getByTestId('sign-in-form').waitFor()
+      expect(await page.getByTestId('services').count()).toBe(0)
+    } finally {
+      await context.close()
+    }
+  })
+
   it('when a viewer signs in, then the role is shown, no action is enabled, and the server refuses an action 403', async () => {
     const { context, page } = await signedIn('vera', VIEWER_TOKEN)
     try {

@@ -1,5 +1,5 @@
 import { HttpError } from '@saga/service-kit'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { SessionView } from '../api-types.js'
@@ -71,6 +71,27 @@ export function operatorWrite(sessions: SessionStore, token: string | undefined)
   })
 }
 
+/** The 401 of a read without a session where reads need one (`CONSOLE_VIEWER_TOKEN` is set). */
+const signInToRead = () =>
+  new HttpError(401, 'Sign in to read: this console asks for the viewer or the operator token', [
+    { path: 'cookies.session', issue: 'no live session' },
+  ])
+
+/**
+ * The console's `onRequest` hook for reads: when `required` (the console has `CONSOLE_VIEWER_TOKEN`,
+ * so it has people who read), every `/api/` route but `/api/session` answers 401 in the error shape
+ * without a live session (viewer or operator), the live stream included; the pages, their assets
+ * and the health probes stay open, so the sign-in form loads. Not `required`: reads stay open, as a
+ * console without viewers has always served them.
+ */
+export function readerGuard(sessions: SessionStore, required: boolean): onRequestHookHandler {
+  return guard((request) => {
+    if (!required || !request.url.startsWith('/api/')) return
+    if (request.url === '/api/session' || request.url.startsWith('/api/session?')) return
+    if (sessions.get(sessionIdOf(request)) === undefined) throw signInToRead()
+  })
+}
+
 /**
  * Who acts in a write the guard let through: the session's actor and role.
  * @throws HttpError 401 when the session ended in between
@@ -103,6 +124,7 @@ export const sessionRoutes: FastifyPluginCallbackZod<SessionRoutesOptions> = (
       role: session?.role ?? null,
       writesEnabled: token !== undefined,
       signInEnabled,
+      readsNeedSignIn: viewerToken !== undefined,
     }
   }
 
@@ -144,6 +166,7 @@ export const sessionRoutes: FastifyPluginCallbackZod<SessionRoutesOptions> = (
         role,
         writesEnabled: token !== undefined,
         signInEnabled,
+        readsNeedSignIn: viewerToken !== undefined,
       } satisfies SessionView
     },
   )

@@ -37,6 +37,7 @@ const NO_SESSION: SessionView = {
   role: null,
   writesEnabled: false,
   signInEnabled: false,
+  readsNeedSignIn: false,
 }
 
 /** The page of a path: `/` fleet, `/orders` list, `/orders/:id` one order, `/repair` bulk repair. */
@@ -103,7 +104,15 @@ export function App() {
             </button>
           </div>
         )}
-        <Page path={path} />
+        {session?.readsNeedSignIn === true && !session.signedIn ? (
+          <p data-testid="sign-in-to-read">
+            Sign in to read: this console asks for a name and the viewer or the operator token.
+          </p>
+        ) : (
+          // Once the session is known (or could not be read), so a console that asks readers to
+          // sign in never starts a page's reads without one.
+          (session !== null || error !== null) && <Page path={path} />
+        )}
       </main>
     </Console.Provider>
   )

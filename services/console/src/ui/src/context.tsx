@@ -17,7 +17,14 @@ export interface ConsoleContext {
 
 /** The React context holding the `ConsoleContext`; `App` provides it. */
 export const Console = createContext<ConsoleContext>({
-  session: { signedIn: false, actor: null, role: null, writesEnabled: false, signInEnabled: false },
+  session: {
+    signedIn: false,
+    actor: null,
+    role: null,
+    writesEnabled: false,
+    signInEnabled: false,
+    readsNeedSignIn: false,
+  },
   sessionKnown: false,
   refreshSession: () => undefined,
   reportError: () => undefined,
