@@ -47,6 +47,22 @@ export const adminTokenEnv = () => ({
   valueFrom: { secretKeyRef: { name: ADMIN_SECRET, key: 'token', optional: true } },
 })
 
+/**
+ * The Secret a person may create with the console's viewer token (key `token`, at least 16
+ * characters, not the admin token; docs/deploy.md, "The console and ADMIN_TOKEN"). Never in the manifests.
+ */
+export const VIEWER_SECRET = 'saga-console-viewer'
+
+/**
+ * CONSOLE_VIEWER_TOKEN from the Secret `saga-console-viewer`, optional: without it nobody signs in
+ * as a viewer and the console's reads stay open; with it, viewers sign in to read and reads need a
+ * session. The console's own setting: never given to the four services.
+ */
+export const viewerTokenEnv = () => ({
+  name: 'CONSOLE_VIEWER_TOKEN',
+  valueFrom: { secretKeyRef: { name: VIEWER_SECRET, key: 'token', optional: true } },
+})
+
 /** Pods run as the image's unprivileged user (uid 1000 = node), under the runtime's default seccomp. */
 export const podSecurity = {
   runAsNonRoot: true,

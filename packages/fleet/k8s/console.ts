@@ -9,6 +9,7 @@ import { SERVICES } from '../src/bootstrap.js'
 import { DEFAULT_CONSOLE_PORT, DEFAULT_PORTS } from '../src/start-env.js'
 import {
   adminTokenEnv,
+  viewerTokenEnv,
   containerSecurity,
   dnsEgress,
   httpProbe,
@@ -41,6 +42,8 @@ function container() {
       ...serviceUrls(),
       // Without the Secret the console is read-only, as the services are.
       adminTokenEnv(),
+      // Without it no viewer signs in and reads stay open; with it reads need a session.
+      viewerTokenEnv(),
     ],
     securityContext: containerSecurity,
     resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
