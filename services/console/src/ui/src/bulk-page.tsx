@@ -2,6 +2,7 @@ import { WAITING_FOR } from '@saga/contracts/order-states'
 import { useEffect, useState } from 'react'
 import { api, type BulkPreview, type BulkProgress, type BulkRequest, type FleetSnapshot } from './api.js'
 import { canAct, errorMessage, useConsole } from './context.js'
+import { inputToIso, type Zone } from './format.js'
 
 /** How often a running bulk action's progress is read, ms. */
 const PROGRESS_EVERY_MS = 500
@@ -56,20 +57,24 @@ const VERB: Record<BulkRequest['kind'], string> = {
   cancel: 'Cancel',
 }
 
-/** A `datetime-local` value (the browser's zone) as ISO 8601, or undefined when empty. */
-const instant = (value: string): string | undefined =>
-  value === '' ? undefined : new Date(value).toISOString()
+/** A `datetime-local` value read in the page's `zone` as ISO 8601, or undefined when empty. */
+const instant = (value: string, zone: Zone): string | undefined => inputToIso(value, zone) || undefined
 const given = (value: string): string | undefined => (value.trim() === '' ? undefined : value.trim())
 
-/** The request the form describes; `services` are the fleet's. */
+/** The request the form describes; `services` are the fleet's, times read in the page's `zone`. */
 function requestOf(
   form: Form,
   services: readonly FleetSnapshot['services'][number]['service'][],
+  zone: Zone,
 ): BulkRequest {
   const common = { dryRun: true, limit: Number(form.limit), ratePerSecond: Number(form.ratePerSecond) }
   if (form.kind === 'cancel') {
     const waitingFor = WAITING_FOR.find((step) => step === form.waitingFor)
-    return { ...common, kind: 'cancel', filter: { waitingFor, placedBefore: instant(form.placedBefore) } }
+    return {
+      ...common,
+      kind: 'cancel',
+      filter: { waitingFor, placedBefore: instant(form.placedBefore, zone) },
+    }
   }
   const chosen = services.filter((service) => service === form.service)
   return {
@@ -80,8 +85,8 @@ function requestOf(
       handler: form.kind === 'retry' ? undefined : given(form.handler),
       type: given(form.type),
       reason: given(form.reason),
-      since: instant(form.since),
-      until: instant(form.until),
+      since: instant(form.since, zone),
+      until: instant(form.until, zone),
     },
   }
 }
@@ -327,7 +332,7 @@ function useProgress(progress: BulkProgress | null, setProgress: (next: BulkProg
  * Viewers see the form, never an enabled action.
  */
 export function BulkPage() {
-  const { session, reportError } = useConsole()
+  const { session, reportError, zone } = useConsole()
   const [form, setForm] = useState<Form>(EMPTY)
   const [preview, setPreview] = useState<BulkPreview | null>(null)
   const [progress, setProgress] = useState<BulkProgress | null>(null)
@@ -367,7 +372,7 @@ export function BulkPage() {
         set={set}
         fleet={fleet}
         disabled={!operator || busy || running}
-        dryRun={() => call(() => api.bulkPreview(requestOf(form, names)), setPreview)}
+        dryRun={() => call(() => api.bulkPreview(requestOf(form, names, zone)), setPreview)}
       />
       {preview && (
         <Preview
@@ -375,7 +380,7 @@ export function BulkPage() {
           disabled={!operator || busy || running}
           run={() =>
             call(
-              () => api.bulkStart(requestOf(form, names)),
+              () => api.bulkStart(requestOf(form, names, zone)),
               (started) => {
                 setPreview(null)
                 setProgress(started)

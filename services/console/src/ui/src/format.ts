@@ -132,3 +132,22 @@ export const shortId = (id: string): string => id.slice(0, 8)
 
 /** Minor units as `12.00 EUR`. */
 export const money = (total: number, currency: string): string => `${(total / 100).toFixed(2)} ${currency}`
+
+/**
+ * A `datetime-local` input's value (`YYYY-MM-DDTHH:MM`, no zone) as ISO 8601 UTC, read in `zone`:
+ * the page's zone, so a filter means the times the page shows. '' when empty or not a time.
+ */
+export function inputToIso(value: string, zone: Zone): string {
+  if (value === '') return ''
+  const date = new Date(zone === 'utc' ? `${value}Z` : value)
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString()
+}
+
+/** An ISO time as a `datetime-local` input's value in `zone` (minutes); '' when missing or not a time. */
+export function isoToInput(iso: string | null | undefined, zone: Zone): string {
+  if (!iso) return ''
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return ''
+  const shift = zone === 'utc' ? 0 : date.getTimezoneOffset() * 60_000
+  return new Date(date.getTime() - shift).toISOString().slice(0, 16)
+}

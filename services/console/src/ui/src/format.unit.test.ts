@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import { eventNameOf } from '@saga/contracts'
-import { clock, dateTime, duration, factName, sinceCommit, timeOfDay, zoneName } from './format.js'
+import {
+  clock,
+  dateTime,
+  duration,
+  factName,
+  inputToIso,
+  isoToInput,
+  sinceCommit,
+  timeOfDay,
+  zoneName,
+} from './format.js'
 
 const iso = '2026-12-04T13:53:16.327Z'
 const pad = (n: number, width = 2) => String(n).padStart(width, '0')
@@ -64,5 +74,25 @@ describe('factName', () => {
 
   it('when a type has no version suffix, then it is named like its routing key', () => {
     expect(factName('order.created')).toBe('OrderCreated')
+  })
+})
+
+describe('time filters in the page zone', () => {
+  it('when the page shows UTC, then a datetime-local value is read as UTC and an ISO time is shown in UTC', () => {
+    expect(inputToIso('2026-12-04T13:45', 'utc')).toBe('2026-12-04T13:45:00.000Z')
+    expect(isoToInput('2026-12-04T13:45:59.123Z', 'utc')).toBe('2026-12-04T13:45')
+  })
+
+  it('when the page shows local time, then the value is read in the browser zone, and both ways agree', () => {
+    const local = '2026-06-01T08:30'
+    expect(inputToIso(local, 'local')).toBe(new Date(local).toISOString())
+    expect(isoToInput(inputToIso(local, 'local'), 'local')).toBe(local)
+  })
+
+  it('when empty or not a time, then empty', () => {
+    expect(inputToIso('', 'utc')).toBe('')
+    expect(inputToIso('not a time', 'local')).toBe('')
+    expect(isoToInput(null, 'utc')).toBe('')
+    expect(isoToInput('garbage', 'local')).toBe('')
   })
 })

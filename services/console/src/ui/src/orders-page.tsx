@@ -4,7 +4,7 @@ import { useActionFlow } from './actions.js'
 import { api, type OrderPage, type SearchAnswer } from './api.js'
 import { canAct, errorMessage, useConsole } from './context.js'
 import { OrdersTable } from './orders-table.js'
-import { shortId } from './format.js'
+import { inputToIso, isoToInput, shortId } from './format.js'
 import { Link, navigate, useLocation } from './router.js'
 
 /** The filters of `GET /api/orders`, as they appear in the page's URL. */
@@ -20,16 +20,8 @@ const FILTERS = [
   'limit',
 ] as const
 
-/** A `datetime-local` value as ISO (UTC), or '' when empty. */
-const toIso = (local: string): string => (local === '' ? '' : new Date(local).toISOString())
-/** An ISO time as a `datetime-local` value. */
-const toLocal = (iso: string | null): string => {
-  if (!iso) return ''
-  const d = new Date(iso)
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
-}
-
 function Filters({ search }: { search: URLSearchParams }) {
+  const { zone } = useConsole()
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const form = new FormData(event.currentTarget)
@@ -37,7 +29,7 @@ function Filters({ search }: { search: URLSearchParams }) {
     for (const name of FILTERS) {
       const entry = form.get(name)
       const raw = typeof entry === 'string' ? entry : ''
-      const value = name.startsWith('placed') || name === 'deadlineBefore' ? toIso(raw) : raw
+      const value = name.startsWith('placed') || name === 'deadlineBefore' ? inputToIso(raw, zone) : raw
       if (value !== '') query.set(name, value)
     }
     navigate(`/orders${query.size > 0 ? `?${query.toString()}` : ''}`)
@@ -54,7 +46,7 @@ function Filters({ search }: { search: URLSearchParams }) {
     <input
       type="datetime-local"
       name={name}
-      defaultValue={toLocal(search.get(name))}
+      defaultValue={isoToInput(search.get(name), zone)}
       data-testid={`filter-${name}`}
     />
   )
@@ -62,7 +54,12 @@ function Filters({ search }: { search: URLSearchParams }) {
     <input name={name} size={size} defaultValue={search.get(name) ?? ''} data-testid={`filter-${name}`} />
   )
   return (
-    <form className="filters" data-testid="orders-filters" onSubmit={submit} key={search.toString()}>
+    <form
+      className="filters"
+      data-testid="orders-filters"
+      onSubmit={submit}
+      key={`${search.toString()} ${zone}`}
+    >
       <label>status {select('status', ORDER_STATUSES)}</label>
       <label>waiting for {select('waitingFor', WAITING_FOR)}</label>
       <label>
