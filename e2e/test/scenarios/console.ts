@@ -83,7 +83,7 @@ export function sagaConsole(s: Scenario): void {
       await screenshot(page, 'order')
     })
 
-    it('when the console has not yet said whether writes are enabled, then the page shows neither read-only nor the sign-in form', async () => {
+    it('when the console has not yet said whether writes are enabled, then the page shows neither read-only nor the sign-in form, nor data it may not read', async () => {
       let answer!: () => void
       const held = new Promise<void>((resolve) => (answer = resolve))
       await page.route('**/api/session', async (route) => {
@@ -92,12 +92,14 @@ export function sagaConsole(s: Scenario): void {
       })
       try {
         await page.goto(`${consoleUrl}/orders`)
-        await page.getByTestId('orders-list').waitFor()
         await page.getByTestId('session-pending').waitFor({ state: 'attached' })
         expect(await page.getByTestId('read-only').count()).toBe(0)
         expect(await page.getByTestId('sign-in-form').count()).toBe(0)
+        // Whether reads need a sign-in comes with the session: the page waits for it.
+        expect(await page.getByTestId('orders-filters').count()).toBe(0)
         answer()
         await page.getByTestId('sign-in-form').waitFor()
+        await page.getByTestId('orders-list').waitFor()
         expect(await page.getByTestId('session-pending').count()).toBe(0)
       } finally {
         answer()
