@@ -98,9 +98,9 @@ async function readInbox(upstream: Upstream, service: ServiceName, ids: string[]
 
 /**
  * Reads one order from every service and joins it (`buildChoreography`): the order from the order
- * service (`GET /orders/:id`), then from each service at once its outbox records, dead letters and
- * parked rows for the order id and its recent actions, then each service's inbox for the message ids
- * found. A service that fails or times out is left out and named in `sources`; only the order
+ * service (`GET /orders/:id`) and, at the same time, from each service its outbox records, dead
+ * letters and parked rows for the order id and its recent actions; then each service's inbox for the
+ * message ids found. A service that fails or times out is left out and named in `sources`; only the order
  * itself is required. The road ahead (`roadAhead`) is judged by the fleet poll read meanwhile.
  * @throws UpstreamError when the order service does not answer the order (404 included)
  */
@@ -111,10 +111,18 @@ export async function readOrderDetail(
 ): Promise<OrderDetail> {
   const { traceUrlTemplate, now = () => new Date() } = options
   const fleetRead = options.fleet?.().catch(() => null) ?? Promise.resolve(null)
-  const order = await upstream.json<OrderView>('order', `/orders/${q(orderId)}`)
   const sources = Object.fromEntries(SERVICES.map((s) => [s, { ok: true, reason: null }])) as SourceStates
   const reads: Reads = { records: {}, deadLetters: {}, parked: {}, actions: {} }
-  await Promise.all(SERVICES.map((service) => readService(upstream, service, orderId, reads, sources)))
+  // The services' reads need only the id: they go beside the order's, not after it (a page costs
+  // two round trips, not three; for an unknown order they are read in vain and dropped).
+  const serviceReads = Promise.all(
+    SERVICES.map((service) => readService(upstream, service, orderId, reads, sources)),
+  )
+  const order = await upstream.json<OrderView>('order', `/orders/${q(orderId)}`).catch(async (error) => {
+    await serviceReads
+    throw error
+  })
+  await serviceReads
   const ids = new Set<string>()
   for (const rows of Object.values(reads.records)) for (const row of rows) ids.add(row.id)
   for (const event of order.events) {
