@@ -289,6 +289,15 @@ export async function execute(
   return { rowCount: (await tx.query(sql, params)).rowCount ?? 0 }
 }
 
+/**
+ * Runs one parameterised statement on either transaction kind and resolves with its rows. Cast
+ * parameters in SQL, as for `execute`.
+ */
+export async function queryRows<R>(tx: TransactionClient, sql: string, params: unknown[] = []): Promise<R[]> {
+  if (isPrismaClient(tx)) return tx.$queryRawUnsafe<R[]>(sql, ...params)
+  return (await tx.query(sql, params)).rows as R[]
+}
+
 type PgClientProbe = PgClientLike & {
   totalCount?: unknown
   getTransactionStatus?: () => string | null

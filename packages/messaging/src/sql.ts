@@ -356,3 +356,98 @@ export const PARKED_COUNT =
 /** The outbox rows of aggregate $1 in enqueue order (ids are UUIDv7). */
 export const OUTBOX_OF_AGGREGATE =
   'SELECT type, routing_key, payload, headers FROM outbox_message WHERE aggregate_id = $1 ORDER BY id'
+
+// --- Per-key order (inbox/ordering.ts; README "Per-key order") ---
+
+/**
+ * The producer's next sequence number of key $2 under routing key $1, in the caller's transaction:
+ * the row stays locked until that transaction ends, so for one key sequence order is commit order
+ * (a rollback gives its number back). Returns `seq` (bigint, as text).
+ */
+export const NEXT_SEQUENCE = `INSERT INTO ordering_sequence (routing_key, key, seq) VALUES ($1, $2, 1)
+  ON CONFLICT (routing_key, key) DO UPDATE SET seq = ordering_sequence.seq + 1 RETURNING seq::text AS seq`
+
+/** The cursor of handler $1, producer $2, key $3, locked for the transaction; no row when it is new. */
+export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq FROM ordering_cursor
+  WHERE handler = $1 AND producer = $2 AND key = $3 FOR UPDATE`
+
+/** Creates the cursor of handler $1, producer $2, key $3 at 0 unless it exists (then `LOCK_CURSOR` again). */
+export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, key) VALUES ($1, $2, $3)
+  ON CONFLICT DO NOTHING`
+
+/**
+ * Holds a delivery that came before its predecessor: handler $1, producer $2, key $3, sequence $4,
+ * message id $5, routing key $6, body $7 (bytea), AMQP properties $8 (JSON). A copy put back that
+ * came before its predecessor again makes the held row claimable again (`put_back_at` NULL).
+ */
+export const HOLD_WAITING = `INSERT INTO ordering_waiting
+  (handler, producer, key, seq, message_id, routing_key, content, properties)
+  VALUES ($1, $2, $3, $4::bigint, $5::uuid, $6, $7::bytea, $8::jsonb)
+  ON CONFLICT (handler, producer, key, seq) DO UPDATE SET put_back_at = NULL`
+
+/**
+ * After the handler of message $5 (sequence $4 of handler $1, producer $2, key $3) ran: the cursor
+ * moves to $4 and is unblocked, a held copy of the message is dropped, the inbox records the pair.
+ * Returns `next`: whether sequence $4 + 1 waits now.
+ */
+export const ADVANCE_CURSOR = `WITH dropped AS (
+    DELETE FROM ordering_waiting WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint),
+  inbox AS (INSERT INTO inbox_message (message_id, handler) VALUES ($5::uuid, $1) ON CONFLICT DO NOTHING)
+  UPDATE ordering_cursor SET last_seq = $4::bigint, blocked_by = NULL, blocked_seq = NULL,
+    blocked_since = NULL, blocked_reason = NULL
+  WHERE handler = $1 AND producer = $2 AND key = $3
+  RETURNING EXISTS (SELECT 1 FROM ordering_waiting
+    WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint + 1) AS next`
+
+/**
+ * Records that message $4 (sequence $5) of handler $1, producer $2, key $3 was dead-lettered with
+ * reason $6: the key stays blocked until it is handled (requeued) or skipped.
+ */
+export const BLOCK_CURSOR = `INSERT INTO ordering_cursor AS c
+    (handler, producer, key, blocked_by, blocked_seq, blocked_since, blocked_reason)
+  VALUES ($1, $2, $3, $4::uuid, $5::bigint, now(), left($6, 2000))
+  ON CONFLICT (handler, producer, key) DO UPDATE SET blocked_by = $4::uuid, blocked_seq = $5::bigint,
+    blocked_since = now(), blocked_reason = left($6, 2000)
+  WHERE c.last_seq < $5::bigint`
+
+/**
+ * Claims, for handler $1, the held deliveries that can be handled now: those whose sequence
+ * follows the cursor's without a gap (last + 1, last + 2, ... while each is held), not put back in
+ * the last $2 ms, at most $3; of one key ($4 producer, $5 key) when $5 is not null. The claim
+ * stamps `put_back_at` (checked again on the row, so two claims at once take a row once); the
+ * caller publishes each back into the queue, by key in sequence order (a crash in between: claimed
+ * again after $2 ms). Returns what the copy needs.
+ */
+export const CLAIM_READY = `WITH runs AS (
+    SELECT r.producer, r.key, r.seq, r.put_back_at,
+      r.seq - c.last_seq - row_number() OVER (PARTITION BY r.producer, r.key ORDER BY r.seq) AS behind
+    FROM ordering_waiting r
+    JOIN ordering_cursor c ON c.handler = r.handler AND c.producer = r.producer AND c.key = r.key
+    WHERE r.handler = $1 AND r.seq > c.last_seq AND ($5::text IS NULL OR (r.producer = $4 AND r.key = $5)))
+  UPDATE ordering_waiting w SET put_back_at = now()
+  FROM (SELECT producer, key, seq FROM runs WHERE behind = 0
+          AND (put_back_at IS NULL OR put_back_at < now() - $2::int * interval '1 millisecond')
+        LIMIT $3) ready
+  WHERE w.handler = $1 AND w.producer = ready.producer AND w.key = ready.key AND w.seq = ready.seq
+    AND (w.put_back_at IS NULL OR w.put_back_at < now() - $2::int * interval '1 millisecond')
+  RETURNING w.producer, w.key, w.seq::text AS seq, w.message_id::text AS message_id, w.routing_key,
+    w.content, w.properties`
+
+/**
+ * Handler $1's order report for its sweep: `blocked` keys (a dead-lettered message), `waiting`
+ * deliveries held, and `gaps`: keys whose lowest held sequence is past the cursor's next and was
+ * held more than $2 ms ago (a predecessor that has not come), with up to 10 of them in `sample`
+ * as `{ producer, key, lastSeq, firstWaiting, since }`.
+ */
+export const ORDERING_REPORT = `WITH gaps AS (
+    SELECT w.producer, w.key, c.last_seq::text AS "lastSeq", min(w.seq)::text AS "firstWaiting",
+      min(w.received_at) AS since
+    FROM ordering_waiting w
+    JOIN ordering_cursor c ON c.handler = w.handler AND c.producer = w.producer AND c.key = w.key
+    WHERE w.handler = $1 AND c.blocked_by IS NULL
+    GROUP BY w.producer, w.key, c.last_seq
+    HAVING min(w.seq) > c.last_seq + 1 AND min(w.received_at) < now() - $2::int * interval '1 millisecond')
+  SELECT (SELECT count(*)::int FROM ordering_cursor WHERE handler = $1 AND blocked_by IS NOT NULL) AS blocked,
+    (SELECT count(*)::int FROM ordering_waiting WHERE handler = $1) AS waiting,
+    (SELECT count(*)::int FROM gaps) AS gaps,
+    (SELECT coalesce(json_agg(g), '[]'::json) FROM (SELECT * FROM gaps ORDER BY since LIMIT 10) g) AS sample`

@@ -183,6 +183,36 @@ const HANDLERS: readonly Definition<ReadPer>[] = [
   ],
   ['counter', 'held_total', 'heldTotal', 'Holds of a newer version than the handler takes, by handler.'],
   ['gauge', 'held', 'held', 'Deliveries of a newer version than the handler takes held now, by handler.'],
+  [
+    'counter',
+    'order_waited_total',
+    'orderWaitedTotal',
+    'Ordered deliveries that came before their predecessor and were held in the database, by handler.',
+  ],
+  [
+    'counter',
+    'order_put_back_total',
+    'orderPutBackTotal',
+    'Held ordered deliveries put back into the queue once their predecessor was handled, by handler.',
+  ],
+  [
+    'gauge',
+    'order_blocked',
+    'orderBlocked',
+    `Keys blocked by a dead-lettered message, by handler. ${PER_DATABASE}`,
+  ],
+  [
+    'gauge',
+    'order_waiting',
+    'orderWaiting',
+    `Ordered deliveries held for their predecessor, by handler. ${PER_DATABASE}`,
+  ],
+  [
+    'gauge',
+    'order_gaps',
+    'orderGaps',
+    `Keys whose held deliveries wait past the gap time for a predecessor that has not come, by handler. ${PER_DATABASE}`,
+  ],
 ].map(([kind, name, key, help]) => ({
   kind: kind as 'counter' | 'gauge',
   name: `consumer_${name}`,

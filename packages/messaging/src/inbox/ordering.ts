@@ -1,0 +1,200 @@
+/**
+ * Per-key order for handlers with `ordering: 'per-key'` (README, "Per-key order").
+ *
+ * The producer numbers each sequenced message 1, 2, ... per (routing key, key) in its enqueuing
+ * transaction (`NEXT_SEQUENCE`), so for one key sequence order is commit order. The consumer keeps a
+ * cursor per (handler, producer, key): the last sequence handled. Each ordered delivery runs in one
+ * transaction that first locks its cursor row (two instances serialise per key there, and only
+ * there), then, by its number n against the cursor's last:
+ *
+ *   n <= last       a duplicate (handled or skipped before): commit, ack.
+ *   n == last + 1   run the handler; move the cursor to n, unblock it, drop a held copy, record the
+ *                   inbox pair; commit, ack. If n + 1 is held, put it back into the queue with the
+ *                   held ones that follow it without a gap (`release`), in sequence order.
+ *   n >  last + 1   hold it: store the delivery in `ordering_waiting` (same transaction); commit, ack.
+ *                   (A copy put back that comes early again is held again and released again.)
+ *
+ * A held delivery is put back (a confirmed copy into the handler's queue, as versions.ts holds a
+ * newer version) once its predecessors are handled or put back: right after that commit, and by
+ * the sweep, which claims every such delivery that was not put back lately, so a crash
+ * between a commit and the put-back loses nothing. A copy that comes twice is a duplicate.
+ *
+ * A failing message retries with backoff as any other (unacked, outside any transaction); its
+ * successors are held meanwhile, every other key flows. When it is dead-lettered its cursor records
+ * it (`blocked_by`, `blocked_since`): the key stays blocked until the operator requeues it (it is
+ * then handled in order and the cursor moves on) or skips it (@saga/messaging-admin). A held
+ * delivery whose predecessor has not come after `gapAfterMs` is reported as a gap.
+ */
+
+import type { ConsumeMessage, Message } from 'amqplib'
+import { execute, queryRows } from '../database.js'
+import {
+  ADVANCE_CURSOR,
+  BLOCK_CURSOR,
+  CLAIM_READY,
+  CREATE_CURSOR,
+  HOLD_WAITING,
+  LOCK_CURSOR,
+  ORDERING_REPORT,
+} from '../sql.js'
+import type { ConsumedMessage, Database, Logger, TransactionClient } from '../types.js'
+
+/** Settings of per-key order, ms. */
+export interface OrderingSettings {
+  /** How often each ordered handler's sweep runs (put back what is ready, report blocks and gaps). Default 5,000. */
+  sweepMs: number
+  /** A held delivery whose predecessor has not come after this long is reported as a gap. Default 300,000. */
+  gapAfterMs: number
+  /** A held delivery put back this long ago and still held is put back again. Default 30,000. */
+  putBackAgainMs: number
+}
+
+/** The defaults of `OrderingSettings`. */
+export const DEFAULT_ORDERING: OrderingSettings = {
+  sweepMs: 5_000,
+  gapAfterMs: 300_000,
+  putBackAgainMs: 30_000,
+}
+
+/** The outcome of one ordered transaction. */
+export type OrderedOutcome = { kind: 'handled'; next: boolean } | { kind: 'duplicate' } | { kind: 'waiting' }
+
+/** What the sweep found for one handler: blocked keys, held deliveries, keys with a gap. */
+export interface OrderingReport {
+  blocked: number
+  waiting: number
+  gaps: number
+  /** Up to 10 gaps, the oldest first. */
+  sample: Array<{ producer: string; key: string; lastSeq: string; firstWaiting: string; since: string }>
+}
+
+/** The cursor's identity of an ordered message: (handler, producer, key). */
+const cursorOf = (handler: string, message: ConsumedMessage): [string, string, string] => [
+  handler,
+  message.source,
+  (message.ordering as { key: string }).key,
+]
+
+/** Locks the cursor of (handler, producer, key) for the transaction, creating it at 0; its last sequence. */
+async function lockCursor(tx: TransactionClient, cursor: [string, string, string]): Promise<number> {
+  let [row] = await queryRows<{ last_seq: string }>(tx, LOCK_CURSOR, cursor)
+  if (!row) {
+    await execute(tx, CREATE_CURSOR, cursor)
+    ;[row] = await queryRows<{ last_seq: string }>(tx, LOCK_CURSOR, cursor)
+  }
+  return Number(row?.last_seq ?? 0)
+}
+
+/**
+ * One ordered transaction of `message` (which has `ordering`) for `handler`: see the file's
+ * comment. `original` is the delivery, stored when it is held. Errors: the transaction's and `run`'s
+ * (everything rolled back).
+ */
+export function inOrder<Tx extends TransactionClient>(
+  database: Database<Tx>,
+  handler: string,
+  message: ConsumedMessage,
+  original: Message,
+  run: (tx: Tx) => Promise<void>,
+): Promise<OrderedOutcome> {
+  const cursor = cursorOf(handler, message)
+  const sequence = (message.ordering as { sequence: number }).sequence
+  return database.transaction(async (tx): Promise<OrderedOutcome> => {
+    const last = await lockCursor(tx, cursor)
+    if (sequence <= last) return { kind: 'duplicate' }
+    if (sequence > last + 1) {
+      const { content, properties } = original
+      const params = [
+        ...cursor,
+        sequence,
+        message.id,
+        message.routingKey,
+        content,
+        JSON.stringify(properties),
+      ]
+      await execute(tx, HOLD_WAITING, params)
+      return { kind: 'waiting' }
+    }
+    await run(tx)
+    const [row] = await queryRows<{ next: boolean }>(tx, ADVANCE_CURSOR, [...cursor, sequence, message.id])
+    return { kind: 'handled', next: row?.next === true }
+  })
+}
+
+/**
+ * Records that `message` was dead-lettered, blocking its key (unless the cursor is past it).
+ * Never throws: a failure is logged (the key is still held back, and its gap is reported later).
+ */
+export async function blockKey<Tx extends TransactionClient>(
+  database: Database<Tx>,
+  handler: string,
+  message: ConsumedMessage,
+  reason: string,
+  logger: Logger,
+): Promise<void> {
+  const cursor = cursorOf(handler, message)
+  const sequence = (message.ordering as { sequence: number }).sequence
+  try {
+    await database.transaction((tx) => execute(tx, BLOCK_CURSOR, [...cursor, message.id, sequence, reason]))
+  } catch (error) {
+    logger.error({ err: error, messageId: message.id, handler }, 'recording the blocked key failed')
+  }
+  logger.error(
+    { messageId: message.id, handler, producer: cursor[1], key: cursor[2], sequence },
+    'ordered key blocked by a dead-lettered message: requeue or skip it (@saga/messaging-admin)',
+  )
+}
+
+/** A held delivery claimed to be put back. */
+interface ReadyRow {
+  producer: string
+  key: string
+  seq: string
+  message_id: string
+  routing_key: string
+  content: Buffer
+  properties: ConsumeMessage['properties']
+}
+
+/** What puts a held delivery back into the handler's queue, confirmed (`ChannelSession.putBack`). */
+export type PutBack = (delivery: ConsumeMessage, headers: Record<string, unknown>) => Promise<void>
+
+/**
+ * Claims the held deliveries of `handler` that can be handled now (`CLAIM_READY`: of one key when
+ * `only` is given) and puts each back into the queue, in sequence order per key; resolves with how many went. A copy that fails stays claimed and is
+ * claimed again after `putBackAgainMs`. @throws the database's errors (of the claim)
+ */
+export async function putBackReady<Tx extends TransactionClient>(
+  database: Database<Tx>,
+  handler: string,
+  settings: OrderingSettings,
+  putBack: PutBack,
+  only?: { producer: string; key: string },
+): Promise<number> {
+  const params = [handler, settings.putBackAgainMs, 500, only?.producer ?? null, only?.key ?? null]
+  const rows = await database.transaction((tx) => queryRows<ReadyRow>(tx, CLAIM_READY, params))
+  // Published in sequence order per key, so the copies reach the queue in the order they are handled.
+  rows.sort(
+    (a, b) =>
+      a.producer.localeCompare(b.producer) || a.key.localeCompare(b.key) || Number(a.seq) - Number(b.seq),
+  )
+  await Promise.all(
+    rows.map((row) => {
+      const copy = { content: row.content, properties: row.properties, fields: {} } as ConsumeMessage
+      return putBack(copy, { 'x-original-routing-key': row.routing_key })
+    }),
+  )
+  return rows.length
+}
+
+/** The sweep's report for `handler` (`ORDERING_REPORT`). @throws the database's errors */
+export async function orderingReport<Tx extends TransactionClient>(
+  database: Database<Tx>,
+  handler: string,
+  settings: OrderingSettings,
+): Promise<OrderingReport> {
+  const [row] = await database.transaction((tx) =>
+    queryRows<OrderingReport>(tx, ORDERING_REPORT, [handler, settings.gapAfterMs]),
+  )
+  return row ?? { blocked: 0, waiting: 0, gaps: 0, sample: [] }
+}

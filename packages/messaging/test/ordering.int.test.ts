@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest'
+import { useFixture } from '@saga/testkit'
+import { createInboxFixture, eventually } from './inbox-fixture.js'
+import { startOrderedConsumer } from './ordering/ordered-consumer.js'
+import { effectsByKey, orderedProducer, produce, startConsumerChild } from './ordering/fixture.js'
+
+const fixture = useFixture(() => createInboxFixture('ordering'))
+
+const KEYS = Number(process.env.ORDERING_KEYS ?? 500)
+const PER_KEY = 20
+
+describe('per-key order', () => {
+  it(`when ${KEYS} keys x ${PER_KEY} messages go to two ordered consumers with random delays and failures, one SIGKILLed mid-run, then each key's messages are handled once each, in commit order`, async () => {
+    const { db, exchange, prefix } = fixture
+    const handler = 'ordered'
+    fixture.adopt(handler)
+    const settings = {
+      amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
+      exchange,
+      prefix,
+      handler,
+      maxDelayMs: 3,
+      failRate: 0.05,
+    }
+    const child = await startConsumerChild(db.url, { ...settings, name: `${prefix}-child` })
+    const local = startOrderedConsumer(db.pool, { ...settings, name: `${prefix}-local` })
+    const producer = orderedProducer(db.pool, exchange)
+    await producer.start()
+    try {
+      const total = KEYS * PER_KEY
+      const produced = produce(producer, KEYS, PER_KEY)
+      const handledCount = async (): Promise<number> =>
+        (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM effect')).rows[0]?.n ?? 0
+      // Kill the child once a third is handled: it has deliveries in flight, retries waiting, held rows.
+      await eventually('a third handled', async () => (await handledCount()) >= total / 3, 300_000)
+      await child.kill()
+      const keys = await produced
+      await eventually(
+        'every message handled',
+        async () => {
+          const { rows } = await db.pool.query<{ n: number }>(
+            'SELECT count(DISTINCT message_id)::int AS n FROM inbox_message WHERE handler = $1',
+            [handler],
+          )
+          return rows[0]?.n === total
+        },
+        600_000,
+      )
+      // A run that threw or was killed rolled its effect row back: every row is a committed run.
+      expect(await handledCount()).toBe(total)
+      const byKey = await effectsByKey(db.pool, handler)
+      expect(byKey.size).toBe(KEYS)
+      const expected = Array.from({ length: PER_KEY }, (_, i) => ({ n: i + 1, sequence: i + 1 }))
+      for (const key of keys) expect(byKey.get(key)).toEqual(expected)
+      const { rows: waiting } = await db.pool.query('SELECT 1 FROM ordering_waiting')
+      expect(waiting).toHaveLength(0)
+    } finally {
+      await child.kill()
+      await producer.stop()
+      await local.consumer.stop()
+      await local.connection.close()
+    }
+  }, 900_000)
+})
