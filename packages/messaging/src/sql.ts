@@ -401,9 +401,12 @@ export const ADVANCE_CURSOR = `WITH dropped AS (
 
 /**
  * Records that message $4 (sequence $5) of handler $1, producer $2, key $3 was dead-lettered with
- * reason $6: the key stays blocked until it is handled (requeued) or skipped.
+ * reason $6: the key stays blocked until it is handled (requeued) or skipped. A held copy of it is
+ * dropped (the message is in the dead-letter queue now).
  */
-export const BLOCK_CURSOR = `INSERT INTO ordering_cursor AS c
+export const BLOCK_CURSOR = `WITH dropped AS (DELETE FROM ordering_waiting
+    WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $5::bigint)
+  INSERT INTO ordering_cursor AS c
     (handler, producer, key, blocked_by, blocked_seq, blocked_since, blocked_reason)
   VALUES ($1, $2, $3, $4::uuid, $5::bigint, now(), left($6, 2000))
   ON CONFLICT (handler, producer, key) DO UPDATE SET blocked_by = $4::uuid, blocked_seq = $5::bigint,
@@ -411,27 +414,28 @@ export const BLOCK_CURSOR = `INSERT INTO ordering_cursor AS c
   WHERE c.last_seq < $5::bigint`
 
 /**
- * Claims, for handler $1, the held deliveries that can be handled now: those whose sequence
- * follows the cursor's without a gap (last + 1, last + 2, ... while each is held), not put back in
- * the last $2 ms, at most $3; of one key ($4 producer, $5 key) when $5 is not null. The claim
- * stamps `put_back_at` (checked again on the row, so two claims at once take a row once); the
- * caller publishes each back into the queue, by key in sequence order (a crash in between: claimed
- * again after $2 ms). Returns what the copy needs.
+ * The held delivery of handler $1, producer $2, key $3 with sequence $4 (the cursor's next), unless
+ * it was put back into the queue less than $5 ms ago (its copy is on the way: the queue's retries
+ * and dead-lettering take it from there). Read under the cursor's lock.
  */
-export const CLAIM_READY = `WITH runs AS (
-    SELECT r.producer, r.key, r.seq, r.put_back_at,
-      r.seq - c.last_seq - row_number() OVER (PARTITION BY r.producer, r.key ORDER BY r.seq) AS behind
-    FROM ordering_waiting r
-    JOIN ordering_cursor c ON c.handler = r.handler AND c.producer = r.producer AND c.key = r.key
-    WHERE r.handler = $1 AND r.seq > c.last_seq AND ($5::text IS NULL OR (r.producer = $4 AND r.key = $5)))
-  UPDATE ordering_waiting w SET put_back_at = now()
-  FROM (SELECT producer, key, seq FROM runs WHERE behind = 0
-          AND (put_back_at IS NULL OR put_back_at < now() - $2::int * interval '1 millisecond')
-        LIMIT $3) ready
-  WHERE w.handler = $1 AND w.producer = ready.producer AND w.key = ready.key AND w.seq = ready.seq
-    AND (w.put_back_at IS NULL OR w.put_back_at < now() - $2::int * interval '1 millisecond')
-  RETURNING w.producer, w.key, w.seq::text AS seq, w.message_id::text AS message_id, w.routing_key,
-    w.content, w.properties`
+export const NEXT_HELD = `SELECT message_id::text AS message_id, routing_key, content, properties
+  FROM ordering_waiting WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint
+    AND (put_back_at IS NULL OR put_back_at < now() - $5::int * interval '1 millisecond')`
+
+/** Stamps the held delivery (handler $1, producer $2, key $3, sequence $4) as put back into the queue now. */
+export const MARK_PUT_BACK = `UPDATE ordering_waiting SET put_back_at = now()
+  WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint`
+
+/**
+ * Handler $1's keys whose next delivery is held and can be handled now (sequence = the cursor's
+ * + 1, not put back in the last $2 ms), at most $3: what a crash between a commit and its drain
+ * left, or a key an operator skipped.
+ */
+export const READY_KEYS = `SELECT r.producer, r.key FROM ordering_waiting r
+  JOIN ordering_cursor c ON c.handler = r.handler AND c.producer = r.producer AND c.key = r.key
+  WHERE r.handler = $1 AND r.seq = c.last_seq + 1
+    AND (r.put_back_at IS NULL OR r.put_back_at < now() - $2::int * interval '1 millisecond')
+  LIMIT $3`
 
 /**
  * Handler $1's order report for its sweep: `blocked` keys (a dead-lettered message), `waiting`

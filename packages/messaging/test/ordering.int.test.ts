@@ -54,6 +54,10 @@ describe('per-key order', () => {
       for (const key of keys) expect(byKey.get(key)).toEqual(expected)
       const { rows: waiting } = await db.pool.query('SELECT 1 FROM ordering_waiting')
       expect(waiting).toHaveLength(0)
+      // The path under test was taken: deliveries that came early were held, then released.
+      const metrics = local.consumer.metrics()
+      expect(metrics.orderWaitedTotal).toBeGreaterThan(0)
+      expect(metrics.orderReleasedTotal).toBeGreaterThan(0)
     } finally {
       await child.kill()
       await producer.stop()

@@ -13,6 +13,7 @@ export const noCounters = (): HandlerCounters => ({
   heldTotal: 0,
   held: 0,
   orderWaitedTotal: 0,
+  orderReleasedTotal: 0,
   orderPutBackTotal: 0,
   orderBlocked: 0,
   orderWaiting: 0,

@@ -37,7 +37,9 @@ export interface HandlerCounters {
   held: number
   /** Ordered deliveries that came before their predecessor and were held (inbox/ordering.ts). */
   orderWaitedTotal: number
-  /** Held ordered deliveries put back into the queue once their predecessor was handled. */
+  /** Held ordered deliveries handled in this process once their predecessor was (inbox/ordering-drain.ts). */
+  orderReleasedTotal: number
+  /** Held ordered deliveries that failed there and were put back into the queue for its retries. */
   orderPutBackTotal: number
   /** Keys blocked by a dead-lettered message now, as the last sweep saw them (per database). */
   orderBlocked: number
@@ -125,7 +127,7 @@ async function inTurn<Tx extends TransactionClient, T>(
   message: ConsumedMessage,
   fn: () => Promise<T>,
 ): Promise<T> {
-  const end = await (runtime.ordering as OrderedRuntime).turn(message)
+  const end = await (runtime.ordering as OrderedRuntime).turn(message.source, message.ordering?.key ?? '')
   try {
     return await fn()
   } finally {

@@ -86,15 +86,14 @@ export function createHandlerQueue<Tx extends TransactionClient>(
   const inFlight = new Set<Promise<void>>()
   let parts: SessionParts<Tx> | undefined
   const ordered = options.handler.ordering === 'per-key'
-  const session = (): ChannelSession | undefined => (channel.consuming ? parts?.session : undefined)
   const settings = options.orderingSettings
-  const ordering = ordered ? createOrderedParts({ ...options, counters, settings, session }) : undefined
+  const ordering = ordered ? createOrderedParts({ ...options, counters, settings }) : undefined
 
   /** The runtime and batcher of `session`, made on its first delivery: a batch never mixes channels. */
   const partsOf = (session: ChannelSession): SessionParts<Tx> => {
     if (parts?.session === session) return parts
     const runtime: DeliveryRuntime<Tx> = { ...options, counters, pace, stopping: session.gone }
-    if (ordering) runtime.ordering = ordering.on(session)
+    if (ordering) runtime.ordering = ordering.on(session, runtime as DeliveryRuntime<never>)
     // Ordered handlers take one delivery per transaction: a batch would hold many keys' cursors.
     const batcher = options.batch.max > 1 && !ordered ? createBatcher(runtime, options.batch) : undefined
     parts = { session, runtime, batcher }

@@ -1,8 +1,10 @@
-import type { ConsumeMessage } from 'amqplib'
 import type { ChannelSession } from '../amqp/queue-channel.js'
+import { queryRows } from '../database.js'
+import { READY_KEYS } from '../sql.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
-import type { HandlerCounters } from './handle-delivery.js'
-import { orderingReport, putBackReady, type OrderingReport, type OrderingSettings } from './ordering.js'
+import type { DeliveryRuntime, HandlerCounters } from './handle-delivery.js'
+import { drainKey, type DrainContext } from './ordering-drain.js'
+import { orderingReport, type OrderingReport, type OrderingSettings, type PutBack } from './ordering.js'
 
 /** What an ordered handler's sweep needs. */
 export interface SweepOptions<Tx extends TransactionClient> {
@@ -12,8 +14,8 @@ export interface SweepOptions<Tx extends TransactionClient> {
   /** Where it counts put-backs and sets the blocked, waiting and gap gauges. */
   counters: HandlerCounters
   settings: OrderingSettings
-  /** The channel to put held deliveries back on, while the queue is consumed. */
-  session(): ChannelSession | undefined
+  /** Drains one ready key (`drainKey` on the queue's current channel). Never throws. */
+  drain(producer: string, key: string): Promise<void>
 }
 
 /** A periodic sweep of one ordered handler: `start` (idempotent) and `stop`. */
@@ -23,9 +25,8 @@ export interface Sweep {
 }
 
 /**
- * The sweep of one ordered handler, every `settings.sweepMs`: puts back every held delivery whose
- * predecessor is handled (what a crash between a commit and its put-back left, or a key an
- * operator skipped), then reads the handler's report into the gauges and logs the gaps at `warn`
+ * The sweep of one ordered handler, every `settings.sweepMs`: drains every key whose next delivery
+ * is held (what a crash between a commit and its drain left, or a key an operator skipped), then reads the handler's report into the gauges and logs the gaps at `warn`
  * whenever their count changes. A failed round is logged and the next one tries again.
  */
 export function createSweep<Tx extends TransactionClient>(options: SweepOptions<Tx>): Sweep {
@@ -48,11 +49,11 @@ export function createSweep<Tx extends TransactionClient>(options: SweepOptions<
   }
 
   const round = async (): Promise<void> => {
-    const session = options.session()
-    if (session) {
-      const put = (d: ConsumeMessage, h: Record<string, unknown>): Promise<void> => session.putBack(d, h)
-      counters.orderPutBackTotal += await putBackReady(database, handler, settings, put)
-    }
+    const params = [handler, settings.putBackAgainMs, 1000]
+    const keys = await database.transaction((tx) =>
+      queryRows<{ producer: string; key: string }>(tx, READY_KEYS, params),
+    )
+    await Promise.all(keys.map(({ producer, key }) => options.drain(producer, key)))
     report(await orderingReport(database, handler, settings))
   }
 
@@ -84,63 +85,65 @@ export function createSweep<Tx extends TransactionClient>(options: SweepOptions<
 
 /** What ordered deliveries on one channel use (`DeliveryRuntime.ordering`). */
 export interface OrderedRuntime {
-  /** Puts the held successors of a handled message back into the queue. Never throws. */
+  /** Handles the held successors of a handled message in this process (`drainKey`). Never throws. */
   release(message: ConsumedMessage): void
   /**
    * Waits for this process's earlier transaction of the same key to end, in the order the calls
    * came; resolves with the function that ends this one's turn.
    */
-  turn(message: ConsumedMessage): Promise<() => void>
+  turn(producer: string, key: string): Promise<() => void>
 }
 
 /** What an ordered handler queue adds: its sweep, and the ordered runtime of a channel. */
 export interface OrderedParts {
   sweep: Sweep
-  /** The `DeliveryRuntime.ordering` of deliveries on `session`. */
-  on(session: ChannelSession): OrderedRuntime
+  /** The `DeliveryRuntime.ordering` of deliveries on `session` with `runtime`. */
+  on(session: ChannelSession, runtime: DeliveryRuntime<never>): OrderedRuntime
 }
 
 /**
  * Turns per key within one process: deliveries of one key that came one after another take their
  * transactions in that order, instead of racing for the key's cursor row (where the later one,
- * locking first, would be held and put back). Across processes the cursor's lock still decides.
+ * locking first, would be held). Across processes the cursor's lock decides.
  */
 function keyTurns(): OrderedRuntime['turn'] {
   const tails = new Map<string, Promise<void>>()
-  return async (message) => {
-    const key = `${message.source}\u0000${message.ordering?.key ?? ''}`
-    const before = tails.get(key)
+  return async (producer, key) => {
+    const id = `${producer}\u0000${key}`
+    const before = tails.get(id)
     let end = (): void => undefined
     const mine = new Promise<void>((resolve) => (end = resolve))
-    tails.set(key, mine)
+    tails.set(id, mine)
     await before
     return () => {
       end()
-      if (tails.get(key) === mine) tails.delete(key)
+      if (tails.get(id) === mine) tails.delete(id)
     }
   }
 }
 
 /**
- * The sweep and the release of one ordered handler queue. `release` puts back the held successor
- * of a handled message at once, on the channel it came on; a failure is logged, and the sweep
- * puts it back later. Never throws.
+ * The sweep and the ordered runtime of one ordered handler queue. `release` drains the key of a
+ * handled message at once, on the channel it came on; the sweep drains every ready key on the
+ * channel of the latest delivery while the queue is consumed.
  */
-export function createOrderedParts<Tx extends TransactionClient>(options: SweepOptions<Tx>): OrderedParts {
-  const { database, logger, counters, settings } = options
-  const handler = options.handler.name
-  const release = async (session: ChannelSession, message: ConsumedMessage): Promise<void> => {
-    const only = { producer: message.source, key: message.ordering?.key ?? '' }
-    try {
-      const put = (d: ConsumeMessage, h: Record<string, unknown>): Promise<void> => session.putBack(d, h)
-      counters.orderPutBackTotal += await putBackReady(database, handler, settings, put, only)
-    } catch (error) {
-      logger.warn({ err: error, handler, ...only }, 'putting a held message back failed; the sweep will')
-    }
-  }
+export function createOrderedParts<Tx extends TransactionClient>(
+  options: Omit<SweepOptions<Tx>, 'drain'>,
+): OrderedParts {
   const turn = keyTurns()
+  let current: DrainContext<Tx> | undefined
+  const drain = (producer: string, key: string): Promise<void> =>
+    current && !current.runtime.stopping.aborted ? drainKey(current, producer, key) : Promise.resolve()
   return {
-    sweep: createSweep(options),
-    on: (session) => ({ release: (message) => void release(session, message), turn }),
+    sweep: createSweep({ ...options, drain }),
+    on(session, runtime) {
+      const putBack: PutBack = (delivery, headers) => session.putBack(delivery, headers)
+      const context = { runtime: runtime as DeliveryRuntime<Tx>, putBack, settings: options.settings, turn }
+      current = context
+      return {
+        release: (message) => void drainKey(context, message.source, message.ordering?.key ?? ''),
+        turn,
+      }
+    },
   }
 }

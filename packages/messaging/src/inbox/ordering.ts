@@ -31,7 +31,6 @@ import { execute, queryRows } from '../database.js'
 import {
   ADVANCE_CURSOR,
   BLOCK_CURSOR,
-  CLAIM_READY,
   CREATE_CURSOR,
   HOLD_WAITING,
   LOCK_CURSOR,
@@ -69,14 +68,14 @@ export interface OrderingReport {
 }
 
 /** The cursor's identity of an ordered message: (handler, producer, key). */
-const cursorOf = (handler: string, message: ConsumedMessage): [string, string, string] => [
+export const cursorOf = (handler: string, message: ConsumedMessage): [string, string, string] => [
   handler,
   message.source,
   (message.ordering as { key: string }).key,
 ]
 
 /** Locks the cursor of (handler, producer, key) for the transaction, creating it at 0; its last sequence. */
-async function lockCursor(tx: TransactionClient, cursor: [string, string, string]): Promise<number> {
+export async function lockCursor(tx: TransactionClient, cursor: [string, string, string]): Promise<number> {
   let [row] = await queryRows<{ last_seq: string }>(tx, LOCK_CURSOR, cursor)
   if (!row) {
     await execute(tx, CREATE_CURSOR, cursor)
@@ -145,47 +144,8 @@ export async function blockKey<Tx extends TransactionClient>(
   )
 }
 
-/** A held delivery claimed to be put back. */
-interface ReadyRow {
-  producer: string
-  key: string
-  seq: string
-  message_id: string
-  routing_key: string
-  content: Buffer
-  properties: ConsumeMessage['properties']
-}
-
 /** What puts a held delivery back into the handler's queue, confirmed (`ChannelSession.putBack`). */
 export type PutBack = (delivery: ConsumeMessage, headers: Record<string, unknown>) => Promise<void>
-
-/**
- * Claims the held deliveries of `handler` that can be handled now (`CLAIM_READY`: of one key when
- * `only` is given) and puts each back into the queue, in sequence order per key; resolves with how many went. A copy that fails stays claimed and is
- * claimed again after `putBackAgainMs`. @throws the database's errors (of the claim)
- */
-export async function putBackReady<Tx extends TransactionClient>(
-  database: Database<Tx>,
-  handler: string,
-  settings: OrderingSettings,
-  putBack: PutBack,
-  only?: { producer: string; key: string },
-): Promise<number> {
-  const params = [handler, settings.putBackAgainMs, 500, only?.producer ?? null, only?.key ?? null]
-  const rows = await database.transaction((tx) => queryRows<ReadyRow>(tx, CLAIM_READY, params))
-  // Published in sequence order per key, so the copies reach the queue in the order they are handled.
-  rows.sort(
-    (a, b) =>
-      a.producer.localeCompare(b.producer) || a.key.localeCompare(b.key) || Number(a.seq) - Number(b.seq),
-  )
-  await Promise.all(
-    rows.map((row) => {
-      const copy = { content: row.content, properties: row.properties, fields: {} } as ConsumeMessage
-      return putBack(copy, { 'x-original-routing-key': row.routing_key })
-    }),
-  )
-  return rows.length
-}
 
 /** The sweep's report for `handler` (`ORDERING_REPORT`). @throws the database's errors */
 export async function orderingReport<Tx extends TransactionClient>(

@@ -191,9 +191,15 @@ const HANDLERS: readonly Definition<ReadPer>[] = [
   ],
   [
     'counter',
+    'order_released_total',
+    'orderReleasedTotal',
+    'Held ordered deliveries handled once their predecessor was (in handled_total too), by handler.',
+  ],
+  [
+    'counter',
     'order_put_back_total',
     'orderPutBackTotal',
-    'Held ordered deliveries put back into the queue once their predecessor was handled, by handler.',
+    'Held ordered deliveries that failed when released and were put back into the queue for its retries, by handler.',
   ],
   [
     'gauge',
