@@ -19,4 +19,5 @@ export {
 } from './admin.js'
 export { recordAdminAction, type AdminAction, type AdminActionInput, type Queryable } from './actions.js'
 export type { DeadLetter } from './dead-letters.js'
+export type { SkipOutcome, StuckKey } from './ordered-keys.js'
 export type { InboxRecord, OutboxRecord, OutboxState, OutboxSummary } from './outbox-records.js'

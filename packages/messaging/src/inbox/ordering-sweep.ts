@@ -53,7 +53,8 @@ export function createSweep<Tx extends TransactionClient>(options: SweepOptions<
     const keys = await database.transaction((tx) =>
       queryRows<{ producer: string; key: string }>(tx, READY_KEYS, params),
     )
-    await Promise.all(keys.map(({ producer, key }) => options.drain(producer, key)))
+    // One key after another: each drain takes a transaction slot per held delivery.
+    for (const { producer, key } of keys) await options.drain(producer, key)
     report(await orderingReport(database, handler, settings))
   }
 
