@@ -63,8 +63,9 @@ async function handledByKey(
 async function withOrderedService(
   poisoned: Set<string>,
   body: (fixture: AdminFixture, admin: MessagingAdmin) => Promise<void>,
+  gapAfterMs = 60_000,
 ): Promise<void> {
-  const consumer = { maxAttempts: 2, ordering: { sweepMs: 100, gapAfterMs: 60_000 } }
+  const consumer = { maxAttempts: 2, ordering: { sweepMs: 100, gapAfterMs } }
   const fixture = await createAdminFixture('ordering', [orderedHandler(poisoned)], consumer)
   const admin = createMessagingAdmin(fixture.options)
   try {
@@ -159,5 +160,46 @@ describe('a poisoned ordered key', () => {
       expect((await handledByKey(fixture, keyOf)).get(poisonedKey)).toEqual([1, 2, 3, 4, 5])
       expect(await admin.stuckKeys({ limit: 10 })).toEqual([])
     })
+  })
+
+  it("when a key's predecessor never comes, then the held messages are reported as a gap (admin, metric) and a skip over it handles them in order", async () => {
+    const key = randomUUID()
+    await withOrderedService(
+      new Set(),
+      async (fixture, admin) => {
+        const keyOf = new Map<string, string>()
+        for (const n of [1, 3, 4]) {
+          const body = envelope({ partitionkey: key, sequence: String(n).padStart(20, '0'), data: { n } })
+          keyOf.set(body.id as string, key)
+          await fixture.publish(body)
+        }
+        await eventually('the gap reported', async () => (await admin.stuckKeys({ limit: 10 })).length === 1)
+        const [gap] = await admin.stuckKeys({ limit: 10 })
+        expect(gap).toMatchObject({
+          key,
+          state: 'gap',
+          lastSeq: '1',
+          firstWaiting: '3',
+          waiting: 2,
+          blockedBy: null,
+        })
+        const gauge = fixture.messaging.metrics.find((m) => m.name === 'messaging_consumer_order_gaps')
+        await eventually(
+          'the gap counted',
+          () => gauge?.kind !== 'histogram' && gauge?.read()[0]?.value === 1,
+        )
+        const skipped = await admin.skipOrdered(
+          { handler: HANDLER, producer: 'test', key },
+          { actor: 'carol@ops', dryRun: false },
+        )
+        expect(skipped.results).toEqual([{ outcome: 'skipped', from: '1', to: '2', skipped: null }])
+        await eventually(
+          'the key resumed',
+          async () => (await handledByKey(fixture, keyOf)).get(key)?.length === 3,
+        )
+        expect((await handledByKey(fixture, keyOf)).get(key)).toEqual([1, 3, 4])
+      },
+      200,
+    )
   })
 })
