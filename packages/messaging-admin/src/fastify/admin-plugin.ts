@@ -108,6 +108,12 @@ function readRoutes(app: FastifyInstance, admin: MessagingAdmin): void {
     { schema: schema('listParked', 'Parked outbox rows, oldest parked first', query(parked)) },
     async (request) => ({ service, rows: await admin.parked(request.query) }),
   )
+  const stuck = { handler: text(200), limit: limit(1_000, 100) }
+  app.get<{ Querystring: { handler?: string; limit: number } }>(
+    '/ordered-keys',
+    { schema: schema('listStuckKeys', 'Ordered keys blocked by a dead letter or with a gap', query(stuck)) },
+    async (request) => ({ service, keys: await admin.stuckKeys(request.query) }),
+  )
   app.get<{ Querystring: { limit: number } }>(
     '/actions',
     {
@@ -127,6 +133,18 @@ const retryBody = {
   required: ['ids'],
   properties: {
     ids: { type: 'array', minItems: 1, maxItems: 500, items: uuid },
+    dryRun: { type: 'boolean', default: false },
+  },
+} as const
+
+const skipBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['handler', 'producer', 'key'],
+  properties: {
+    handler: text(200),
+    producer: text(200),
+    key: text(500),
     dryRun: { type: 'boolean', default: false },
   },
 } as const
@@ -155,6 +173,17 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
       return admin.discard(queue, messageIds, { actor: adminActor(request), dryRun })
     },
   )
+  app.post<{ Body: { handler: string; producer: string; key: string; dryRun: boolean } }>(
+    '/ordered-keys/skip',
+    {
+      onRequest,
+      schema: schema('skipOrderedKey', 'Skip what holds an ordered key back', { body: skipBody }, true),
+    },
+    (request) => {
+      const { dryRun, ...target } = request.body
+      return admin.skipOrdered(target, { actor: adminActor(request), dryRun })
+    },
+  )
   app.post<{ Body: { ids: string[]; dryRun: boolean } }>(
     '/parked/retry',
     {
@@ -171,8 +200,8 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
 /**
  * The messaging admin surface of one service as fastify routes, under `/admin/messaging` (see
  * this package's README.md, "Routes"): GET `summary`, `records?aggregateId=`,
- * `inbox?messageId=…`, `dead-letters`, `parked`, `actions`; POST `dead-letters/requeue`,
- * `dead-letters/discard`, `parked/retry` (guarded by `adminWriteGuard(options)`). Inputs are
+ * `inbox?messageId=…`, `dead-letters`, `parked`, `ordered-keys`, `actions`; POST
+ * `dead-letters/requeue`, `dead-letters/discard`, `ordered-keys/skip`, `parked/retry` (guarded by `adminWriteGuard(options)`). Inputs are
  * validated with the routes' JSON Schemas by the plugin's own ajv; errors (validation, 4xx of the
  * guard and the admin) carry `statusCode` for the app's error handler. Not wrapped with
  * fastify-plugin: its validator stays inside.
