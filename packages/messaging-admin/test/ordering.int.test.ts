@@ -82,7 +82,10 @@ describe('a poisoned ordered key', () => {
     const poisonedKey = keys[7] as string
     await withOrderedService(new Set([`${poisonedKey}:2`]), async (fixture, admin) => {
       const keyOf = await publishKeys(fixture, keys)
-      await eventually('the key blocked', async () => (await admin.stuckKeys({ limit: 10 })).length === 1)
+      await eventually(
+        'the key blocked, its later messages held behind it',
+        async () => (await admin.stuckKeys({ limit: 10 }))[0]?.waiting === 3,
+      )
       const [blocked] = await admin.stuckKeys({ limit: 10 })
       await eventually(
         'every other key handled',
@@ -143,7 +146,10 @@ describe('a poisoned ordered key', () => {
     const poisoned = new Set([`${poisonedKey}:3`])
     await withOrderedService(poisoned, async (fixture, admin) => {
       const keyOf = await publishKeys(fixture, keys)
-      await eventually('the key blocked', async () => (await admin.stuckKeys({ limit: 10 })).length === 1)
+      await eventually(
+        'the key blocked, its later messages held behind it',
+        async () => (await admin.stuckKeys({ limit: 10 }))[0]?.waiting === 2,
+      )
       const [blocked] = await admin.stuckKeys({ limit: 10 })
       expect(blocked).toMatchObject({ key: poisonedKey, lastSeq: '2', blockedSeq: '3', waiting: 2 })
       poisoned.clear()
@@ -173,7 +179,10 @@ describe('a poisoned ordered key', () => {
           keyOf.set(body.id as string, key)
           await fixture.publish(body)
         }
-        await eventually('the gap reported', async () => (await admin.stuckKeys({ limit: 10 })).length === 1)
+        await eventually(
+          'the gap reported',
+          async () => (await admin.stuckKeys({ limit: 10 }))[0]?.waiting === 2,
+        )
         const [gap] = await admin.stuckKeys({ limit: 10 })
         expect(gap).toMatchObject({
           key,

@@ -375,6 +375,61 @@ export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq FROM ordering_curs
 export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, key) VALUES ($1, $2, $3)
   ON CONFLICT DO NOTHING`
 
+/** The cursor's identity and a sequence number, as SQL text (parameters or inlined values). */
+type CursorText = { handler: string; producer: string; key: string; seq: string }
+
+const moveCursorSql = ({ handler, producer, key, seq }: CursorText): string =>
+  `INSERT INTO ordering_cursor AS c (handler, producer, key, last_seq)
+  VALUES (${handler}, ${producer}, ${key}, CASE WHEN ${seq} = 1 THEN 1 ELSE 0 END)
+  ON CONFLICT (handler, producer, key) DO UPDATE SET last_seq = ${seq}, blocked_by = NULL,
+    blocked_seq = NULL, blocked_since = NULL, blocked_reason = NULL
+  WHERE c.last_seq = ${seq} - 1
+  RETURNING c.last_seq = ${seq} AS moved`
+
+/**
+ * Moves the cursor of handler $1, producer $2, key $3 to sequence $4 when $4 is its next (a new
+ * cursor: when $4 is 1), unblocking it; either way the row is locked for the transaction. Returns
+ * `moved` true then; false (a new cursor at 0) or no row (an existing one not moved) otherwise.
+ */
+export const MOVE_CURSOR = moveCursorSql({ handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' })
+
+/** The cursor's identity and a sequence as inlined SQL values. @throws SqlValueError (NUL, not an integer) */
+const inlined = (cursor: readonly [string, string, string], seq: number): CursorText => ({
+  handler: literal(cursor[0]),
+  producer: literal(cursor[1]),
+  key: literal(cursor[2]),
+  seq: `${int(seq, 'sequence')}::bigint`,
+})
+
+/** `MOVE_CURSOR` with its values inlined, to send with BEGIN. Answers `INSERT`. @throws SqlValueError */
+export const moveCursor = (cursor: readonly [string, string, string], seq: number): string =>
+  moveCursorSql(inlined(cursor, seq))
+
+const finishMoveSql = ({ handler, producer, key, seq }: CursorText, messageId: string): string =>
+  `WITH dropped AS (DELETE FROM ordering_waiting
+      WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND seq = ${seq}),
+    inbox AS (INSERT INTO inbox_message (message_id, handler) VALUES (${messageId}::uuid, ${handler})
+      ON CONFLICT DO NOTHING)
+  SELECT EXISTS (SELECT 1 FROM ordering_waiting
+    WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND seq = ${seq} + 1) AS next`
+
+/**
+ * After the handler of message $5 ran on a moved cursor (handler $1, producer $2, key $3, sequence
+ * $4): drops a held copy of the message, records the inbox pair, and returns `next`: whether
+ * sequence $4 + 1 is held now.
+ */
+export const FINISH_MOVE = finishMoveSql(
+  { handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' },
+  '$5',
+)
+
+/** `FINISH_MOVE` with its values inlined, to send with COMMIT. Answers `SELECT`. @throws SqlValueError */
+export const finishMove = (
+  cursor: readonly [string, string, string],
+  seq: number,
+  messageId: string,
+): string => finishMoveSql(inlined(cursor, seq), literal(messageId))
+
 /**
  * Holds a delivery that came before its predecessor: handler $1, producer $2, key $3, sequence $4,
  * message id $5, routing key $6, body $7 (bytea), AMQP properties $8 (JSON). A copy put back that

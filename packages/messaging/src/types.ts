@@ -177,6 +177,20 @@ export interface Database<Tx extends TransactionClient> {
    */
   inboxTransaction?<T>(entry: InboxEntry, fn: (tx: Tx) => Promise<T>): Promise<InboxOutcome<T>>
   /**
+   * Optional, a cheaper form of `transaction` for per-key order: opens the transaction with `first`
+   * (statements with their values inlined, one simple query) in BEGIN's round trip, checks their
+   * results' commands against `expect` and gives `fn` those results. Errors as `transaction`.
+   * Where it is absent the consumer sends them as statements of `transaction`.
+   */
+  beginWith?<T>(
+    first: string,
+    expect: readonly string[],
+    fn: (
+      tx: Tx,
+      results: readonly { command: string; rowCount: number | null; rows: unknown[] }[],
+    ) => Promise<T>,
+  ): Promise<T>
+  /**
    * Optional, what lets the consumer handle several deliveries of one queue in one transaction:
    * opens the transaction with one multi-row inbox INSERT of `entries` (`... ON CONFLICT DO NOTHING
    * RETURNING message_id`) and runs `fn` with the transaction and the message ids that were new

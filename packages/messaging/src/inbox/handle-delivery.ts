@@ -94,7 +94,7 @@ export interface DeliveryRuntime<Tx extends TransactionClient> {
 }
 
 type Attempt =
-  | { kind: 'handled'; next?: boolean }
+  | { kind: 'handled'; next?: () => boolean }
   | { kind: 'duplicate' }
   /** An ordered delivery that came before its predecessor, now held in the database. */
   | { kind: 'waiting' }
@@ -359,7 +359,7 @@ export async function runAlone<Tx extends TransactionClient>(
       const fresh = outcome.kind === 'handled'
       settleCommitted({ ...message, attempt }, control, runtime, fresh, performance.now() - started)
       if (fresh) runtime.onCommitted()
-      if (outcome.kind === 'handled' && outcome.next) runtime.ordering?.release(message)
+      if (outcome.kind === 'handled' && outcome.next?.()) runtime.ordering?.release(message)
       return
     }
 

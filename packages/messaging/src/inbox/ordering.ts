@@ -27,10 +27,13 @@
  */
 
 import type { ConsumeMessage, Message } from 'amqplib'
-import { execute, queryRows } from '../database.js'
+import { deferToCommit, execute, queryRows } from '../database.js'
 import {
-  ADVANCE_CURSOR,
   BLOCK_CURSOR,
+  FINISH_MOVE,
+  finishMove,
+  MOVE_CURSOR,
+  moveCursor,
   CREATE_CURSOR,
   HOLD_WAITING,
   LOCK_CURSOR,
@@ -56,7 +59,9 @@ export const DEFAULT_ORDERING: OrderingSettings = {
 }
 
 /** The outcome of one ordered transaction. */
-export type OrderedOutcome = { kind: 'handled'; next: boolean } | { kind: 'duplicate' } | { kind: 'waiting' }
+export type OrderedOutcome =
+  /** `next()`: whether the next sequence of the key is held (known once the transaction committed). */
+  { kind: 'handled'; next: () => boolean } | { kind: 'duplicate' } | { kind: 'waiting' }
 
 /** What the sweep found for one handler: blocked keys, held deliveries, keys with a gap. */
 export interface OrderingReport {
@@ -84,10 +89,17 @@ export async function lockCursor(tx: TransactionClient, cursor: [string, string,
   return Number(row?.last_seq ?? 0)
 }
 
+/** What a cursor's move answered: a row with `moved` true when the cursor moved to the sequence. */
+const movedOf = (result: { rows: unknown[] } | undefined): boolean =>
+  (result?.rows[0] as { moved?: boolean } | undefined)?.moved === true
+
 /**
  * One ordered transaction of `message` (which has `ordering`) for `handler`: see the file's
- * comment. `original` is the delivery, stored when it is held. Errors: the transaction's and `run`'s
- * (everything rolled back).
+ * comment. The cursor is moved first (`MOVE_CURSOR`, with BEGIN where the database can) and the
+ * handler runs when it moved; the held copy's drop, the inbox row and whether the next one is held
+ * go with COMMIT where the database can (then `next` is read after COMMIT). A cursor that did not
+ * move is read under its lock: a duplicate, or an early delivery to hold. `original` is the
+ * delivery, stored when it is held. Errors: the transaction's and `run`'s (all rolled back).
  */
 export function inOrder<Tx extends TransactionClient>(
   database: Database<Tx>,
@@ -98,26 +110,42 @@ export function inOrder<Tx extends TransactionClient>(
 ): Promise<OrderedOutcome> {
   const cursor = cursorOf(handler, message)
   const sequence = (message.ordering as { sequence: number }).sequence
-  return database.transaction(async (tx): Promise<OrderedOutcome> => {
-    const last = await lockCursor(tx, cursor)
-    if (sequence <= last) return { kind: 'duplicate' }
-    if (sequence > last + 1) {
-      const { content, properties } = original
-      const params = [
-        ...cursor,
-        sequence,
-        message.id,
-        message.routingKey,
-        content,
-        JSON.stringify(properties),
-      ]
-      await execute(tx, HOLD_WAITING, params)
-      return { kind: 'waiting' }
-    }
+  const body = async (tx: Tx, moved: boolean): Promise<OrderedOutcome> => {
+    if (!moved) return notMoved(tx, cursor, sequence, message, original)
     await run(tx)
-    const [row] = await queryRows<{ next: boolean }>(tx, ADVANCE_CURSOR, [...cursor, sequence, message.id])
-    return { kind: 'handled', next: row?.next === true }
-  })
+    let next = false
+    const finish = finishMove(cursor, sequence, message.id)
+    if (deferToCommit(tx, finish, 'SELECT', (result) => (next = movedNext(result.rows))))
+      return { kind: 'handled', next: () => next }
+    next = movedNext(await queryRows(tx, FINISH_MOVE, [...cursor, sequence, message.id]))
+    return { kind: 'handled', next: () => next }
+  }
+  if (database.beginWith)
+    return database.beginWith(moveCursor(cursor, sequence), ['INSERT'], (tx, [moved]) =>
+      body(tx, movedOf(moved)),
+    )
+  return database.transaction(async (tx) =>
+    body(tx, movedOf({ rows: await queryRows(tx, MOVE_CURSOR, [...cursor, sequence]) })),
+  )
+}
+
+const movedNext = (rows: unknown[]): boolean => (rows[0] as { next?: boolean } | undefined)?.next === true
+
+/** A cursor that did not move to `sequence`, read under its lock: a duplicate, or an early delivery held. */
+async function notMoved(
+  tx: TransactionClient,
+  cursor: [string, string, string],
+  sequence: number,
+  message: ConsumedMessage,
+  original: Message,
+): Promise<OrderedOutcome> {
+  const last = await lockCursor(tx, cursor)
+  if (sequence <= last) return { kind: 'duplicate' }
+  // Not the next (that one moves the cursor): hold it for its predecessor.
+  const { content, properties } = original
+  const params = [...cursor, sequence, message.id, message.routingKey, content, JSON.stringify(properties)]
+  await execute(tx, HOLD_WAITING, params)
+  return { kind: 'waiting' }
 }
 
 /**
