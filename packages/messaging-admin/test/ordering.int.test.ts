@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest'
 import type pg from 'pg'
 import type { HandlerDefinition } from '@saga/messaging'
 import { deadLetterQueueName } from '@saga/messaging/parts'
+import Fastify from 'fastify'
 import { createMessagingAdmin, type MessagingAdmin } from '../src/index.js'
+import { messagingAdminPlugin } from '../src/fastify/index.js'
 import {
   createAdminFixture,
   envelope,
@@ -14,6 +16,7 @@ import {
 } from './admin-fixture.js'
 
 const HANDLER = 'ordered'
+const TOKEN = 'admin-token-for-tests-0123456789'
 const KEYS = 20
 const PER_KEY = 5
 
@@ -197,6 +200,24 @@ describe('a poisoned ordered key', () => {
           'the gap counted',
           () => gauge?.kind !== 'histogram' && gauge?.read()[0]?.value === 1,
         )
+        // The same through the routes: listed, and a dry-run skip that changes nothing.
+        const app = Fastify()
+        await app.register(messagingAdminPlugin, { admin, token: TOKEN })
+        const listed = await app.inject({ method: 'GET', url: '/admin/messaging/ordered-keys?limit=5' })
+        expect(listed.statusCode).toBe(200)
+        expect(listed.json()).toMatchObject({ service: 'test', keys: [{ key, state: 'gap', waiting: 2 }] })
+        const dry = await app.inject({
+          method: 'POST',
+          url: '/admin/messaging/ordered-keys/skip',
+          headers: { authorization: `Bearer ${TOKEN}`, 'x-admin-actor': 'carol@ops' },
+          payload: { handler: HANDLER, producer: 'test', key, dryRun: true },
+        })
+        expect(dry.json()).toEqual({
+          dryRun: true,
+          actionId: null,
+          results: [{ outcome: 'would-skip', from: '1', to: '2', skipped: null }],
+        })
+        await app.close()
         const skipped = await admin.skipOrdered(
           { handler: HANDLER, producer: 'test', key },
           { actor: 'carol@ops', dryRun: false },
