@@ -4,20 +4,21 @@
  * The producer numbers each sequenced message 1, 2, ... per (routing key, key) in its enqueuing
  * transaction (`NEXT_SEQUENCE`), so for one key sequence order is commit order. The consumer keeps a
  * cursor per (handler, producer, key): the last sequence handled. Each ordered delivery runs in one
- * transaction that first locks its cursor row (two instances serialise per key there, and only
- * there), then, by its number n against the cursor's last:
+ * transaction that first upserts its cursor row (`MOVE_CURSOR`: moved to n when n is its next,
+ * locked either way; two instances serialise per key there, and only there), then, by its number n
+ * against the cursor's last:
  *
+ *   n == last + 1   (moved) run the handler; with COMMIT drop a held copy, record the inbox pair and
+ *                   read whether n + 1 is held; ack. If it is, `release` drains the key.
  *   n <= last       a duplicate (handled or skipped before): commit, ack.
- *   n == last + 1   run the handler; move the cursor to n, unblock it, drop a held copy, record the
- *                   inbox pair; commit, ack. If n + 1 is held, put it back into the queue with the
- *                   held ones that follow it without a gap (`release`), in sequence order.
  *   n >  last + 1   hold it: store the delivery in `ordering_waiting` (same transaction); commit, ack.
- *                   (A copy put back that comes early again is held again and released again.)
  *
- * A held delivery is put back (a confirmed copy into the handler's queue, as versions.ts holds a
- * newer version) once its predecessors are handled or put back: right after that commit, and by
- * the sweep, which claims every such delivery that was not put back lately, so a crash
- * between a commit and the put-back loses nothing. A copy that comes twice is a duplicate.
+ * Draining (ordering-drain.ts) handles the held deliveries that are next, in this process, one
+ * transaction each under the cursor's lock; one that fails there is put back into the queue (a
+ * confirmed copy, as versions.ts holds a newer version) for the queue's retries and dead-lettering.
+ * A sweep per ordered handler (ordering-sweep.ts) drains every key whose next delivery is held, so a
+ * crash between a commit and its drain, or a key an operator skipped, loses nothing. Within one
+ * process deliveries of a key take their transactions in arrival order (`OrderedRuntime.turn`).
  *
  * A failing message retries with backoff as any other (unacked, outside any transaction); its
  * successors are held meanwhile, every other key flows. When it is dead-lettered its cursor records
