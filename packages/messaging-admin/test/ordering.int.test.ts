@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import type pg from 'pg'
 import type { HandlerDefinition } from '@saga/messaging'
@@ -15,6 +17,8 @@ import {
   type Happened,
 } from './admin-fixture.js'
 
+/** Per-key order's tables, as a service resolves them. */
+const ORDERING_SQL = createRequire(import.meta.url).resolve('@saga/messaging/sql/ordering.sql')
 const HANDLER = 'ordered'
 const TOKEN = 'admin-token-for-tests-0123456789'
 const KEYS = 20
@@ -70,6 +74,7 @@ async function withOrderedService(
 ): Promise<void> {
   const consumer = { maxAttempts: 2, ordering: { sweepMs: 100, gapAfterMs } }
   const fixture = await createAdminFixture('ordering', [orderedHandler(poisoned)], consumer)
+  await fixture.db.pool.query(await readFile(ORDERING_SQL, 'utf8'))
   const admin = createMessagingAdmin(fixture.options)
   try {
     await body(fixture, admin)

@@ -141,7 +141,8 @@ const contract: MessageContract<Payload> = {
   },
 }
 
-const db = await createTestDatabase({ prefix: 'bench_consume', sqlFiles: [SQL] })
+const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
+const db = await createTestDatabase({ prefix: 'bench_consume', sqlFiles: [SQL, ORDERING_SQL] })
 const exchange = uniqueName('bench_consume_ex')
 const prefix = uniqueName('bench_consume')
 // Connections never idle out, so the backends measured are the ones that did the work.
@@ -288,9 +289,7 @@ async function round({ batchMax, budgetMs, ordered = false, poison = false }: Va
   const consumer = createConsumer({
     connection,
     database,
-    handlers: [
-      { ...handler, ...(ordered ? { ordering: 'per-key' } : {}) },
-    ],
+    handlers: [{ ...handler, ...(ordered ? { ordering: 'per-key' } : {}) }],
     queuePrefix: prefix,
     signals,
     prefetch: PREFETCH,
