@@ -378,18 +378,18 @@ export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, ke
 /** The cursor's identity and a sequence number, as SQL text (parameters or inlined values). */
 type CursorText = { handler: string; producer: string; key: string; seq: string }
 
+// A plain UPDATE, not an upsert: ON CONFLICT DO UPDATE locks the row before updating it, one more
+// row write per message; a new cursor takes the slower path once (LOCK_CURSOR creates it).
 const moveCursorSql = ({ handler, producer, key, seq }: CursorText): string =>
-  `INSERT INTO ordering_cursor AS c (handler, producer, key, last_seq)
-  VALUES (${handler}, ${producer}, ${key}, CASE WHEN ${seq} = 1 THEN 1 ELSE 0 END)
-  ON CONFLICT (handler, producer, key) DO UPDATE SET last_seq = ${seq}, blocked_by = NULL,
-    blocked_seq = NULL, blocked_since = NULL, blocked_reason = NULL
-  WHERE c.last_seq = ${seq} - 1
-  RETURNING c.last_seq = ${seq} AS moved`
+  `UPDATE ordering_cursor SET last_seq = ${seq}, blocked_by = NULL, blocked_seq = NULL,
+    blocked_since = NULL, blocked_reason = NULL
+  WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND last_seq = ${seq} - 1
+  RETURNING true AS moved`
 
 /**
- * Moves the cursor of handler $1, producer $2, key $3 to sequence $4 when $4 is its next (a new
- * cursor: when $4 is 1), unblocking it; either way the row is locked for the transaction. Returns
- * `moved` true then; false (a new cursor at 0) or no row (an existing one not moved) otherwise.
+ * Moves the cursor of handler $1, producer $2, key $3 to sequence $4 when $4 is its next,
+ * unblocking it (the row stays locked for the transaction). Returns `moved` true then; no row when
+ * the cursor is not there yet or $4 is not its next.
  */
 export const MOVE_CURSOR = moveCursorSql({ handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' })
 
@@ -401,7 +401,7 @@ const inlined = (cursor: readonly [string, string, string], seq: number): Cursor
   seq: `${int(seq, 'sequence')}::bigint`,
 })
 
-/** `MOVE_CURSOR` with its values inlined, to send with BEGIN. Answers `INSERT`. @throws SqlValueError */
+/** `MOVE_CURSOR` with its values inlined, to send with BEGIN. Answers `UPDATE`. @throws SqlValueError */
 export const moveCursor = (cursor: readonly [string, string, string], seq: number): string =>
   moveCursorSql(inlined(cursor, seq))
 

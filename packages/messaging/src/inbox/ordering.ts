@@ -30,6 +30,7 @@
 import type { ConsumeMessage, Message } from 'amqplib'
 import { deferToCommit, execute, queryRows } from '../database.js'
 import {
+  ADVANCE_CURSOR,
   BLOCK_CURSOR,
   FINISH_MOVE,
   finishMove,
@@ -111,18 +112,25 @@ export function inOrder<Tx extends TransactionClient>(
 ): Promise<OrderedOutcome> {
   const cursor = cursorOf(handler, message)
   const sequence = (message.ordering as { sequence: number }).sequence
+  let next = false
+  const handled: OrderedOutcome = { kind: 'handled', next: () => next }
   const body = async (tx: Tx, moved: boolean): Promise<OrderedOutcome> => {
-    if (!moved) return notMoved(tx, cursor, sequence, message, original)
+    if (!moved) {
+      const outcome = await notMoved(tx, cursor, sequence, message, original)
+      if (outcome !== 'next') return outcome
+      // A new cursor, at this its first sequence: handle it, then move the cursor.
+      await run(tx)
+      next = movedNext(await queryRows(tx, ADVANCE_CURSOR, [...cursor, sequence, message.id]))
+      return handled
+    }
     await run(tx)
-    let next = false
     const finish = finishMove(cursor, sequence, message.id)
-    if (deferToCommit(tx, finish, 'SELECT', (result) => (next = movedNext(result.rows))))
-      return { kind: 'handled', next: () => next }
+    if (deferToCommit(tx, finish, 'SELECT', (result) => (next = movedNext(result.rows)))) return handled
     next = movedNext(await queryRows(tx, FINISH_MOVE, [...cursor, sequence, message.id]))
-    return { kind: 'handled', next: () => next }
+    return handled
   }
   if (database.beginWith)
-    return database.beginWith(moveCursor(cursor, sequence), ['INSERT'], (tx, [moved]) =>
+    return database.beginWith(moveCursor(cursor, sequence), ['UPDATE'], (tx, [moved]) =>
       body(tx, movedOf(moved)),
     )
   return database.transaction(async (tx) =>
@@ -132,16 +140,20 @@ export function inOrder<Tx extends TransactionClient>(
 
 const movedNext = (rows: unknown[]): boolean => (rows[0] as { next?: boolean } | undefined)?.next === true
 
-/** A cursor that did not move to `sequence`, read under its lock: a duplicate, or an early delivery held. */
+/**
+ * A cursor that did not move to `sequence`, read under its lock (made at 0 when new): a duplicate,
+ * an early delivery held, or `'next'` (a new cursor, and this its first sequence).
+ */
 async function notMoved(
   tx: TransactionClient,
   cursor: [string, string, string],
   sequence: number,
   message: ConsumedMessage,
   original: Message,
-): Promise<OrderedOutcome> {
+): Promise<OrderedOutcome | 'next'> {
   const last = await lockCursor(tx, cursor)
   if (sequence <= last) return { kind: 'duplicate' }
+  if (sequence === last + 1) return 'next'
   // Not the next (that one moves the cursor): hold it for its predecessor.
   const { content, properties } = original
   const params = [...cursor, sequence, message.id, message.routingKey, content, JSON.stringify(properties)]
