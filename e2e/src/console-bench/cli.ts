@@ -3,7 +3,9 @@
 //  1. An order's page (`GET /api/orders/:id`, which joins the four services' records) with
 //     CONSOLE_BENCH_ORDERS (default 100,000) confirmed sagas seeded into the databases: median, p95
 //     and max over repeated reads of seeded and freshly placed orders.
-//  2. The fleet page with 1 and with 20 tabs (server-sent events on /api/live), three windows each,
+//  2. The orders list and search (list.ts): every page of the list, filtered by customer and by id
+//     prefix, and a search by each kind of id, with the plans of the list's statements.
+//  3. The fleet page with 1 and with 20 tabs (server-sent events on /api/live), three windows each,
 //     interleaved: the requests the services answered and the CPU they used in each window.
 // It prints figures and judges nothing; docs/console.md records them with the machine and date.
 import { readFileSync } from 'node:fs'
@@ -11,8 +13,8 @@ import { orderBody, placeOrder } from '../api.js'
 import { Fleet } from '../fleet.js'
 import { sumMetric } from '../metrics.js'
 import { SERVICES } from '../run.js'
-import { summarize } from '../stats.js'
 import { eventually } from '../wait.js'
+import { figures, listAndSearch, timedGet } from './list.js'
 import { seedConfirmedSagas, seededOrderId } from './seed.js'
 
 const orders = Number(process.env.CONSOLE_BENCH_ORDERS ?? 100_000)
@@ -44,6 +46,7 @@ try {
   for (let i = 0; i < 10; i++)
     ids.push(await seededOrderId(fleet.dbs!, 1 + Math.floor(Math.random() * orders)))
   await orderPage(consoleUrl, ids)
+  await listAndSearch(consoleUrl, fleet.dbs!, orders)
   // Interleaved, so a drift of the machine's load shows as spread rather than as a difference.
   for (const count of [1, 20, 1, 20, 1, 20]) await tabs(consoleUrl, count)
 } finally {
@@ -52,23 +55,11 @@ try {
 
 /** Times `GET /api/orders/:id` round-robin over `ids` (20 warm-up reads first, not counted). */
 async function orderPage(consoleUrl: string, ids: string[]): Promise<void> {
-  const read = async (id: string): Promise<number> => {
-    const t0 = performance.now()
-    const res = await fetch(`${consoleUrl}/api/orders/${id}`)
-    await res.arrayBuffer()
-    if (res.status !== 200) throw new Error(`GET /api/orders/${id} answered ${res.status}`)
-    return performance.now() - t0
-  }
+  const read = async (id: string): Promise<number> => (await timedGet(`${consoleUrl}/api/orders/${id}`)).ms
   for (let i = 0; i < 20; i++) await read(ids[i % ids.length]!)
   const times: number[] = []
   for (let i = 0; i < reads; i++) times.push(await read(ids[i % ids.length]!))
-  const sorted = [...times].sort((a, b) => a - b)
-  const s = summarize(times)
-  const p95 = sorted[Math.ceil(0.95 * sorted.length) - 1]!
-  say(
-    `order page, ${orders.toLocaleString('en')} orders: ${s.count} reads, median ${s.p50.toFixed(1)} ms, ` +
-      `p95 ${p95.toFixed(1)} ms, max ${s.max.toFixed(1)} ms`,
-  )
+  say(`order page, ${orders.toLocaleString('en')} orders: ${figures(times)}`)
 }
 
 /**

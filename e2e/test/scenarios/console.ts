@@ -11,7 +11,7 @@ import { eventually } from '../../src/wait.js'
  * The README's pictures of the console, taken into E2E_SCREENSHOTS_DIR (from the repository root; `npm run
  * docs:screenshots` sets it to docs/console); a plain test run takes none, so it changes no file.
  */
-const screenshot = async (page: Page, name: string) => {
+export const screenshot = async (page: Page, name: string) => {
   const dir = process.env.E2E_SCREENSHOTS_DIR
   if (dir) await page.screenshot({ path: path.resolve(repoRoot, dir, `${name}.png`), fullPage: true })
 }

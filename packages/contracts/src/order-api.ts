@@ -91,6 +91,25 @@ export const OrderPage = z.object({
 })
 export type OrderPage = z.infer<typeof OrderPage>
 
+/** What kind of id `GET /orders/lookup` found a text to be, and where. */
+export const LOOKUP_KINDS = ['order', 'idPrefix', 'customer', 'idempotencyKey', 'message'] as const
+export type LookupKind = (typeof LOOKUP_KINDS)[number]
+
+/** One order `GET /orders/lookup` found for a text, and as what kind of id. */
+export const OrderLookupMatch = z.object({
+  kind: z.enum(LOOKUP_KINDS).meta({
+    description:
+      "order: the order's id; idPrefix: the start of its id; customer: its customer's id; idempotencyKey: " +
+      'the Idempotency-Key it was placed with; message: the message id of a fact in its timeline',
+  }),
+  orderId: Id,
+})
+export type OrderLookupMatch = z.infer<typeof OrderLookupMatch>
+
+/** GET /orders/lookup: the orders a text names, at most two per kind (two: more than one exists). */
+export const OrderLookup = z.object({ matches: z.array(OrderLookupMatch) })
+export type OrderLookup = z.infer<typeof OrderLookup>
+
 /** Width of one bucket of GET /orders/stats, seconds. */
 export const STATS_BUCKET_SECONDS = 10
 
@@ -135,6 +154,8 @@ export const ORDER_API_COMPONENTS: readonly (readonly [z.ZodType, string])[] = [
   [OrderSummary, 'OrderSummary'],
   [OrderView, 'Order'],
   [OrderPage, 'OrderPage'],
+  [OrderLookupMatch, 'OrderLookupMatch'],
+  [OrderLookup, 'OrderLookup'],
   [OrderStatsBucket, 'OrderStatsBucket'],
   [OrderStats, 'OrderStats'],
 ]

@@ -255,3 +255,59 @@ export function sagaFacts(failedStep?: FailedStep): string[] {
   }
   return facts
 }
+
+/**
+ * A step still ahead of a saga: `service`'s `handler` is to react to `reactsTo` (a routing key) with
+ * one of `oneOf` (success first, then failure). `waiting`: `reactsTo` has occurred, so the step can
+ * run now and the saga waits for it; otherwise it follows a step ahead, whose success fact it reacts to.
+ */
+export interface StepAhead extends Expected {
+  handler: string
+  reactsTo: string
+  waiting: boolean
+}
+
+/**
+ * Whether an undo step (`undoIfAny`) may have something to undo: its service published a fact of the
+ * confirmed walk for the order (a capture, a reservation, a shipment).
+ */
+const owesUndo = (reaction: Reaction, seen: ReadonlySet<string>, forward: ReadonlySet<string>): boolean =>
+  producers[reaction.service].some((e) => forward.has(e.routingKey) && seen.has(e.routingKey))
+
+/**
+ * What is left of one saga, from the saga map and the routing keys of the facts it has so far: each
+ * reaction to a fact seen (or to a step ahead's success) whose facts are all still missing, in the
+ * order they are reached. After a waiting step the walk follows its success (`mayEmit[0]`), so a
+ * running order's road ahead is the rest of the confirmed walk, or of its compensations once a
+ * failure occurred. An ended order (`ended`: confirmed or cancelled) takes no step of the confirmed
+ * walk any more: the branch not taken is not returned, only the compensations still owed (an
+ * undo step, `undoIfAny`, only where its service did something to undo, `owesUndo`).
+ * @param seen routing keys of the facts of the saga so far, e.g. `['order.created', 'payment.processed']`
+ */
+export function stepsAhead(seen: readonly string[], ended: boolean): StepAhead[] {
+  const forward = new Set(sagaFacts())
+  const occurred = new Set(seen)
+  const known = new Set(seen)
+  const facts = [...known].map((routingKey) => ({ routingKey, occurred: true }))
+  const steps: StepAhead[] = []
+  for (let i = 0; i < facts.length; i++) {
+    const fact = facts[i]!
+    if (ended && forward.has(fact.routingKey)) continue
+    for (const reaction of sagaMap) {
+      if (reaction.reactsTo.routingKey !== fact.routingKey || reaction.mayEmit.length === 0) continue
+      const oneOf = reaction.mayEmit.map((e) => e.routingKey)
+      if (oneOf.some((key) => known.has(key))) continue
+      if (reaction.undoIfAny === true && !owesUndo(reaction, occurred, forward)) continue
+      steps.push({
+        service: reaction.service,
+        handler: reaction.handler,
+        reactsTo: fact.routingKey,
+        oneOf,
+        waiting: fact.occurred,
+      })
+      known.add(oneOf[0]!)
+      facts.push({ routingKey: oneOf[0]!, occurred: false })
+    }
+  }
+  return steps
+}

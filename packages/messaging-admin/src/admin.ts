@@ -16,6 +16,7 @@ import {
   type DeadLetter,
 } from './dead-letters.js'
 import {
+  findRecords,
   inboxRecords,
   outboxSummary,
   parkedRecords,
@@ -24,9 +25,22 @@ import {
   type InboxRecord,
   type OutboxRecord,
   type OutboxSummary,
+  type RecordsSought,
 } from './outbox-records.js'
 import { BEGIN, COMMIT, NOTIFY_RELAYS, ROLLBACK } from './sql.js'
+import { MessagingAdminError } from './admin-error.js'
+import { BulkJobs, type BulkJob } from './bulk-jobs.js'
+import {
+  bulkPreview,
+  bulkStart,
+  type BulkFilter,
+  type BulkKind,
+  type BulkPreview,
+  type BulkRequest,
+} from './bulk.js'
 import { skipOrderedKey, stuckKeys, type SkipOutcome, type StuckKey } from './ordered-keys.js'
+
+export { MessagingAdminError }
 
 /** The consumers' default `ordering.gapAfterMs` (@saga/messaging): a held delivery's wait before it is a gap. */
 const DEFAULT_GAP_AFTER_MS = 300_000
@@ -81,6 +95,8 @@ export interface AdminWrite {
   actor: string
   /** Only say what would happen: nothing changes, nothing is recorded. */
   dryRun: boolean
+  /** The actor's role where the caller has roles (the console's `operator`); recorded in `detail.role`. */
+  role?: string | undefined
 }
 
 /** The outcome of a write: `actionId` is the recorded action's, null for a dry run. */
@@ -93,22 +109,6 @@ export interface AdminWriteResult<R> {
 /** The outcome of one dead letter asked for. */
 export type DeadLetterOutcome = 'requeued' | 'would-requeue' | 'discarded' | 'would-discard' | 'not-found'
 
-/**
- * An admin request that cannot be served: `statusCode` 404 (unknown queue), 409 (the handler queue
- * to requeue into does not exist), 503 (broker down); a
- * fastify app's error handler renders it. `details` name the part of the request at fault.
- */
-export class MessagingAdminError extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-    readonly details: Array<{ path: string; issue: string }> = [],
-  ) {
-    super(message)
-    this.name = 'MessagingAdminError'
-  }
-}
-
 /** Reads and repairs of one service's messaging; see `createMessagingAdmin`. */
 export interface MessagingAdmin {
   readonly service: string
@@ -117,6 +117,11 @@ export interface MessagingAdmin {
   summary(): Promise<MessagingSummary>
   /** Outbox rows of one aggregate, by occurred_at (at most 1,000). */
   records(aggregateId: string): Promise<OutboxRecord[]>
+  /**
+   * The outbox row of a message id, or the rows of a W3C trace id (32 hex digits), at most 100: what
+   * a search by an id from a log line reads (the rows name their aggregate).
+   */
+  find(sought: RecordsSought): Promise<OutboxRecord[]>
   /** Which handlers consumed `messageIds` (UUIDs), when. */
   inbox(messageIds: readonly string[]): Promise<InboxRecord[]>
   /**
@@ -166,11 +171,28 @@ export interface MessagingAdmin {
   ): Promise<AdminWriteResult<{ id: string; outcome: 'retried' | 'would-retry' | 'not-parked' }>>
   /** The newest `limit` recorded admin actions. */
   actions(limit: number): Promise<AdminAction[]>
+  /**
+   * A bulk action's dry run: how many dead letters (requeue, discard) or parked rows (retry) match
+   * `filter`, and the first few. Changes and records nothing.
+   * @throws MessagingAdminError 400 (a filter the kind cannot take), 404 (unknown handler), 503 (broker down)
+   */
+  bulkPreview(kind: BulkKind, filter: BulkFilter): Promise<BulkPreview>
+  /**
+   * Starts a bulk action in the background: up to `limit` matching items at most `ratePerSecond`,
+   * recorded as one action (filter and counts) when it ends. Throws as `bulkPreview`.
+   */
+  bulkStart(request: BulkRequest): Promise<BulkJob>
+  /** A bulk job now (progress, state, its action once ended), or undefined for an unknown id. */
+  bulkJob(id: string): BulkJob | undefined
+  /** Asks a bulk job to stop after its batch in flight; undefined for an unknown id. */
+  bulkStop(id: string): BulkJob | undefined
   /** Closes the admin's broker connection. Idempotent. */
   close(): Promise<void>
 }
 
 const RECORDS_LIMIT = 1_000
+/** Most rows `find` answers (one trace is one saga: a handful of rows per service). */
+const FOUND_LIMIT = 100
 
 /** Runs broker operations one at a time: a browse holds messages unacked, which another would miss. */
 function serial(): <T>(fn: () => Promise<T>) => Promise<T> {
@@ -215,8 +237,8 @@ const missingQueue =
     throw error
   }
 
-/** What the admin's operations share. */
-interface AdminContext {
+/** What the admin's operations share (internal to the package). */
+export interface AdminContext {
   service: string
   pool: pg.Pool
   queues: readonly AdminQueue[]
@@ -361,7 +383,12 @@ async function deadLetterWrite(
           action: `dead-letters.${kind}`,
           target: q.deadLetterQueue,
           ids: [...found],
-          detail: { handlerQueue: q.queue, asked: messageIds.length, [done]: found.size },
+          detail: {
+            handlerQueue: q.queue,
+            asked: messageIds.length,
+            [done]: found.size,
+            ...(write.role === undefined ? {} : { role: write.role }),
+          },
         })
   return { dryRun: write.dryRun, actionId, results }
 }
@@ -384,7 +411,11 @@ async function retryParkedOf(
         action: 'parked.retry',
         target: 'outbox_message',
         ids: changed,
-        detail: { asked: ids.length, retried: changed.length },
+        detail: {
+          asked: ids.length,
+          retried: changed.length,
+          ...(write.role === undefined ? {} : { role: write.role }),
+        },
       })
     }
     await client.query(COMMIT)
@@ -447,6 +478,7 @@ export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClien
   const waitMs = options.admin?.brokerWaitMs ?? 2_000
   let amqp: AmqpConnection | undefined
   let closed = false
+  const jobs = new BulkJobs()
   const broker = async (quick = false): Promise<ChannelModel> => {
     if (closed) throw new MessagingAdminError(503, 'the messaging admin is closed')
     const tried = amqp !== undefined
@@ -471,6 +503,7 @@ export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClien
     queues,
     summary: () => summaryOf(context),
     records: (aggregateId) => recordsOfAggregate(pool, aggregateId, RECORDS_LIMIT),
+    find: (sought) => findRecords(pool, sought, FOUND_LIMIT),
     inbox: (messageIds) => inboxRecords(pool, messageIds),
     deadLetters: (filter) => deadLettersOf(context, filter),
     requeue: (queue, ids, write) => deadLetterWrite(context, 'requeue', queue, ids, write),
@@ -489,7 +522,13 @@ export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClien
       return { dryRun: write.dryRun, actionId, results: [result] }
     },
     actions: (limit) => recentAdminActions(pool, limit),
+    bulkPreview: (kind, filter) => bulkPreview(context, kind, filter),
+    bulkStart: (request) => bulkStart(context, jobs, request),
+    bulkJob: (id) => jobs.get(id),
+    bulkStop: (id) => jobs.stop(id),
     async close() {
+      // The jobs first: each ends its batch and records what it did while the broker is still open.
+      await jobs.close()
       closed = true
       await amqp?.close()
     },

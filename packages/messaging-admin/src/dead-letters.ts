@@ -72,20 +72,22 @@ const RETURN_WAIT_MS = 2_000
  * each (it may ack one on the channel it is given, to remove it, and then returns true), then nacks
  * the rest back into the queue and closes the channel. A quorum queue makes returned messages ready
  * again asynchronously, so it waits (at most 2 s) until the queue counts them again: the next
- * browse sees them. Returns the queue's message count when it started.
+ * browse sees them. `enough`, when given, ends the browse early once it returns true (a caller that
+ * has what it came for). Returns the queue's message count when it started.
  */
 export async function browseQueue(
   connection: ChannelModel,
   queue: string,
   limit: number,
   onMessage: (message: GetMessage, channel: Channel) => Promise<boolean> | boolean,
+  enough: () => boolean = () => false,
 ): Promise<number> {
   const channel = await connection.createChannel()
   channel.on('error', () => undefined)
   let held = 0
   try {
     const { messageCount } = await channel.checkQueue(queue)
-    for (let n = 0; n < limit; n++) {
+    for (let n = 0; n < limit && !enough(); n++) {
       const message = await channel.get(queue, { noAck: false })
       if (!message) break
       if (!(await onMessage(message, channel))) held++

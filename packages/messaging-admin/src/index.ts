@@ -17,7 +17,22 @@ export {
   type MessagingAdminSettings,
   type MessagingSummary,
 } from './admin.js'
+export type { BulkFilter, BulkKind, BulkPreview, BulkRequest } from './bulk.js'
+export {
+  BulkJobs,
+  MAX_RECORDED_IDS,
+  type BulkBatch,
+  type BulkJob,
+  type BulkJobState,
+  type BulkWork,
+} from './bulk-jobs.js'
 export { recordAdminAction, type AdminAction, type AdminActionInput, type Queryable } from './actions.js'
 export type { DeadLetter } from './dead-letters.js'
 export type { SkipOutcome, StuckKey } from './ordered-keys.js'
-export type { InboxRecord, OutboxRecord, OutboxState, OutboxSummary } from './outbox-records.js'
+export type {
+  InboxRecord,
+  OutboxRecord,
+  OutboxState,
+  OutboxSummary,
+  RecordsSought,
+} from './outbox-records.js'

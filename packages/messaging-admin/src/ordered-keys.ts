@@ -77,7 +77,7 @@ function skipTarget(row: {
 export async function skipOrderedKey(
   pool: pg.Pool,
   target: { handler: string; producer: string; key: string; queue: string },
-  write: { actor: string; dryRun: boolean },
+  write: { actor: string; role?: string | undefined; dryRun: boolean },
 ): Promise<{ actionId: string | null; result: SkipOutcome }> {
   const client = await pool.connect()
   try {
@@ -103,7 +103,14 @@ export async function skipOrderedKey(
       action: 'ordering.skip',
       target: target.queue,
       ids: base.skipped ? [base.skipped] : [],
-      detail: { handler: target.handler, producer: target.producer, key: target.key, from: base.from, to },
+      detail: {
+        handler: target.handler,
+        producer: target.producer,
+        key: target.key,
+        from: base.from,
+        to,
+        ...(write.role === undefined ? {} : { role: write.role }),
+      },
     })
     await client.query(COMMIT)
     return { actionId, result: { ...base, outcome: 'skipped', to } }

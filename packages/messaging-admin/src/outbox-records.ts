@@ -4,6 +4,7 @@ import {
   OUTBOX_SUMMARY,
   PARKED_OF,
   PARKED_RECORDS,
+  RECORDS_FOUND,
   RECORDS_OF_AGGREGATE,
   RETRY_PARKED,
 } from './sql.js'
@@ -103,6 +104,9 @@ function stringHeaders(headers: RecordRow['headers']): Record<string, string> {
   return strings
 }
 
+/** Rows of `outbox_message` (selected with the record columns) as records. */
+export const toRecords = (rows: unknown[]): OutboxRecord[] => (rows as RecordRow[]).map(toRecord)
+
 /**
  * The outbox's pending and parked counts and its oldest pending row, in one statement on the two
  * partial indexes (pending: `outbox_message_pending_idx`, parked: `outbox_message_parked_idx`).
@@ -125,6 +129,24 @@ export async function recordsOfAggregate(
   limit: number,
 ): Promise<OutboxRecord[]> {
   const { rows } = await db.query(RECORDS_OF_AGGREGATE, [aggregateId, limit])
+  return (rows as RecordRow[]).map(toRecord)
+}
+
+/** What `findRecords` looks for: one outbox row by its id (the message id), or the rows of one trace. */
+export type RecordsSought = { messageId: string } | { traceId: string }
+
+/**
+ * The outbox row whose id is `sought.messageId`, or the rows whose `traceparent` carries
+ * `sought.traceId` (32 lowercase hex digits), by occurred_at, at most `limit`.
+ */
+export async function findRecords(
+  db: Queryable,
+  sought: RecordsSought,
+  limit: number,
+): Promise<OutboxRecord[]> {
+  const messageId = 'messageId' in sought ? sought.messageId : null
+  const traceId = 'traceId' in sought ? sought.traceId.toLowerCase() : null
+  const { rows } = await db.query(RECORDS_FOUND, [messageId, traceId, limit])
   return (rows as RecordRow[]).map(toRecord)
 }
 

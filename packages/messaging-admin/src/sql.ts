@@ -34,6 +34,17 @@ export const OUTBOX_SUMMARY = `SELECT p.pending, p.oldest,
 export const RECORDS_OF_AGGREGATE = `SELECT ${RECORD_COLUMNS} FROM outbox_message
   WHERE aggregate_id = $1 ORDER BY occurred_at, id LIMIT $2`
 
+/**
+ * Outbox rows found by an id someone holds: the row `$1` (uuid, the primary key) when it is not null,
+ * else the rows whose `traceparent` header carries trace id `$2` (32 hex digits), at most `$3`, by
+ * occurred_at. The trace id has no index of its own (it would cost every enqueue an index entry):
+ * that branch reads the table, which retention keeps to the rows of the last hour or so.
+ */
+export const RECORDS_FOUND = `SELECT ${RECORD_COLUMNS} FROM outbox_message
+  WHERE ($1::uuid IS NOT NULL AND id = $1::uuid)
+     OR ($1::uuid IS NULL AND substr(headers->>'traceparent', 4, 32) = $2::text)
+  ORDER BY occurred_at, id LIMIT $3`
+
 /** Parked rows, oldest parked first, at most `$2`; of aggregate `$1` only unless `$1` is null. */
 export const PARKED_RECORDS = `SELECT ${RECORD_COLUMNS} FROM outbox_message
   WHERE ${PARKED} AND ($1::text IS NULL OR aggregate_id = $1) ORDER BY failed_at, id LIMIT $2`
@@ -45,6 +56,29 @@ export const PARKED_OF = `SELECT id FROM outbox_message WHERE id = ANY($1::uuid[
 export const RETRY_PARKED = `UPDATE outbox_message
   SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
   WHERE id = ANY($1::uuid[]) AND ${PARKED} RETURNING id`
+
+// The bulk filter of parked rows: $1 type, $2 a part of last_error (any case), $3 parked at or
+// after, $4 parked before; each null when not given.
+const PARKED_FILTER = `${PARKED} AND ($1::text IS NULL OR type = $1)
+  AND ($2::text IS NULL OR strpos(lower(coalesce(last_error, '')), lower($2)) > 0)
+  AND ($3::timestamptz IS NULL OR failed_at >= $3) AND ($4::timestamptz IS NULL OR failed_at < $4)`
+
+/** How many parked rows match the bulk filter `$1`-`$4` (see PARKED_FILTER). */
+export const COUNT_PARKED_MATCHING = `SELECT count(*)::int AS count FROM outbox_message WHERE ${PARKED_FILTER}`
+
+/** The first `$5` parked rows matching the bulk filter `$1`-`$4`, oldest parked first. */
+export const PARKED_MATCHING = `SELECT ${RECORD_COLUMNS} FROM outbox_message
+  WHERE ${PARKED_FILTER} ORDER BY failed_at, id LIMIT $5`
+
+/**
+ * Makes up to `$5` parked rows matching the bulk filter `$1`-`$4` pending again, oldest parked
+ * first; rows another retry holds are skipped. Returns their ids.
+ */
+export const RETRY_PARKED_MATCHING = `UPDATE outbox_message
+  SET failed_at = NULL, attempts = 0, last_error = NULL, available_at = now()
+  WHERE id IN (SELECT id FROM outbox_message WHERE ${PARKED_FILTER}
+    ORDER BY failed_at, id LIMIT $5 FOR UPDATE SKIP LOCKED)
+  RETURNING id`
 
 /** The inbox rows of the message ids `$1` (uuid[]), by received_at. */
 export const INBOX_RECORDS = `SELECT message_id, handler, received_at FROM inbox_message

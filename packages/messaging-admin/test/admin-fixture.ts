@@ -6,6 +6,8 @@
  * put a message straight into a queue), and cleanup.
  */
 import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib'
@@ -27,6 +29,8 @@ import {
 } from '@saga/messaging'
 import { type SignalMap, type SignalName, type Signals } from '@saga/messaging/parts'
 import { deadLetterQueueName, queueName } from '@saga/messaging/parts'
+import type { MessagingAdmin } from '../src/index.js'
+import { messagingAdminPlugin } from '../src/fastify/index.js'
 
 const resolve = createRequire(import.meta.url).resolve
 /** The core's tables, as a service resolves them. */
@@ -151,6 +155,8 @@ export async function createAdminFixture(
       persistent: true,
       contentType: 'application/json',
       messageId: typeof body.id === 'string' ? body.id : undefined,
+      // As the relay publishes: the AMQP type is the CloudEvent's.
+      type: typeof body.type === 'string' ? body.type : undefined,
     })
     await channel.waitForConfirms()
   }
@@ -179,4 +185,25 @@ export async function createAdminFixture(
       await db.drop()
     },
   }
+}
+
+/**
+ * A host app as a service builds it: the one error shape `{ error, message, details }` for 4xx
+ * (validation errors and errors carrying `statusCode` and `details`), and the admin plugin.
+ */
+export async function hostApp(admin: MessagingAdmin, token: string | undefined): Promise<FastifyInstance> {
+  const app = Fastify()
+  app.setErrorHandler((error: FastifyError & { details?: unknown }, _request, reply) => {
+    const statusCode = error.statusCode ?? 500
+    const details = error.validation
+      ? error.validation.map((v) => ({
+          path: `${error.validationContext}${v.instancePath}`,
+          issue: v.message,
+        }))
+      : (error.details ?? [])
+    return reply.code(statusCode).send({ error: STATUS_CODES[statusCode], message: error.message, details })
+  })
+  await app.register(messagingAdminPlugin, { admin, token })
+  await app.ready()
+  return app
 }

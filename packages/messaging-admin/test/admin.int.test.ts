@@ -1,44 +1,22 @@
-import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { enqueue, pgDatabase } from '@saga/messaging'
 import { deadLetterQueueName } from '@saga/messaging/parts'
 import { createMessagingAdmin, type MessagingAdmin } from '../src/index.js'
-import { messagingAdminPlugin } from '../src/fastify/index.js'
 import {
   collect,
   createAdminFixture,
   envelope,
   eventually,
+  hostApp,
   recordingHandler,
   type AdminFixture,
 } from './admin-fixture.js'
 
 const TOKEN = 'admin-token-for-tests-0123456789'
 const HANDLER = 'flaky'
-
-/**
- * A host app as a service builds it: the one error shape `{ error, message, details }` for 4xx
- * (validation errors and errors carrying `statusCode` and `details`), and the admin plugin.
- */
-async function hostApp(admin: MessagingAdmin, token: string | undefined): Promise<FastifyInstance> {
-  const app = Fastify()
-  app.setErrorHandler((error: FastifyError & { details?: unknown }, _request, reply) => {
-    const statusCode = error.statusCode ?? 500
-    const details = error.validation
-      ? error.validation.map((v) => ({
-          path: `${error.validationContext}${v.instancePath}`,
-          issue: v.message,
-        }))
-      : (error.details ?? [])
-    return reply.code(statusCode).send({ error: STATUS_CODES[statusCode], message: error.message, details })
-  })
-  await app.register(messagingAdminPlugin, { admin, token })
-  await app.ready()
-  return app
-}
 
 let fx: AdminFixture
 let admin: MessagingAdmin
@@ -191,6 +169,50 @@ describe('messaging admin records', () => {
     expect(res.json<{ details: Array<{ path: string }> }>().details[0]?.path).toMatch(
       /^querystring\/messageId/,
     )
+  })
+})
+
+describe('messaging admin records found by an id', () => {
+  it('when a message id or a trace id is sought, then the row of that id, or the rows of that trace, name their aggregate', async () => {
+    const aggregateId = randomUUID()
+    const traceId = randomBytes(16).toString('hex')
+    const traced = (n: number) =>
+      pgDatabase(fx.db.pool).transaction((tx) =>
+        enqueue(tx, {
+          type: 'found.v1',
+          routingKey: 'found',
+          payload: { n },
+          aggregateId,
+          correlationId: aggregateId,
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        }),
+      )
+    const first = await traced(1)
+    const second = await traced(2)
+    const other = await pgDatabase(fx.db.pool).transaction((tx) =>
+      enqueue(tx, {
+        type: 'other.v1',
+        routingKey: 'other',
+        payload: {},
+        aggregateId,
+        correlationId: aggregateId,
+        traceparent: `00-${randomBytes(16).toString('hex')}-00f067aa0ba902b7-01`,
+      }),
+    )
+
+    const byId = await read<{ outbox: Array<Record<string, unknown>> }>(`/records/find?messageId=${second}`)
+    expect(byId.outbox).toEqual([expect.objectContaining({ id: second, aggregateId, traceId })])
+    const byTrace = await read<{ outbox: Array<Record<string, unknown>> }>(
+      `/records/find?traceId=${traceId.toUpperCase()}`,
+    )
+    expect(byTrace.outbox.map((row) => row.id)).toEqual([first, second])
+    expect(byTrace.outbox.map((row) => row.id)).not.toContain(other)
+    const none = await read<{ outbox: unknown[] }>(`/records/find?messageId=${randomUUID()}`)
+    expect(none.outbox).toEqual([])
+    for (const bad of ['', `?messageId=${second}&traceId=${traceId}`, '?traceId=xyz', '?messageId=1']) {
+      const res = await app.inject({ method: 'GET', url: `/admin/messaging/records/find${bad}` })
+      expect(res.statusCode, bad).toBe(400)
+    }
   })
 })
 

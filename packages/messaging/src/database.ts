@@ -55,10 +55,9 @@ export function prismaDatabase<Tx extends PrismaTransactionLike>(
 
 /**
  * Where a `pgDatabase` transaction hands the outbox rows it committed, for this process to publish
- * at once (the relay's `committed`). While `holdMs()` gives a number, `enqueue` inserts each row
- * that far ahead, so no sweep claims it meanwhile; one its committer does not publish (a crash, an
- * outage) is swept once the hold has passed. While it gives undefined (the broker link is down),
- * rows are inserted due at once and `wake()` runs after the commit.
+ * (the relay's `committed`). While `holdMs()` gives a number, `enqueue` inserts rows that far ahead,
+ * so no sweep claims them before the hold passed; while it gives undefined (the link is down), rows
+ * are inserted due and `wake()` runs after the commit.
  */
 export interface CommittedRowSink {
   /** How far ahead `available_at` of a row handed over is set, ms; undefined: do not hand rows over now. */
@@ -128,19 +127,17 @@ export function deferToCommit(
 
 /**
  * The pg clients of the `pgDatabase` transactions whose `fn` runs, each with its COMMIT's tail: how
- * `enqueue(tx)` tells such a client from any other (the `Database` contract, types.ts). Registered
- * after BEGIN, removed before COMMIT is sent or on failure, so only an open transaction defers.
- * Keyed by pg's own client, not a wrapper: `fn` gets the pool's client itself, and no wrapper sits
- * on the path of each of its statements.
+ * `enqueue(tx)` tells such a client from any other (the `Database` contract). Set after BEGIN,
+ * removed before COMMIT or on failure. Keyed by pg's own client, so no wrapper sits on the path of
+ * each of `fn`'s statements.
  */
 const deferredToCommit = new WeakMap<object, CommitTail>()
 
 /**
- * Defers `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction to the simple query of
- * its COMMIT: it commits with everything else or not at all (a failing INSERT fails the COMMIT), and
- * nothing in the transaction can read it back. While the sink takes rows, the row is inserted
- * `holdMs` ahead (`heldOutboxInsert`) and handed to the sink after the COMMIT. Returns false when
- * `tx` is not such a transaction's client (see `deferredToCommit`): the caller inserts it at once.
+ * Defers `enqueue`'s INSERT of one outbox row in a `pgDatabase` transaction to its COMMIT's simple
+ * query (a failing INSERT fails the COMMIT); while the sink takes rows it is held `holdMs`
+ * (`heldOutboxInsert`) and handed over after the COMMIT. False when `tx` is no such client
+ * (`deferredToCommit`): the caller inserts at once.
  * @throws SqlValueError for a value with a NUL character (nothing deferred)
  */
 export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean {
@@ -159,10 +156,8 @@ export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean
 }
 
 /**
- * Sends COMMIT with the tail's INSERTs in one simple query and checks the answer: one `INSERT` per
- * deferred row, then `COMMIT`.
- * @throws SqlResultError when the COMMIT answered ROLLBACK (the transaction had failed), and the
- * database's errors
+ * Sends COMMIT with the tail's INSERTs in one simple query and checks the answer (`INSERT`s, `COMMIT`).
+ * @throws SqlResultError when the COMMIT answered ROLLBACK, and the database's errors
  */
 async function commitWithTail(client: pg.PoolClient, tail: CommitTail): Promise<StatementResult[]> {
   const statements = [...tail.inserts, ...tail.extra.map((e) => e.sql), COMMIT]
@@ -255,21 +250,16 @@ export interface PgDatabaseOptions {
 
 /**
  * `Database` over a pg Pool: BEGIN on a pooled client, COMMIT when `fn` resolves, ROLLBACK when it
- * throws (the original error is rethrown). A client whose ROLLBACK failed, or whose connection died
- * during the transaction, is destroyed, not reused. A transaction in which a statement failed
- * (its error caught inside `fn`) cannot commit: the server answers the COMMIT with ROLLBACK, and the
- * transaction rejects with `SqlResultError` instead of resolving as if it had written anything.
+ * throws (the original error is rethrown; see `withPooledClient` for broken clients). A transaction
+ * in which a statement failed (its error caught inside `fn`) rejects with `SqlResultError` at
+ * COMMIT instead of resolving as if it had written anything.
  *
- * Round trips: `enqueue`'s outbox INSERTs are sent with COMMIT, in one simple-query message
- * (`deferOutboxRow`), and `inboxTransaction` sends BEGIN and the inbox INSERT as one, so a handler
- * transaction costs two round trips besides the handler's own statements, where one statement per
- * message would cost four (BEGIN, inbox INSERT, outbox INSERT, COMMIT). Each round trip is a socket
- * write and a wake-up on both sides, the largest per-message cost in a service's profile.
- * `inboxBatchTransaction` does the same for several deliveries of one queue: BEGIN and one
- * multi-row inbox INSERT, the handlers, then every deferred outbox INSERT with the one COMMIT.
- *
- * With `options.committed` (what `createMessaging` passes: its relay's), the rows a transaction
- * enqueued are published by this process right after the COMMIT (see `CommittedRowSink`).
+ * Round trips, the largest per-message cost in a service's profile: `enqueue`'s outbox INSERTs go
+ * with COMMIT (`deferOutboxRow`) and `inboxTransaction` sends BEGIN with the inbox INSERT, so a
+ * handler transaction costs two besides the handler's own statements, not four;
+ * `inboxBatchTransaction` does the same for several deliveries of one queue. With
+ * `options.committed` (`createMessaging` passes its relay's), this process publishes the enqueued
+ * rows right after the COMMIT (`CommittedRowSink`).
  */
 export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Database<pg.PoolClient> {
   const sink = options.committed
@@ -340,14 +330,10 @@ type PgClientProbe = PgClientLike & {
 }
 
 /**
- * Refuses anything that is not an open transaction, with `NotInTransactionError`:
- * - a root PrismaClient (it has `$connect`; an interactive-transaction client does not, checked
- *   on Prisma 7.10);
- * - a pg Pool (it has `totalCount`: each query would autocommit on some pooled connection);
- * - a pg client outside BEGIN. pg >= 8.12 keeps the server's transaction status from the last
- *   ReadyForQuery message ('I' idle, 'T' in a transaction, 'E' failed transaction), so the check
- *   costs no round trip. Older pg: a SAVEPOINT probe (fails outside a transaction block), two
- *   round trips (measured: a minimal BEGIN/COMMIT went from 0.18 to 0.53 ms with it).
+ * Refuses with `NotInTransactionError` a root PrismaClient (it has `$connect`, a transaction client
+ * does not), a pg Pool (`totalCount`: each query would autocommit) and a pg client outside BEGIN:
+ * pg >= 8.12 keeps the server's transaction status ('T' in one, 'E' failed), so the check costs no
+ * round trip; older pg pays two for a SAVEPOINT probe (a minimal BEGIN/COMMIT: 0.18 -> 0.53 ms).
  */
 export async function assertInTransaction(tx: TransactionClient, what = 'enqueue'): Promise<void> {
   if (isPrismaClient(tx)) {

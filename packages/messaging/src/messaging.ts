@@ -19,10 +19,9 @@ export type MessagingRelayOptions = Omit<
   'pool' | 'amqpUrl' | 'exchange' | 'service' | 'logger' | 'signals'
 > & {
   /**
-   * Run the relay in this process. Default true. `false` opens no relay connection and reads
-   * nothing of the outbox (no claims, no LISTEN, no stats, no outbox retention): for a service that
-   * never enqueues, or whose rows another process publishes. Inbox retention then runs on its own
-   * timer (`retentionIntervalMs`, `inboxRetentionMs`) when the process has handlers.
+   * Run the relay in this process. Default true. `false`: no relay connection, nothing read of the
+   * outbox, for a service that never enqueues or whose rows another process publishes; inbox
+   * retention then runs on its own timer (`retentionIntervalMs`, `inboxRetentionMs`).
    */
   enabled?: boolean
 }
@@ -46,11 +45,7 @@ export interface MessagingConsumerOptions extends Pick<
 > {
   /** Consume in this process (when there are handlers or recorders). Default true. */
   enabled?: boolean
-  /**
-   * Handler transactions at once across all handlers of this instance (each holds a connection).
-   * Default 40 % of `pool`'s `max`, at least 1: 4 of a 10-connection pool, leaving the rest to
-   * routes and the relay (see README, "Sizing").
-   */
+  /** Handler transactions at once (each holds a connection). Default 40 % of `pool`'s `max`, at least 1. */
   concurrency?: number
   /** Quorum-queue `x-delivery-limit`, the broker's backstop against crash loops. Default 20. */
   deliveryLimit?: number
@@ -186,11 +181,9 @@ function consumersOf<Tx extends TransactionClient>(
 }
 
 /**
- * Creates the messaging of one service: outbox relay, inbox consumers, batch recorders, and their
- * health and metrics. Example:
- * `const messaging = createMessaging({ service: 'inventory', pool, amqpUrl, handlers })`,
- * then `await messaging.start()`; in a route
- * `await messaging.transaction(async (tx) => { ...; await enqueue(tx, event) })`.
+ * Creates the messaging of one service: outbox relay, inbox consumers, batch recorders, their health
+ * and metrics. Example: `const messaging = createMessaging({ service: 'inventory', pool, amqpUrl,
+ * handlers })`, `await messaging.start()`, then `await messaging.transaction(async (tx) => enqueue(tx, event))`.
  * @throws TopologyError when a handler or recorder name is not kebab-case or is used twice.
  * @throws RangeError for a consumer setting out of range (see `createConsumer`).
  */

@@ -34,9 +34,8 @@ export class SignalTimeoutError extends Error {
 }
 
 /**
- * Creates a signal hub. Listener errors are swallowed and never reach the emitter (a test's
- * listener must not break the relay or a consumer that emitted the signal). A listener is held once
- * per signal name: added twice, it is called once; removed from one name, it still hears the others.
+ * Creates a signal hub. Listener errors never reach the emitter. A listener is held once per signal
+ * name: added twice, called once; removed from one name, it still hears the others.
  */
 export function createSignals(): Signals {
   const listeners = new Map<SignalName, Set<(payload: never) => void>>()

@@ -21,10 +21,9 @@ export interface TopologySpec {
     readonly messages: ReadonlyArray<{ readonly routingKey: string }>
   }>
   /**
-   * Broker-side backstop against crash loops: after this many deliveries of one message that ended
-   * without an ack (process crash, lost connection, shutdown), the quorum queue itself moves it to the
-   * dead-letter queue. Handler errors are retried in-process and never count here. Default 20.
-   * It is a queue argument: changing it for an existing queue needs a policy or a new queue.
+   * The quorum queue's `x-delivery-limit`: after this many deliveries of one message ended without an
+   * ack (crash, lost connection), the broker dead-letters it; handler errors never count. Default 20.
+   * A queue argument: changing it for an existing queue needs a policy or a new queue.
    */
   deliveryLimit?: number
   /** Virtual host written into `topologyDefinitions`; default `/`. */
@@ -60,11 +59,9 @@ interface Plan {
 }
 
 /**
- * The one source of both `declareTopology` and `topologyDefinitions`, so the two never drift.
- * Quorum queues are RabbitMQ's recommendation for data safety
- * (https://www.rabbitmq.com/docs/quorum-queues). A handler queue dead-letters through the default
- * exchange straight into its `.dlq`: that route is only the backstop for `x-delivery-limit`; the
- * consumer dead-letters poison and exhausted messages itself, with the reason in headers.
+ * The one source of `declareTopology` and `topologyDefinitions`. Quorum queues, as RabbitMQ
+ * recommends; a handler queue dead-letters through the default exchange into its `.dlq`, only the
+ * backstop for `x-delivery-limit` (the consumer dead-letters with the reason itself).
  */
 function plan(spec: TopologySpec): Plan {
   const seen = new Set<string>()
@@ -100,10 +97,9 @@ function plan(spec: TopologySpec): Plan {
 }
 
 /**
- * Declares the exchange, every handler queue with its dead-letter queue, and the bindings.
- * Idempotent for identical declarations; one that exists with *other* arguments makes the broker
- * refuse with 406 and close the channel: this throws a `TopologyError` naming it. Pass a channel
- * used for nothing else.
+ * Declares the exchange, every handler queue with its dead-letter queue, and the bindings, on a
+ * channel used for nothing else. Idempotent; a declaration that exists with other arguments is
+ * refused (406): this throws a `TopologyError` naming it.
  */
 export async function declareTopology(channel: Channel, spec: TopologySpec): Promise<void> {
   const { exchange, queues, bindings } = plan(spec)
@@ -156,10 +152,8 @@ export interface TopologyDefinitions {
 }
 
 /**
- * The same topology as `declareTopology`, as a RabbitMQ definitions object for infra/ (load it with
- * `rabbitmqctl import_definitions <file>` or the `load_definitions` setting). Several services'
- * documents merge by concatenating the arrays; the shared exchange then appears once per service,
- * which the broker accepts because the declarations are identical.
+ * The topology of `declareTopology` as a RabbitMQ definitions object for infra/ (`rabbitmqctl
+ * import_definitions`). Several services' documents merge by concatenating the arrays.
  */
 export function topologyDefinitions(spec: TopologySpec): TopologyDefinitions {
   const { exchange, queues, bindings } = plan(spec)

@@ -70,10 +70,7 @@ export interface OutgoingMessage<P = unknown> {
   causationId?: string | undefined
   /** W3C trace context (https://www.w3.org/TR/trace-context/#traceparent-header). */
   traceparent?: string | undefined
-  /**
-   * When the fact happened, by the caller's clock: published as CloudEvents `time`. Default: the
-   * database's `now()` at `enqueue`. The outbox judges ages by the database's clock either way.
-   */
+  /** When the fact happened (caller's clock), published as CloudEvents `time`. Default: the database's `now()`. */
   occurredAt?: Date | undefined
   /** The URI of the payload's schema, published as CloudEvents `dataschema`. */
   dataschema?: string | undefined
@@ -87,11 +84,9 @@ export interface OutgoingMessage<P = unknown> {
 }
 
 /**
- * The envelope on the wire: a CloudEvents 1.0 structured-mode JSON body
- * (https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/formats/json-format.md)
- * with the extension attributes `correlationid`, `causationid` and `traceparent`, published with
- * AMQP content type `application/cloudevents+json` (the AMQP binding's structured mode:
- * https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/bindings/amqp-protocol-binding.md).
+ * The envelope on the wire: a CloudEvents 1.0 structured-mode JSON body with the extension
+ * attributes `correlationid`, `causationid` and `traceparent`, published with AMQP content type
+ * `application/cloudevents+json` (the AMQP binding's structured mode).
  */
 export interface Envelope<P = unknown> {
   specversion: '1.0'
@@ -157,23 +152,19 @@ export type TransactionClient = PrismaTransactionLike | PgClientLike
 
 /**
  * How messaging opens a transaction in the service's database: commits when `fn` resolves, rolls
- * back when it throws. See `prismaDatabase` and `pgDatabase`.
- *
- * `enqueue(tx, ...)` behaves by where `tx` came from. On the client of a `pgDatabase` transaction
- * whose `fn` runs (`deferredToCommit` in database.ts), it sends its outbox INSERT in the COMMIT's
- * own message (one round trip fewer; the row cannot be read back inside the transaction; a failing
- * INSERT fails the COMMIT) and, with publish on commit, this process publishes the row right after.
- * On any other client (Prisma, a pg client its caller began, another `Database`) the INSERT runs at
- * once and the relay's sweep publishes the row. Both give the same rows and at-least-once publishing.
+ * back when it throws (`prismaDatabase`, `pgDatabase`). On the client of a `pgDatabase` transaction
+ * whose `fn` runs (`deferredToCommit`, database.ts), `enqueue` sends its INSERT with the COMMIT (the
+ * row cannot be read back inside; a failing INSERT fails the COMMIT) and, with publish on commit,
+ * this process publishes the row; on any other client the INSERT runs at once and the relay's sweep
+ * publishes it. Both give the same rows and at-least-once publishing.
  */
 export interface Database<Tx extends TransactionClient> {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
   /**
-   * Optional, a cheaper form of `transaction` for the inbox: opens the transaction with the inbox
-   * INSERT of `entry` (`INSERT INTO inbox_message ... ON CONFLICT DO NOTHING`, as `recordInbox`)
-   * and runs `fn` only when the pair is new, all in one transaction. `{ fresh: false }` when the
-   * pair was already recorded (`fn` not run, nothing written). Errors as `transaction`. Where it is
-   * absent the consumer runs `recordInbox` as the first statement of `transaction`.
+   * Optional, a cheaper `transaction` for the inbox: opens it with the inbox INSERT of `entry` (`...
+   * ON CONFLICT DO NOTHING`) and runs `fn` only when the pair is new; `{ fresh: false }` when it was
+   * already recorded (nothing written). Errors as `transaction`. Absent: the consumer runs the
+   * INSERT as the first statement of `transaction`.
    */
   inboxTransaction?<T>(entry: InboxEntry, fn: (tx: Tx) => Promise<T>): Promise<InboxOutcome<T>>
   /**
@@ -191,12 +182,10 @@ export interface Database<Tx extends TransactionClient> {
     ) => Promise<T>,
   ): Promise<T>
   /**
-   * Optional, what lets the consumer handle several deliveries of one queue in one transaction:
-   * opens the transaction with one multi-row inbox INSERT of `entries` (`... ON CONFLICT DO NOTHING
-   * RETURNING message_id`) and runs `fn` with the transaction and the message ids that were new
-   * (lower-case UUID text; a duplicate's id is absent), then commits. `entries` must not repeat a
-   * pair. Errors as `transaction` (everything rolled back, inbox rows included). Where it is absent
-   * (`prismaDatabase`) the consumer handles every delivery in a transaction of its own.
+   * Optional, lets the consumer batch deliveries of one queue: opens the transaction with one
+   * multi-row inbox INSERT of `entries` (no pair twice) and runs `fn` with the message ids that were
+   * new (lower-case UUID text), then commits. Errors as `transaction` (inbox rows rolled back too).
+   * Absent (`prismaDatabase`): every delivery has a transaction of its own.
    */
   inboxBatchTransaction?<T>(
     entries: readonly InboxEntry[],
@@ -221,9 +210,8 @@ export interface HandlerDefinition<Tx extends TransactionClient = TransactionCli
   /** Unique within the service, kebab-case, e.g. `reserve-stock-when-payment-processed`. */
   name: string
   /**
-   * The message type handled. Another type on this queue is dead-lettered, except an older version
-   * with an upcaster in `upcasts` and a newer version of the same event (`<name>.v<N>`), which is
-   * held for a consumer that handles it (README, "Versions of a message").
+   * The message type handled. Another type is dead-lettered, except an older version with an
+   * upcaster and a newer version (`<name>.v<N>`), held for a consumer that handles it (README).
    */
   message: MessageContract<P>
   /**
@@ -271,10 +259,7 @@ export interface SignalMap {
     id: string
     type: string
     routingKey: string
-    /**
-     * Outbox lag, ms: from the row's occurred_at to the broker's confirm (its age at the claim by
-     * the database's clock, plus the claim-to-confirm time by this process's monotonic clock).
-     */
+    /** Outbox lag, ms: the row's age at the claim (database clock) plus claim to confirm (this process's). */
     lagMs?: number
     /** From the batch's first publish to its last confirm, ms (confirms are awaited per batch). */
     confirmMs?: number
@@ -294,15 +279,9 @@ export interface SignalMap {
   }
   /** A delivery the inbox had already seen for this handler. */
   duplicate: { id: string; type: string; handler: string }
-  /**
-   * A handler error that will be retried. `transient`: a transient database failure, retried
-   * without spending the attempt (`attempt` is the one that runs again).
-   */
+  /** A handler error that will be retried; `transient`: without spending the attempt (`attempt` runs again). */
   retrying: { id: string; type: string; handler: string; attempt: number; error: string; transient?: boolean }
-  /**
-   * A delivery of a newer version than the handler's, held to be offered again (the `times`th
-   * hold of this message), not dead-lettered.
-   */
+  /** A delivery of a newer version than the handler's, held (the `times`th time) to be offered again. */
   held: { id: string; type: string; handler: string; times: number }
   /** A delivery moved to the handler's dead-letter queue. */
   deadLettered: { id: string | undefined; type: string | undefined; handler: string; reason: string }

@@ -13,7 +13,9 @@ export type {
   ServiceSnapshot,
 } from './fleet.js'
 export type { OrderDetail, SourceStates } from './order-join.js'
+export type { SearchAnswer, SearchMatch } from './search.js'
 export type { CausalEdge, Consumer, FactNode, PlacedDeadLetter, PlacedRecord } from './choreography.js'
+export type { PendingStep, WaitReason } from './road-ahead.js'
 export type { AdminAction, OrderPage, OrderStats, OrderSummary } from './shapes.js'
 
 /** `POST /api/actions` body (validated by the server's `ActionBody` schema). */
@@ -67,9 +69,85 @@ export interface ActionsPage {
   sources: Record<string, { ok: boolean; reason: string | null }>
 }
 
-/** `GET /api/session`: who is signed in, and whether writes are possible at all. */
+/**
+ * `GET /api/session`: who is signed in and as which role (`viewer` reads, `operator` acts),
+ * whether writes are possible at all (ADMIN_TOKEN set) and whether anyone can sign in (either token set).
+ */
 export interface SessionView {
   signedIn: boolean
   actor: string | null
+  role: 'viewer' | 'operator' | null
   writesEnabled: boolean
+  signInEnabled: boolean
+}
+
+/**
+ * `POST /api/bulk` body: a bulk requeue or discard of dead letters, retry of parked rows (on
+ * `services`, default all) or cancel of PENDING orders (the order service), by filter, as a dry run
+ * or for real, up to `limit` per service at most `ratePerSecond`.
+ */
+export interface BulkRequest {
+  kind: 'requeue' | 'discard' | 'retry' | 'cancel'
+  services?: ServiceName[] | undefined
+  /** Dead letters and parked rows: handler (dead letters only), type, reason, since, until. Orders: the rest. */
+  filter: {
+    handler?: string | undefined
+    type?: string | undefined
+    reason?: string | undefined
+    since?: string | undefined
+    until?: string | undefined
+    waitingFor?: 'payment' | 'inventory' | 'shipment' | undefined
+    placedAfter?: string | undefined
+    placedBefore?: string | undefined
+    deadlineBefore?: string | undefined
+  }
+  dryRun: boolean
+  limit?: number | undefined
+  ratePerSecond?: number | undefined
+}
+
+/** A service's bulk job, as it answers it (`@saga/messaging-admin`'s `BulkJob`). */
+export type { BulkJob as ServiceBulkJob } from '@saga/messaging-admin'
+
+/** One service's dry run: its count (null when it did not answer) and a few of the matches. */
+export interface BulkServicePreview {
+  service: ServiceName
+  matched: number | null
+  /** False when the service counted only the first of very many dead letters. */
+  complete: boolean
+  /** Dead letters, parked rows or order ids. */
+  sample: unknown[]
+  /** Why the service did not answer, or null. */
+  error: string | null
+}
+
+/** `POST /api/bulk` dry run's answer: the matches of every service, summed. */
+export interface BulkPreview {
+  dryRun: true
+  kind: BulkRequest['kind']
+  matched: number
+  services: BulkServicePreview[]
+}
+
+/** One service's job of a bulk action, as read now (null with the reason when it could not be read). */
+export interface BulkServiceJob {
+  service: ServiceName
+  job: import('@saga/messaging-admin').BulkJob | null
+  error: string | null
+}
+
+/** `POST /api/bulk` (run), `GET /api/bulk/:id`, `POST /api/bulk/:id/stop`: a bulk action's progress. */
+export interface BulkProgress {
+  id: string
+  kind: BulkRequest['kind']
+  filter: BulkRequest['filter']
+  startedAt: string
+  /** `running` while any service's job runs; then `failed`, `stopped` or `done`. */
+  state: 'running' | 'stopped' | 'done' | 'failed'
+  matched: number
+  done: number
+  failed: number
+  /** The recorded actions, as `service:id`: one per service that acted. */
+  actionIds: string[]
+  services: BulkServiceJob[]
 }

@@ -5,6 +5,7 @@ import type { Config } from './config.js'
 import { readFleet, type FleetSnapshot } from './fleet.js'
 import { Poller } from './poller.js'
 import { actionRoutes } from './routes/actions.js'
+import { bulkRoutes } from './routes/bulk.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { orderRoutes } from './routes/orders.js'
 import { sessionRoutes } from './routes/session.js'
@@ -27,7 +28,7 @@ export interface BuildAppOptions {
 
 /**
  * The console: fastify with the fleet's defaults (logs, request ids, the one error shape), the one
- * fleet poller, the API (`/api/fleet`, `/api/live`, `/api/orders`, `/api/orders/:id`, `/api/actions`,
+ * fleet poller, the API (`/api/fleet`, `/api/live`, `/api/orders`, `/api/orders/:id`, `/api/actions`, `/api/bulk`,
  * `/api/session`), its own health probes and the built UI. It reads the services over HTTP only.
  */
 export async function buildApp(config: Config, options: BuildAppOptions = {}) {
@@ -65,9 +66,16 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   app.get('/health/ready', probe, (_request, reply) => reply.send({ status: 'ready', checks: {} }))
 
   await app.register(fleetRoutes, { poller, heartbeatMs: options.heartbeatMs })
-  await app.register(orderRoutes, { upstream, traceUrlTemplate: config.TRACE_URL_TEMPLATE ?? null })
-  await app.register(sessionRoutes, { sessions, token })
+  await app.register(orderRoutes, {
+    upstream,
+    traceUrlTemplate: config.TRACE_URL_TEMPLATE ?? null,
+    // The last poll without waiting on a new one (refreshed beside it), so an order's page never
+    // pays for the fleet's probes; older than three intervals (nobody watched), a poll is awaited.
+    fleet: () => poller.recent(3 * config.CONSOLE_POLL_MS),
+  })
+  await app.register(sessionRoutes, { sessions, token, viewerToken: config.CONSOLE_VIEWER_TOKEN })
   await app.register(actionRoutes, { upstream, sessions, token })
+  await app.register(bulkRoutes, { upstream, sessions, token })
   await app.register(uiRoutes, { root: options.uiDir ?? DEFAULT_UI_DIR })
   return app
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { sagaFacts, sagaMap } from '@saga/contracts'
 import { describe, expect, it } from 'vitest'
+import { orderView as order } from '../test/support/order-view.js'
 import { buildChoreography, classify } from './choreography.js'
-import type { OrderView } from './shapes.js'
 
 describe('classify', () => {
   it('when a fact is on the confirmed walk of the saga map, then it is forward; every other fact is compensation', () => {
@@ -17,28 +17,6 @@ describe('classify', () => {
     expect(classify('order.cancelled')).toEqual({ branch: 'compensation', kind: 'compensation' })
   })
 })
-
-function order(overrides: Partial<OrderView>): OrderView {
-  return {
-    id: randomUUID(),
-    customerId: randomUUID(),
-    status: 'PENDING',
-    currency: 'EUR',
-    total: 100,
-    cancellationReason: null,
-    failedStep: null,
-    waitingFor: null,
-    createdAt: '2026-12-01T12:00:00.000Z',
-    updatedAt: '2026-12-01T12:00:00.000Z',
-    deadlineAt: '2026-12-01T12:10:00.000Z',
-    confirmedAt: null,
-    cancelledAt: null,
-    items: [{ sku: 'MUG-001', quantity: 1, unitPrice: 100 }],
-    shippingAddress: { name: 'Ada', line1: '1 Engine St', city: 'London', postalCode: 'N1', country: 'GB' },
-    events: [],
-    ...overrides,
-  }
-}
 
 const empty = { records: {}, inbox: {}, deadLetters: {}, parked: {}, actions: {} }
 

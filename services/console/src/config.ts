@@ -45,7 +45,8 @@ const TrustProxy = z.preprocess(
 
 /**
  * The console's environment (services/console/README.md): where it listens, where each service
- * answers, the admin token (optional: without it the console is read-only), how often the one
+ * answers, the admin token (optional: without it the console is read-only; operators sign in with
+ * it), the viewer token (optional: viewers sign in with it, to read under their name, never to act), how often the one
  * poller reads the fleet and how long it waits for a service before showing it as down.
  */
 export const Env = z
@@ -59,6 +60,8 @@ export const Env = z
     SHIPMENT_URL: serviceUrl(3004),
     // The same token the services check (Authorization: Bearer); at least 16 characters.
     ADMIN_TOKEN: adminTokenSetting(),
+    // Signs a person in as a viewer: reads and sees, never acts. At least 16 characters, not ADMIN_TOKEN.
+    CONSOLE_VIEWER_TOKEN: adminTokenSetting(),
     CONSOLE_POLL_MS: positiveInt(2_000).pipe(z.number().min(100)),
     // Per request to a service, ms: a slow service shows as down after it and never holds the others.
     CONSOLE_UPSTREAM_TIMEOUT_MS: positiveInt(1_500),
@@ -74,6 +77,14 @@ export const Env = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
     SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
+  })
+  .superRefine((env, ctx) => {
+    if (env.CONSOLE_VIEWER_TOKEN !== undefined && env.CONSOLE_VIEWER_TOKEN === env.ADMIN_TOKEN)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CONSOLE_VIEWER_TOKEN'],
+        message: 'must differ from ADMIN_TOKEN (the operators sign in with that one)',
+      })
   })
   .transform((env) => ({
     ...env,

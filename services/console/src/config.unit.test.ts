@@ -19,6 +19,17 @@ describe('loadConfig', () => {
     expect(config.ADMIN_TOKEN).toBeUndefined()
   })
 
+  it('when CONSOLE_VIEWER_TOKEN is the operator token, then the error names it and never quotes the value', () => {
+    const token = 'the-same-token-0123456789'
+    const attempt = () => loadConfig({ ADMIN_TOKEN: token, CONSOLE_VIEWER_TOKEN: token })
+    expect(attempt).toThrow(EnvError)
+    expect(attempt).toThrow(/CONSOLE_VIEWER_TOKEN/)
+    expect(attempt).not.toThrow(new RegExp(token))
+    expect(
+      loadConfig({ ADMIN_TOKEN: token, CONSOLE_VIEWER_TOKEN: `${token}-viewer` }).CONSOLE_VIEWER_TOKEN,
+    ).toBe(`${token}-viewer`)
+  })
+
   it('when ADMIN_TOKEN is too short, then the error names the variable and never quotes the value', () => {
     const attempt = () => loadConfig({ ADMIN_TOKEN: 'short-secret' })
     expect(attempt).toThrow(EnvError)

@@ -36,6 +36,12 @@ export interface ServiceSnapshot {
   /** down: not live or not answering; degraded: live but not ready, broker down or summary failing. */
   health: 'up' | 'degraded' | 'down'
   reason: string | null
+  /**
+   * Since when the service has had this health as the console saw it: the start of the first poll
+   * that found it so, every poll since agreeing (ISO 8601). A service already down when the
+   * console started is down since the console's first poll.
+   */
+  healthSince: string
   live: ProbeState
   ready: ProbeState
   /** Its `/admin/messaging/summary`, null when it could not be read (`messagingError` says why). */
@@ -139,10 +145,12 @@ async function readService(
   const messaging =
     summary.ok && summaryAnswer.kind === 'answer' ? (summaryAnswer.body as MessagingSummary) : null
   const messagingError = messaging === null ? summary.reason : null
+  const judged = judgeService(live, ready, messaging, messagingError)
   return {
     service,
     url,
-    ...judgeService(live, ready, messaging, messagingError),
+    ...judged,
+    healthSince: previous?.health === judged.health ? previous.healthSince : at,
     live,
     ready,
     messaging,

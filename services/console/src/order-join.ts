@@ -5,6 +5,8 @@ import {
   type ChoreographyInput,
   type PlacedDeadLetter,
 } from './choreography.js'
+import type { FleetSnapshot } from './fleet.js'
+import { roadAhead, type PendingStep } from './road-ahead.js'
 import type { AdminAction, DeadLetterPage, InboxRow, OrderView, OutboxRecord } from './shapes.js'
 import { UpstreamError, type Upstream } from './upstream.js'
 
@@ -21,6 +23,21 @@ export interface OrderDetail extends Choreography {
   sources: SourceStates
   /** TRACE_URL_TEMPLATE, for the UI's trace links; null when unset. */
   traceUrlTemplate: string | null
+  /** The steps the saga map says come next, with why the ones waited for wait (`roadAhead`). */
+  ahead: PendingStep[]
+}
+
+/** Options of `readOrderDetail`. */
+export interface ReadOrderDetailOptions {
+  /** TRACE_URL_TEMPLATE, passed to the UI; null when unset. */
+  traceUrlTemplate: string | null
+  /**
+   * The fleet poll to judge the steps ahead by (health, queues): the poller's shared snapshot, so a
+   * page read costs the services no probe of its own. Read beside the order's reads. Without it, or
+   * when it fails, the steps ahead have no service or queue reasons.
+   */
+  fleet?: (() => Promise<FleetSnapshot>) | undefined
+  now?: (() => Date) | undefined
 }
 
 type Reads = Omit<ChoreographyInput, 'order' | 'inbox'>
@@ -84,15 +101,16 @@ async function readInbox(upstream: Upstream, service: ServiceName, ids: string[]
  * service (`GET /orders/:id`), then from each service at once its outbox records, dead letters and
  * parked rows for the order id and its recent actions, then each service's inbox for the message ids
  * found. A service that fails or times out is left out and named in `sources`; only the order
- * itself is required.
+ * itself is required. The road ahead (`roadAhead`) is judged by the fleet poll read meanwhile.
  * @throws UpstreamError when the order service does not answer the order (404 included)
  */
 export async function readOrderDetail(
   upstream: Upstream,
   orderId: string,
-  traceUrlTemplate: string | null,
-  now: () => Date = () => new Date(),
+  options: ReadOrderDetailOptions,
 ): Promise<OrderDetail> {
+  const { traceUrlTemplate, now = () => new Date() } = options
+  const fleetRead = options.fleet?.().catch(() => null) ?? Promise.resolve(null)
   const order = await upstream.json<OrderView>('order', `/orders/${q(orderId)}`)
   const sources = Object.fromEntries(SERVICES.map((s) => [s, { ok: true, reason: null }])) as SourceStates
   const reads: Reads = { records: {}, deadLetters: {}, parked: {}, actions: {} }
@@ -116,5 +134,7 @@ export async function readOrderDetail(
     )
   }
   const choreography = buildChoreography({ order, inbox, ...reads }, now())
-  return { at: now().toISOString(), order, sources, traceUrlTemplate, ...choreography }
+  const unread = SERVICES.filter((s) => !sources[s].ok)
+  const ahead = roadAhead({ order, choreography, unread, fleet: await fleetRead })
+  return { at: now().toISOString(), order, sources, traceUrlTemplate, ...choreography, ahead }
 }

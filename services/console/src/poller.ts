@@ -74,6 +74,19 @@ export class Poller<T> {
     return this.inFlight ?? this.poll()
   }
 
+  /**
+   * The last snapshot at once while it is younger than `maxAgeMs`, starting a poll beside it when it
+   * is older than an interval (so the next caller has a fresher one, at the cost `current()` would
+   * have); else `current()`. For a reader that must not wait on a poll each time (an order's page).
+   */
+  recent(maxAgeMs: number): Promise<T> {
+    const last = this.latestValue
+    if (last === undefined || performance.now() - last.at >= maxAgeMs) return this.current()
+    if (performance.now() - last.at >= this.options.intervalMs && this.inFlight === undefined)
+      void this.poll().catch((error: unknown) => this.options.onError?.(error))
+    return Promise.resolve(last.snapshot)
+  }
+
   /** Stops polling for good; listeners are dropped. */
   close(): void {
     this.closed = true

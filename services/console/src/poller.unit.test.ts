@@ -72,4 +72,31 @@ describe('Poller', () => {
     poller.close()
     expect(given).toEqual([undefined, 1])
   })
+
+  it('when recent() is asked, then it answers the last snapshot without waiting while young enough, and refreshes it beside once it is past an interval', async () => {
+    let release!: () => void
+    let reads = 0
+    const poller = new Poller<number>({
+      read: async (seq) => {
+        reads += 1
+        if (seq === 2) await new Promise<void>((resolve) => (release = resolve))
+        return seq
+      },
+      intervalMs: 20,
+    })
+    // Nothing read yet: it waits for a read.
+    expect(await poller.recent(10_000)).toBe(1)
+    await sleep(30)
+    // Past an interval: the last one at once, with a second read started beside it (held here).
+    expect(await poller.recent(10_000)).toBe(1)
+    expect(reads).toBe(2)
+    expect(await poller.recent(10_000)).toBe(1)
+    expect(reads).toBe(2)
+    release()
+    await expect.poll(() => poller.latest()).toBe(2)
+    // Older than maxAgeMs: as current(), a new read waited for.
+    await sleep(30)
+    expect(await poller.recent(25)).toBe(3)
+    poller.close()
+  })
 })

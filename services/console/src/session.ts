@@ -9,9 +9,19 @@ export const SESSION_TTL_MS = 8 * 60 * 60 * 1000
 /** Most sessions kept at once; signing in past it ends the oldest. */
 const MAX_SESSIONS = 1_000
 
-/** Who signed in: the actor named at sign-in, sent to the services as `x-admin-actor`. */
+/**
+ * What a person signed in as: a `viewer` reads (CONSOLE_VIEWER_TOKEN), an `operator` reads and acts
+ * (ADMIN_TOKEN).
+ */
+export type Role = 'viewer' | 'operator'
+
+/**
+ * Who signed in: the actor named at sign-in, sent to the services as `x-admin-actor`, and the role
+ * the token gave, sent as `x-admin-role` and recorded with every action.
+ */
 export interface Session {
   actor: string
+  role: Role
   expiresAt: number
 }
 
@@ -34,14 +44,14 @@ export class SessionStore {
 
   constructor(private readonly clock: () => number = Date.now) {}
 
-  /** Starts a session for `actor`. @returns its id, for the cookie */
-  create(actor: string): string {
+  /** Starts a session for `actor` as `role`. @returns its id, for the cookie */
+  create(actor: string, role: Role): string {
     const id = randomBytes(32).toString('base64url')
     if (this.sessions.size >= MAX_SESSIONS) {
       const oldest = this.sessions.keys().next().value
       if (oldest !== undefined) this.sessions.delete(oldest)
     }
-    this.sessions.set(id, { actor, expiresAt: this.clock() + SESSION_TTL_MS })
+    this.sessions.set(id, { actor, role, expiresAt: this.clock() + SESSION_TTL_MS })
     return id
   }
 

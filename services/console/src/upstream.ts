@@ -19,9 +19,10 @@ export class UpstreamError extends Error {
   }
 }
 
-/** Who acts in a write to a service: the `x-admin-actor` header's value. */
+/** Who acts in a write to a service: the `x-admin-actor` header's value, and `x-admin-role`'s when given. */
 export interface Actor {
   actor: string
+  role?: string | undefined
 }
 
 /** Options of `createUpstream`. */
@@ -43,8 +44,11 @@ export interface Upstream {
    * @throws UpstreamError with the status and body of any other answer, or the reason of none
    */
   json<T>(service: ServiceName, path: string): Promise<T>
-  /** POST `body` as JSON to `path` with the bearer token and `x-admin-actor`. Never throws. */
-  post(service: ServiceName, path: string, body: unknown, by: Actor): Promise<Answer>
+  /**
+   * POST `body` as JSON to `path` with the bearer token, `x-admin-actor` and `x-admin-role`; waits
+   * `timeoutMs` (default the upstream's) for the answer. Never throws.
+   */
+  post(service: ServiceName, path: string, body: unknown, by: Actor, timeoutMs?: number): Promise<Answer>
 }
 
 /** Why a fetch failed, in a few words: the timeout, or the socket error's code (`ECONNREFUSED`). */
@@ -70,14 +74,19 @@ export function answerReason(status: number, body: unknown): string {
  * the services never see a storm. Bodies are parsed as JSON when they are JSON, else kept as text.
  */
 export function createUpstream({ urls, timeoutMs, token }: UpstreamOptions): Upstream {
-  async function send(service: ServiceName, path: string, init: RequestInit): Promise<Answer> {
+  async function send(
+    service: ServiceName,
+    path: string,
+    init: RequestInit,
+    waitMs = timeoutMs,
+  ): Promise<Answer> {
     const started = performance.now()
     const ms = () => Math.round(performance.now() - started)
     try {
       // Appended, not resolved: a base URL with a path (`http://gateway/order`) keeps it.
       const response = await fetch(`${urls[service].replace(/\/+$/, '')}${path}`, {
         ...init,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.timeout(waitMs),
       })
       const text = await response.text()
       const isJson = (response.headers.get('content-type') ?? '').includes('json')
@@ -91,7 +100,7 @@ export function createUpstream({ urls, timeoutMs, token }: UpstreamOptions): Ups
       }
       return { kind: 'answer', status: response.status, body, ms: ms() }
     } catch (error) {
-      return { kind: 'no-answer', reason: failureReason(error, timeoutMs), ms: ms() }
+      return { kind: 'no-answer', reason: failureReason(error, waitMs), ms: ms() }
     }
   }
 
@@ -107,14 +116,15 @@ export function createUpstream({ urls, timeoutMs, token }: UpstreamOptions): Ups
         throw new UpstreamError(service, answer.status, answerReason(answer.status, answer.body), answer.body)
       return answer.body as T
     },
-    post(service, path, body, { actor }) {
+    post(service, path, body, { actor, role }, waitMs) {
       const headers: Record<string, string> = {
         accept: 'application/json',
         'content-type': 'application/json',
         'x-admin-actor': actor,
       }
+      if (role !== undefined) headers['x-admin-role'] = role
       if (token !== undefined) headers.authorization = `Bearer ${token}`
-      return send(service, path, { method: 'POST', headers, body: JSON.stringify(body) })
+      return send(service, path, { method: 'POST', headers, body: JSON.stringify(body) }, waitMs)
     },
   }
 }

@@ -5,6 +5,15 @@ import { startStubFleet, type StubFleet } from './support/stubs.js'
 
 const TOKEN = `tok-${randomUUID()}`
 
+/** The session of `ada` signed in with the admin token. */
+const OPERATOR_ADA = {
+  signedIn: true,
+  actor: 'ada',
+  role: 'operator',
+  writesEnabled: true,
+  signInEnabled: true,
+}
+
 let fleet: StubFleet | undefined
 let console_: RunningConsole | undefined
 
@@ -45,7 +54,7 @@ describe('the session', () => {
     expect(setCookie).not.toContain(TOKEN)
     expect(JSON.stringify(await response.json())).not.toContain(TOKEN)
     const session = await (await fetch(`${url}/api/session`, { headers: { cookie } })).json()
-    expect(session).toEqual({ signedIn: true, actor: 'ada', writesEnabled: true })
+    expect(session).toEqual(OPERATOR_ADA)
     const second = await signIn(url)
     expect(second.cookie).not.toBe(cookie)
   })
@@ -68,7 +77,9 @@ describe('the session', () => {
     expect(await (await fetch(`${url}/api/session`)).json()).toEqual({
       signedIn: false,
       actor: null,
+      role: null,
       writesEnabled: false,
+      signInEnabled: false,
     })
   })
 
@@ -168,6 +179,7 @@ describe('POST /api/actions', () => {
     )
     expect(sent?.headers.authorization).toBe(`Bearer ${TOKEN}`)
     expect(sent?.headers['x-admin-actor']).toBe('ada lovelace')
+    expect(sent?.headers['x-admin-role']).toBe('operator')
     expect(sent?.body).toEqual({ queue: 'inventory.q.dlq', messageIds: ids, dryRun: true })
     expect(JSON.stringify(body)).not.toContain(TOKEN)
   })
@@ -398,5 +410,176 @@ describe('GET /api/actions', () => {
     expect(body.actions).toHaveLength(3)
     expect(new Set(body.actions.map((a) => a.service))).toEqual(new Set(['order', 'payment', 'inventory']))
     expect(body.sources.shipment?.ok).toBe(false)
+  })
+})
+
+describe('two roles', () => {
+  const VIEWER_TOKEN = `viewer-${randomUUID()}`
+
+  it('when a viewer signs in with the viewer token, then the session says viewer and every action is refused 403 before any service is asked', async () => {
+    const { url, fleet } = await start({ ADMIN_TOKEN: TOKEN, CONSOLE_VIEWER_TOKEN: VIEWER_TOKEN })
+    const signIn = await write(url, '/api/session', { actor: 'vera', token: VIEWER_TOKEN })
+    expect(signIn.status).toBe(200)
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    expect(await signIn.json()).toEqual({
+      signedIn: true,
+      actor: 'vera',
+      role: 'viewer',
+      writesEnabled: true,
+      signInEnabled: true,
+    })
+    const asked = fleet.stubs.inventory.received.length
+    const refusals = [
+      await write(
+        url,
+        '/api/actions',
+        { kind: 'discard', service: 'inventory', queue: 'q', ids: ['x'], dryRun: false },
+        cookie,
+      ),
+      await write(url, '/api/bulk', { kind: 'requeue', filter: {}, dryRun: true }, cookie),
+      await write(url, `/api/bulk/${randomUUID()}/stop`, {}, cookie),
+    ]
+    for (const response of refusals) {
+      expect(response.status).toBe(403)
+      expect(await response.json()).toEqual({
+        error: 'Forbidden',
+        message: 'Viewers may not act: sign in with the operator token',
+        details: [{ path: 'session.role', issue: 'is viewer; only an operator acts' }],
+      })
+    }
+    expect(fleet.stubs.inventory.received.filter((r) => r.method === 'POST').length).toBe(0)
+    expect(fleet.stubs.inventory.received.length).toBeGreaterThanOrEqual(asked)
+  })
+
+  it('when only the viewer token is set, then a viewer signs in and the console stays without writes', async () => {
+    const { url } = await start({ CONSOLE_VIEWER_TOKEN: VIEWER_TOKEN })
+    const signIn = await write(url, '/api/session', { actor: 'vera', token: VIEWER_TOKEN })
+    expect(await signIn.json()).toMatchObject({ role: 'viewer', writesEnabled: false, signInEnabled: true })
+    const operator = await write(url, '/api/session', { actor: 'otto', token: TOKEN })
+    expect(operator.status).toBe(401)
+  })
+})
+
+describe('POST /api/bulk', () => {
+  it('when a bulk requeue is dry run, then each service is asked with the filter, the actor and role, and the counts are summed', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    fleet.stubs.payment.behaviour.answers.set('/admin/messaging/bulk', {
+      status: 200,
+      body: {
+        service: 'payment',
+        dryRun: true,
+        kind: 'requeue',
+        matched: 7,
+        scanned: 9,
+        complete: true,
+        sample: [],
+      },
+    })
+    fleet.stubs.inventory.behaviour.answers.set('/admin/messaging/bulk', {
+      status: 404,
+      body: { error: 'Not Found', message: 'no handler', details: [] },
+    })
+    const filter = { handler: 'capture-payment-when-order-created', reason: 'timeout' }
+    const response = await write(
+      url,
+      '/api/bulk',
+      { kind: 'requeue', services: ['payment', 'inventory'], filter, dryRun: true },
+      cookie,
+    )
+    expect(response.status).toBe(200)
+    expect(await response.json()).toMatchObject({
+      dryRun: true,
+      matched: 7,
+      services: [
+        { service: 'payment', matched: 7, error: null },
+        { service: 'inventory', matched: 0, error: null },
+      ],
+    })
+    const sent = fleet.stubs.payment.received.find((r) => r.path === '/admin/messaging/bulk')
+    expect(sent?.body).toEqual({ kind: 'requeue', filter, dryRun: true, limit: 1_000, ratePerSecond: 50 })
+    expect(sent?.headers['x-admin-role']).toBe('operator')
+    expect(fleet.stubs.order.count('/admin/messaging/bulk')).toBe(0)
+  })
+
+  it('when a bulk request is invalid, then 400 in the error shape naming the field and no service is asked', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const refused = async (body: unknown, path: string) => {
+      const response = await write(url, '/api/bulk', body, cookie)
+      expect(response.status).toBe(400)
+      const error = (await response.json()) as { error: string; details: Array<{ path: string }> }
+      expect(error.error).toBe('Bad Request')
+      expect(error.details.map((d) => d.path)).toContain(path)
+    }
+    await refused({ kind: 'requeue', filter: { colour: 'red' }, dryRun: true }, 'body.filter.colour')
+    await refused({ kind: 'requeue', filter: { since: 'yesterday' }, dryRun: true }, 'body.filter.since')
+    await refused({ kind: 'retry', filter: { handler: 'h' }, dryRun: true }, 'body.filter.handler')
+    await refused({ kind: 'cancel', filter: { reason: 'x' }, dryRun: true }, 'body.filter.reason')
+    await refused({ kind: 'cancel', services: ['payment'], filter: {}, dryRun: true }, 'body.services')
+    await refused({ kind: 'requeue', filter: {}, dryRun: true, ratePerSecond: 0 }, 'body.ratePerSecond')
+    for (const service of ['order', 'payment', 'inventory', 'shipment'] as const)
+      expect(fleet.stubs[service].count('/admin/messaging/bulk')).toBe(0)
+  })
+})
+
+describe('POST /api/bulk, run, progress and stop', () => {
+  /** A service's bulk job as the stubs answer it. */
+  const job = (id: string, state: string, done: number, actionId: string | null = null) => ({
+    id,
+    action: 'order.cancel',
+    filter: {},
+    state,
+    limit: 1_000,
+    ratePerSecond: 20,
+    matched: 12,
+    done,
+    failed: 0,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    actionId,
+    error: null,
+  })
+
+  it('when PENDING orders are cancelled in bulk, then only the order service is asked, progress is read from its job, and a stop reaches it', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const jobId = randomUUID()
+    const order = fleet.stubs.order.behaviour.answers
+    order.set('/admin/orders/bulk-cancel', {
+      status: 202,
+      body: { dryRun: false, job: job(jobId, 'running', 0) },
+    })
+    order.set(`/admin/orders/bulk-cancel/${jobId}`, { status: 200, body: { job: job(jobId, 'running', 5) } })
+    order.set(`/admin/orders/bulk-cancel/${jobId}/stop`, {
+      status: 200,
+      body: { job: job(jobId, 'stopping', 5) },
+    })
+    const filter = { waitingFor: 'shipment', placedBefore: '2026-12-01T00:00:00.000Z' }
+    const started = await write(
+      url,
+      '/api/bulk',
+      { kind: 'cancel', filter, dryRun: false, ratePerSecond: 20 },
+      cookie,
+    )
+    expect(started.status).toBe(202)
+    const progress = (await started.json()) as { id: string; state: string; done: number; matched: number }
+    expect(progress).toMatchObject({ state: 'running', done: 5, matched: 12 })
+    const sent = fleet.stubs.order.received.find((r) => r.path === '/admin/orders/bulk-cancel')
+    expect(sent?.body).toEqual({ filter, dryRun: false, limit: 1_000, ratePerSecond: 20 })
+    expect(sent?.headers['x-admin-role']).toBe('operator')
+    for (const service of ['payment', 'inventory', 'shipment'] as const)
+      expect(fleet.stubs[service].count('/admin/messaging/bulk')).toBe(0)
+
+    order.set(`/admin/orders/bulk-cancel/${jobId}`, {
+      status: 200,
+      body: { job: job(jobId, 'stopped', 5, '41') },
+    })
+    const stopped = await write(url, `/api/bulk/${progress.id}/stop`, {}, cookie)
+    expect(stopped.status).toBe(200)
+    expect(fleet.stubs.order.count(`/admin/orders/bulk-cancel/${jobId}/stop`)).toBe(1)
+    expect(await stopped.json()).toMatchObject({ state: 'stopped', done: 5, actionIds: ['order:41'] })
+    const unknown = await fetch(`${url}/api/bulk/${randomUUID()}`)
+    expect(unknown.status).toBe(404)
   })
 })

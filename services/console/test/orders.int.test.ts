@@ -1,8 +1,10 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { FleetSnapshot } from '../src/fleet.js'
 import type { OrderDetail } from '../src/order-join.js'
+import type { SearchAnswer } from '../src/search.js'
 import { startConsole, type RunningConsole } from './support/console.js'
-import { orderFixture, startStubFleet, type StubFleet } from './support/stubs.js'
+import { orderFixture, orderViewOf, recordsOf, startStubFleet, type StubFleet } from './support/stubs.js'
 
 let fleet: StubFleet | undefined
 let console_: RunningConsole | undefined
@@ -231,5 +233,144 @@ describe('GET /api/orders/:id', () => {
     const response = await fetch(`${console_.url}/api/orders/${id}`)
     expect(response.status).toBe(404)
     expect(fleet.stubs.order.received.length).toBeGreaterThan(0)
+  })
+})
+
+describe('GET /api/orders/:id, the road ahead', () => {
+  it('when a running order waits for a service that is down, then its step ahead says so, since the poll that saw it down', async () => {
+    const f = orderFixture()
+    fleet = await startStubFleet([f])
+    const { order, payment, shipment, inventory } = fleet.stubs
+    // The fixture's order before inventory's step: placed and paid, PENDING.
+    const view = orderViewOf(f)
+    const pending = { ...view, status: 'PENDING', waitingFor: 'inventory', cancelledAt: null }
+    const body = { ...pending, cancellationReason: null, failedStep: null, events: view.events.slice(0, 2) }
+    order.behaviour.answers.set(`/orders/${f.orderId}`, { status: 200, body })
+    const outbox = (service: 'order' | 'payment') => ({ service, outbox: recordsOf(f, service).slice(0, 1) })
+    order.behaviour.answers.set('/admin/messaging/records', { status: 200, body: outbox('order') })
+    payment.behaviour.answers.set('/admin/messaging/records', { status: 200, body: outbox('payment') })
+    const noLetters = { service: 'shipment', queues: [] }
+    shipment.behaviour.answers.set('/admin/messaging/dead-letters', { status: 200, body: noLetters })
+    await inventory.close()
+    console_ = await startConsole(fleet.env)
+
+    const detail = (await (await fetch(`${console_.url}/api/orders/${f.orderId}`)).json()) as OrderDetail
+    const snapshot = (await (await fetch(`${console_.url}/api/fleet`)).json()) as FleetSnapshot
+    const down = snapshot.services.find((s) => s.service === 'inventory')!
+    // Down since the console's first poll (it never saw it up); a later poll keeps that time.
+    expect(down.health).toBe('down')
+    expect(Date.parse(down.healthSince)).toBeLessThanOrEqual(Date.parse(snapshot.at))
+    expect(detail.ahead.map((s) => [s.service, s.waiting, s.after])).toEqual([
+      ['inventory', true, f.ids.processed],
+      ['shipment', false, 'ahead:inventory:reserve-stock-when-payment-processed'],
+      ['order', false, 'ahead:shipment:create-shipment-when-stock-reserved'],
+    ])
+    expect(detail.ahead[0]!.reasons.slice(0, 2)).toEqual([
+      {
+        kind: 'service',
+        service: 'inventory',
+        health: 'down',
+        reason: down.reason,
+        since: down.healthSince,
+      },
+      // Never read since the console started (it was down from the first poll): no queue figures.
+      {
+        kind: 'not-consumed',
+        messageId: f.ids.processed,
+        since: recordsOf(f, 'payment')[0]!.publishedAt,
+        inboxRead: false,
+      },
+    ])
+  })
+})
+
+// The console's part of a search: which service it asks for what, and where it lands. The services'
+// parts (the look-ups on their databases) are tested in the order service and in messaging-admin, and
+// the whole in a browser against the fleet (e2e/test/console-search.e2e.test.ts).
+const search = async (text: string): Promise<SearchAnswer> => {
+  const response = await fetch(`${console_!.url}/api/search?q=${encodeURIComponent(text)}`)
+  expect(response.status, await response.clone().text()).toBe(200)
+  return (await response.json()) as SearchAnswer
+}
+
+const row = (orderId: string) => ({ id: randomUUID(), aggregateId: orderId, correlationId: orderId })
+
+describe('GET /api/search', () => {
+  it('when the order service knows the id, then the console lands on the order and asks no outbox', async () => {
+    fleet = await startStubFleet()
+    const orderId = randomUUID()
+    fleet.stubs.order.behaviour.answers.set('/orders/lookup', {
+      status: 200,
+      body: { matches: [{ kind: 'message', orderId }] },
+    })
+    console_ = await startConsole(fleet.env)
+    const messageId = randomUUID()
+    const answer = await search(` ${messageId.toUpperCase()} `)
+    expect(answer).toMatchObject({
+      to: `/orders/${orderId}`,
+      matches: [{ kind: 'message', service: 'order' }],
+    })
+    expect(fleet.stubs.order.received.find((r) => r.path === '/orders/lookup')?.query).toEqual({
+      id: messageId.toUpperCase(),
+    })
+    for (const stub of Object.values(fleet.stubs)) expect(stub.count('/admin/messaging/records/find')).toBe(0)
+  })
+
+  it('when the order service is down, then a trace id is still found in the outboxes and the order service is named', async () => {
+    fleet = await startStubFleet()
+    const orderId = randomUUID()
+    const traceId = randomBytes(16).toString('hex')
+    fleet.stubs.order.behaviour.answers.set('/orders/lookup', { status: 500, body: { message: 'down' } })
+    for (const service of ['payment', 'inventory'] as const)
+      fleet.stubs[service].behaviour.answers.set('/admin/messaging/records/find', {
+        status: 200,
+        body: { service, outbox: [row(orderId)] },
+      })
+    console_ = await startConsole(fleet.env)
+    const answer = await search(traceId)
+    expect(answer.to).toBe(`/orders/${orderId}`)
+    expect(answer.matches.map((m) => [m.kind, m.orderId])).toEqual([['trace', orderId]])
+    expect(answer.unanswered.map((u) => u.service)).toContain('order')
+    expect(
+      fleet.stubs.payment.received.find((r) => r.path === '/admin/messaging/records/find')?.query,
+    ).toEqual({
+      traceId,
+    })
+  })
+
+  it('when a customer has several orders, then the list filtered by the customer; when nothing matches, then nowhere', async () => {
+    fleet = await startStubFleet()
+    const customerId = randomUUID()
+    fleet.stubs.order.behaviour.answers.set('/orders/lookup', {
+      status: 200,
+      body: {
+        matches: [
+          { kind: 'customer', orderId: randomUUID() },
+          { kind: 'customer', orderId: randomUUID() },
+        ],
+      },
+    })
+    for (const stub of Object.values(fleet.stubs))
+      if (stub.service !== 'order')
+        stub.behaviour.answers.set('/admin/messaging/records/find', {
+          status: 200,
+          body: { service: stub.service, outbox: [] },
+        })
+    console_ = await startConsole(fleet.env)
+    expect((await search(customerId)).to).toBe(`/orders?customerId=${customerId}`)
+
+    fleet.stubs.order.behaviour.answers.set('/orders/lookup', { status: 200, body: { matches: [] } })
+    const none = await search('no-such-key')
+    expect(none).toMatchObject({ to: null, matches: [], unanswered: [] })
+  })
+
+  it('when q is missing, empty or not printable ASCII, then 400 and no service is asked', async () => {
+    fleet = await startStubFleet()
+    console_ = await startConsole(fleet.env)
+    for (const query of ['', '?q=', '?q=%20', '?q=%C3%A9']) {
+      const response = await fetch(`${console_.url}/api/search${query}`)
+      expect(response.status, query).toBe(400)
+    }
+    expect(fleet.stubs.order.count('/orders/lookup')).toBe(0)
   })
 })

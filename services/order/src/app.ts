@@ -4,6 +4,7 @@ import { createOrderMetrics } from './metrics.js'
 import { database } from './plugins/db.js'
 import { deadlinesPlugin } from './plugins/deadlines.js'
 import { orderReactions, timelineRecorder } from './reactions/index.js'
+import { adminBulkCancelRoutes } from './routes/admin-bulk-cancel.js'
 import { adminOrderRoutes } from './routes/admin-cancel.js'
 import { asyncApiRoute } from './routes/asyncapi.js'
 import { orderRoutes } from './routes/orders.js'
@@ -43,12 +44,9 @@ export function buildApp(config: Config, options: BuildAppOptions = {}) {
         onDeadline: (inMs) => app.deadlines.noteDeadline(inMs),
         metrics,
       })
-      await app.register(adminOrderRoutes, {
-        database: app.messaging,
-        clock: deps.clock,
-        metrics,
-        adminToken: config.ADMIN_TOKEN,
-      })
+      const admin = { database: app.messaging, clock: deps.clock, metrics, adminToken: config.ADMIN_TOKEN }
+      await app.register(adminOrderRoutes, admin)
+      await app.register(adminBulkCancelRoutes, admin)
       await app.register(asyncApiRoute)
     },
   })

@@ -22,6 +22,7 @@ import { z } from 'zod'
 
 export {
   OrderEventView,
+  OrderLookup,
   OrderPage,
   OrderStats,
   OrderStatus,
@@ -81,9 +82,17 @@ export const MAX_PAGE_SIZE = 100
  * A point in time in a query string: ISO 8601 with `Z` or an offset, from year 1 on (PostgreSQL
  * has no year 0, so an earlier instant would be a 500 instead of a 400).
  */
-const QueryInstant = z.iso
+export const QueryInstant = z.iso
   .datetime({ offset: true })
   .refine((text) => new Date(text).getUTCFullYear() >= 1, { error: 'must be in year 1 or later' })
+
+/** The start of an order id: 1-32 hex digits, dashes where a UUID has them or anywhere (ignored). */
+export const IdPrefix = z
+  .string()
+  .max(36)
+  .regex(/^[0-9a-fA-F-]*[0-9a-fA-F][0-9a-fA-F-]*$/, { error: 'must be hex digits (dashes allowed)' })
+  .refine((text) => text.replaceAll('-', '').length <= 32, { error: 'must be at most 32 hex digits' })
+  .meta({ description: 'Only orders whose id starts with these hex digits (dashes ignored)' })
 
 export const ListOrdersQuery = z.strictObject({
   status: OrderStatus.optional(),
@@ -99,6 +108,8 @@ export const ListOrdersQuery = z.strictObject({
   deadlineBefore: QueryInstant.optional().meta({
     description: 'Only PENDING orders whose deadline passes before this instant (now: the overdue ones)',
   }),
+  customerId: Id.optional().meta({ description: "Only this customer's orders" }),
+  idPrefix: IdPrefix.optional(),
   limit: pageLimit(MAX_PAGE_SIZE).default(20),
   cursor: z
     .string()
@@ -108,6 +119,18 @@ export const ListOrdersQuery = z.strictObject({
     .meta({ description: 'The nextCursor of the previous page, with the same filters' }),
 })
 export type ListOrdersQuery = z.infer<typeof ListOrdersQuery>
+
+/** GET /orders/lookup: any text someone holds for an order (an id, its start, a key). */
+export const OrderLookupQuery = z.strictObject({
+  // Printable ASCII up to 255 characters, as an Idempotency-Key: every id it may be fits that rule.
+  id: IdempotencyKey.meta({
+    description:
+      'An order id or its start (4 hex digits at least), a customer id, an Idempotency-Key, or the message id ' +
+      "of a fact in an order's timeline",
+  }),
+})
+
+nameComponents(['OrderLookupMatch', 'OrderLookup'])
 
 nameComponents(['OrderStatsBucket', 'OrderStats'])
 

@@ -38,6 +38,26 @@ export function adminActor(request: FastifyRequest): string {
   ])
 }
 
+/** Header naming the actor's role where the caller has roles (the console sends `operator`); optional. */
+export const ADMIN_ROLE_HEADER = 'x-admin-role'
+const ROLE = /^[a-z][a-z-]{0,31}$/
+
+/**
+ * The actor's role from the `x-admin-role` header, recorded with the action; undefined when absent.
+ * @throws MessagingAdminError 400 when the header is given more than once or is not 1-32 of `[a-z-]`
+ */
+export function adminRole(request: FastifyRequest): string | undefined {
+  const value = request.headers[ADMIN_ROLE_HEADER]
+  if (value === undefined) return undefined
+  if (typeof value === 'string' && ROLE.test(value)) return value
+  throw new MessagingAdminError(400, 'The x-admin-role header is malformed', [
+    {
+      path: `headers.${ADMIN_ROLE_HEADER}`,
+      issue: 'must be 1-32 characters of a-z and -, starting with a letter',
+    },
+  ])
+}
+
 /** Whether the request's body is declared JSON (`application/json`, any parameters). */
 const isJson = (request: FastifyRequest): boolean =>
   (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json'
@@ -73,5 +93,6 @@ export function adminWriteGuard(
       ])
     }
     adminActor(request)
+    adminRole(request)
   }
 }

@@ -1,8 +1,9 @@
 import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifySchema } from 'fastify'
 import type { MessagingAdmin } from '../admin.js'
-import { adminActor, adminWriteGuard, type AdminAccessOptions } from './admin-guard.js'
-import { ADMIN_RESPONSES } from './admin-schemas.js'
+import { adminActor, adminRole, adminWriteGuard, type AdminAccessOptions } from './admin-guard.js'
+import { bulkRoutes } from './bulk-routes.js'
+import { limit, query, schema, text, uuid } from './route-schema.js'
 
 type AdminGuard = ReturnType<typeof adminWriteGuard>
 
@@ -22,33 +23,6 @@ const ajv = AjvCompiler()(
     customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: true },
   },
 )
-
-const uuid = { type: 'string', format: 'uuid' } as const
-const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const
-const limit = (max: number, fallback: number) =>
-  ({ type: 'integer', minimum: 1, maximum: max, default: fallback }) as const
-const query = (properties: Record<string, object>, required: string[] = []): FastifySchema => ({
-  querystring: { type: 'object', additionalProperties: false, properties, required },
-})
-/**
- * A route's schema with its OpenAPI `operationId`, `tags`, `summary` and `response` map (read by
- * @fastify/swagger where the host has it; `security` marks the bearer-guarded writes).
- */
-const schema = (
-  operationId: keyof typeof ADMIN_RESPONSES,
-  summary: string,
-  parts: FastifySchema = {},
-  guarded = false,
-): FastifySchema => ({
-  ...parts,
-  response: ADMIN_RESPONSES[operationId],
-  ...{
-    operationId,
-    tags: ['messaging admin'],
-    summary,
-    ...(guarded ? { security: [{ bearerAuth: [] }] } : {}),
-  },
-})
 
 const moveBody = {
   type: 'object',
@@ -127,6 +101,25 @@ function readRoutes(app: FastifyInstance, admin: MessagingAdmin): void {
   )
 }
 
+/** GET /records/find: the outbox row of a message id, or the rows of a trace id (exactly one of the two). */
+function findRoute(app: FastifyInstance, admin: MessagingAdmin): void {
+  const sought: FastifySchema = {
+    querystring: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { messageId: uuid, traceId: { type: 'string', pattern: '^[0-9a-fA-F]{32}$' } },
+      oneOf: [{ required: ['messageId'] }, { required: ['traceId'] }],
+    },
+  }
+  app.get<{ Querystring: { messageId: string } | { traceId: string } }>(
+    '/records/find',
+    {
+      schema: schema('findRecords', 'The outbox row of a message id, or the rows of a W3C trace id', sought),
+    },
+    async (request) => ({ service: admin.service, outbox: await admin.find(request.query) }),
+  )
+}
+
 const retryBody = {
   type: 'object',
   additionalProperties: false,
@@ -159,7 +152,11 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
     },
     (request) => {
       const { queue, messageIds, dryRun } = request.body
-      return admin.requeue(queue, messageIds, { actor: adminActor(request), dryRun })
+      return admin.requeue(queue, messageIds, {
+        actor: adminActor(request),
+        role: adminRole(request),
+        dryRun,
+      })
     },
   )
   app.post<{ Body: MoveBody }>(
@@ -170,7 +167,11 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
     },
     (request) => {
       const { queue, messageIds, dryRun } = request.body
-      return admin.discard(queue, messageIds, { actor: adminActor(request), dryRun })
+      return admin.discard(queue, messageIds, {
+        actor: adminActor(request),
+        role: adminRole(request),
+        dryRun,
+      })
     },
   )
   app.post<{ Body: { handler: string; producer: string; key: string; dryRun: boolean } }>(
@@ -181,7 +182,7 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
     },
     (request) => {
       const { dryRun, ...target } = request.body
-      return admin.skipOrdered(target, { actor: adminActor(request), dryRun })
+      return admin.skipOrdered(target, { actor: adminActor(request), role: adminRole(request), dryRun })
     },
   )
   app.post<{ Body: { ids: string[]; dryRun: boolean } }>(
@@ -192,7 +193,7 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
     },
     (request) => {
       const { ids, dryRun } = request.body
-      return admin.retryParked(ids, { actor: adminActor(request), dryRun })
+      return admin.retryParked(ids, { actor: adminActor(request), role: adminRole(request), dryRun })
     },
   )
 }
@@ -200,8 +201,9 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
 /**
  * The messaging admin surface of one service as fastify routes, under `/admin/messaging` (see
  * this package's README.md, "Routes"): GET `summary`, `records?aggregateId=`,
- * `inbox?messageId=…`, `dead-letters`, `parked`, `ordered-keys`, `actions`; POST
- * `dead-letters/requeue`, `dead-letters/discard`, `ordered-keys/skip`, `parked/retry` (guarded by `adminWriteGuard(options)`). Inputs are
+ * `inbox?messageId=…`, `dead-letters`, `parked`, `ordered-keys`, `actions`, `bulk/:id`; POST
+ * `dead-letters/requeue`, `dead-letters/discard`, `ordered-keys/skip`, `parked/retry`, `bulk`,
+ * `bulk/:id/stop` (guarded by `adminWriteGuard(options)`). Inputs are
  * validated with the routes' JSON Schemas by the plugin's own ajv; errors (validation, 4xx of the
  * guard and the admin) carry `statusCode` for the app's error handler. Not wrapped with
  * fastify-plugin: its validator stays inside.
@@ -219,7 +221,9 @@ export async function messagingAdminPlugin(
       // The response schemas document the answers; the bodies are serialised as they are.
       scope.setSerializerCompiler(() => (data) => JSON.stringify(data))
       readRoutes(scope, admin)
+      findRoute(scope, admin)
       writeRoutes(scope, admin, guard)
+      bulkRoutes(scope, admin, guard)
       return Promise.resolve()
     },
     { prefix: routePrefix },

@@ -65,6 +65,24 @@ const writeResult = (key: 'messageId' | 'id', outcomes: string[]) =>
 const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [status, status >= 500 ? serverError : clientError]))
 
+const bulkJob = object({
+  id: str,
+  action: str,
+  filter: { type: 'object' },
+  state: { type: 'string', enum: ['running', 'stopping', 'stopped', 'done', 'failed'] },
+  limit: int,
+  ratePerSecond: int,
+  matched: nullableInt,
+  done: int,
+  failed: int,
+  startedAt: dateTime,
+  endedAt: nullableDateTime,
+  actionId: nullableStr,
+  error: nullableStr,
+})
+
+const jobAnswer = object({ service: str, job: bulkJob })
+
 /** The `response` map of each admin route, by operationId. */
 export const ADMIN_RESPONSES = {
   messagingSummary: {
@@ -92,6 +110,7 @@ export const ADMIN_RESPONSES = {
     ...errors(500),
   },
   messagingRecords: { 200: object({ service: str, outbox: list(outboxRecord) }), ...errors(400, 500) },
+  findRecords: { 200: object({ service: str, outbox: list(outboxRecord) }), ...errors(400, 500) },
   messagingInbox: {
     200: object({
       service: str,
@@ -161,6 +180,22 @@ export const ADMIN_RESPONSES = {
     }),
     ...errors(400, 401, 403, 404, 415, 500),
   },
+  startBulk: {
+    200: object({
+      service: str,
+      dryRun: { type: 'boolean' },
+      kind: { type: 'string', enum: ['requeue', 'discard', 'retry'] },
+      filter: { type: 'object' },
+      matched: int,
+      scanned: int,
+      complete: { type: 'boolean' },
+      sample: list({ anyOf: [deadLetter, outboxRecord] }),
+    }),
+    202: object({ service: str, dryRun: { type: 'boolean' }, job: bulkJob }),
+    ...errors(400, 401, 403, 404, 409, 415, 503),
+  },
+  getBulk: { 200: jobAnswer, ...errors(400, 404) },
+  stopBulk: { 200: jobAnswer, ...errors(400, 401, 403, 404, 415) },
   retryParked: {
     200: writeResult('id', ['retried', 'would-retry', 'not-parked']),
     ...errors(400, 401, 403, 415, 500),

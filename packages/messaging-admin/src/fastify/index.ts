@@ -6,8 +6,10 @@
 export { messagingAdminPlugin, type MessagingAdminPluginOptions } from './admin-plugin.js'
 export {
   adminActor,
+  adminRole,
   adminWriteGuard,
   ADMIN_ACTOR_HEADER,
+  ADMIN_ROLE_HEADER,
   MIN_ADMIN_TOKEN_LENGTH,
   type AdminAccessOptions,
 } from './admin-guard.js'

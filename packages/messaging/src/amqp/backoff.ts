@@ -1,8 +1,6 @@
 /**
- * Capped exponential backoff with jitter, ms: `min(maxMs, baseMs * 2^attempt)` scaled by a random
- * factor in [0.5, 1] ("equal jitter", https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/),
- * so many instances retrying the same failure spread out instead of retrying in lockstep.
- * `attempt` counts from 0.
+ * Capped exponential backoff with "equal jitter", ms: `min(maxMs, baseMs * 2^attempt)` times a
+ * random factor in [0.5, 1], so instances retrying the same failure spread out. `attempt` from 0.
  */
 export function backoffDelay(
   attempt: number,

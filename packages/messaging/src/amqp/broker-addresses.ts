@@ -3,9 +3,7 @@ import { backoffDelay } from './backoff.js'
 
 /**
  * The entries of a broker URL setting, trimmed, empty ones kept (for a validator to name): one AMQP
- * URL, or the nodes of one RabbitMQ cluster separated by commas, e.g.
- * `amqp://u:p@rabbit-1:5672, amqp://u:p@rabbit-2:5672`. A comma in a user name or password must be
- * percent-encoded (`%2C`).
+ * URL, or a cluster's nodes separated by commas (a comma in a user name or password: `%2C`).
  */
 export function splitBrokerUrls(value: string): string[] {
   return value.split(',').map((entry) => entry.trim())
@@ -38,10 +36,9 @@ export function brokerAddresses(value: string, heartbeatS: number): BrokerAddres
 }
 
 /**
- * The index of the address a connection tries first: an FNV-1a hash of `key` modulo `count`. The
- * connection's key is its host name, process id and connection name, so the connections of a fleet,
- * and the replicas and forks of one service, spread over a cluster's nodes as a shuffle would, while a
- * test (or a person who knows the key) can tell where a connection starts.
+ * The index of the address a connection tries first: an FNV-1a hash of `key` (host name, process id,
+ * connection name) modulo `count`, so a fleet's connections spread over a cluster's nodes as a
+ * shuffle would, yet a test can tell where one starts.
  */
 export function firstAddress(key: string, count: number): number {
   let hash = 0x811c9dc5
@@ -50,10 +47,9 @@ export function firstAddress(key: string, count: number): number {
 }
 
 /**
- * The wait, ms, after connect attempt `attempt` (from 0; a lost connection counts as attempt 0 of
- * the round that follows) failed, with `count` addresses tried in turn: none while the round of
- * addresses is unfinished (the next node at once), `backoffDelay` by finished rounds once a whole
- * round failed. With one address: `backoffDelay(attempt, ...)` after every failure.
+ * The wait, ms, after connect attempt `attempt` (from 0; a lost connection is attempt 0) failed,
+ * with `count` addresses tried in turn: none until a round of addresses is finished, then
+ * `backoffDelay` by finished rounds (with one address: after every failure).
  */
 export function retryDelay(attempt: number, count: number, baseMs: number, maxMs: number): number {
   return (attempt + 1) % count === 0 ? backoffDelay(Math.floor(attempt / count), baseMs, maxMs) : 0

@@ -44,9 +44,8 @@ export class ConfirmChannelSlot {
   }
 
   /**
-   * Drops `channel` if it is still the one held (a batch's broken channel may have been replaced
-   * already), or the held one when none is named. Closing is not awaited: on a silent broker it
-   * would wait for a close-ok that never comes.
+   * Drops `channel` if it is still the one held (default: the held one). Closing is not awaited: on a
+   * silent broker it would wait for a close-ok that never comes.
    */
   discard(channel: ConfirmChannel | undefined = this.#channel): void {
     if (channel === undefined || channel !== this.#channel) return

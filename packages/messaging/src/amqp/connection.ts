@@ -17,11 +17,9 @@ import { withTimeout } from './timeout.js'
 /** Options of `createAmqpConnection`. */
 export interface AmqpConnectionOptions {
   /**
-   * `amqp://user:pass@host:5672/vhost`, or the nodes of a cluster separated by commas (see
-   * `splitBrokerUrls`), tried in turn from one picked by `firstAddress`: a failed connect or a lost
-   * connection moves to the next, and the reconnect backoff applies once a whole round failed. A
-   * `heartbeat` query parameter in a URL wins over `heartbeatS`.
-   * @throws Error from `createAmqpConnection` naming an entry that is empty or not a URL.
+   * `amqp://user:pass@host:5672/vhost`, or a cluster's nodes separated by commas (`splitBrokerUrls`),
+   * tried in turn from `firstAddress`, backing off once a whole round failed. A URL's `heartbeat`
+   * wins over `heartbeatS`. `createAmqpConnection` throws an Error naming an entry that is no URL.
    */
   url: string
   /** Shown in the broker's connection list and in logs, e.g. `inventory-relay`. Default `messaging`. */
@@ -29,11 +27,7 @@ export interface AmqpConnectionOptions {
   logger?: Logger
   /** Longest a connect (TCP + AMQP handshake) may take, ms. Default 5,000. A silent peer cannot hang it. */
   connectTimeoutMs?: number
-  /**
-   * AMQP heartbeat, s. Default 10: a dead peer is noticed after about two missed beats (~20 s); a
-   * publish notices sooner through its confirm timeout. 5 s dropped live connections when the CPU
-   * was starved (two busy cores).
-   */
+  /** AMQP heartbeat, s. Default 10 (a dead peer noticed in ~20 s); 5 dropped live connections on a starved CPU. */
   heartbeatS?: number
   /** First reconnect delay, ms. Default 100. */
   reconnectBaseMs?: number
@@ -45,10 +39,9 @@ export interface AmqpConnectionOptions {
 type ConnectedHook = (connection: ChannelModel) => void | Promise<void>
 
 /**
- * Where an `AmqpConnection` is in its life. `idle` before `start`; `connecting` while a connect
- * (TCP and AMQP handshake) runs; `waiting` for the backoff timer before the next connect; `connected`;
- * `blocked` while connected but the broker holds its publishes (AMQP `connection.blocked`, e.g. a
- * memory alarm: https://www.rabbitmq.com/docs/connection-blocked); `closed` for good.
+ * Where an `AmqpConnection` is in its life: `idle` before `start`; `connecting` (TCP and AMQP
+ * handshake); `waiting` for the backoff timer; `connected`; `blocked` while the broker holds its
+ * publishes (`connection.blocked`, e.g. a memory alarm); `closed` for good.
  */
 export type ConnectionState =
   | { readonly name: 'idle' }
@@ -83,9 +76,9 @@ export interface AmqpConnection {
   /** Resolves with an open connection; rejects after `timeoutMs` ms or when closed. */
   waitForConnection(timeoutMs: number): Promise<ChannelModel>
   /**
-   * Opens a channel (`confirm: true` for publisher confirms) on the current connection, with an
-   * 'error' handler attached, within `timeoutMs` ms (default the connect timeout; a silent broker
-   * cannot hang it: the connection is then dropped and remade). Rejects when not connected.
+   * Opens a channel (`confirm: true` for publisher confirms) with an 'error' handler, within
+   * `timeoutMs` ms (default the connect timeout; past it the connection is dropped and remade).
+   * Rejects when not connected.
    */
   openChannel(confirm: true, timeoutMs?: number): Promise<ConfirmChannel>
   openChannel(confirm: false, timeoutMs?: number): Promise<Channel>

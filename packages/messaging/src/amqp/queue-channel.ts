@@ -23,10 +23,9 @@ export interface QueueChannelOptions {
   /** Unacked deliveries the broker may hand this channel at once. */
   prefetch: number
   /**
-   * Declares the queue, its dead-letter queue and bindings (idempotent), on a channel used for
-   * nothing else. Run before every consume, so a queue deleted behind our back is made again. A
-   * refusal (406: the queue exists with other arguments) is logged and consuming goes on. Absent:
-   * nothing is declared, and a missing queue is retried until someone declares it.
+   * Declares the queue, its dead-letter queue and bindings on a channel of its own before every
+   * consume, so a deleted queue is made again; a refusal (406) is logged and consuming goes on.
+   * Absent: nothing is declared, and a missing queue is retried until someone declares it.
    */
   declare?: ((channel: Channel) => Promise<void>) | undefined
   /** Called for every delivery of the current channel, in order; settles it on `session`. */
@@ -45,11 +44,7 @@ export interface QueueChannelOptions {
 
 /** What a delivery is settled on: the channel it came on. Useless once `gone` aborted. */
 export interface ChannelSession {
-  /**
-   * Aborted when this channel is gone (closed, its connection lost, the queue channel stopping):
-   * its deliveries can no longer be acked, the broker redelivers them, so waits on their behalf
-   * (a slot, a retry) should end.
-   */
+  /** Aborted when this channel is gone (closed, connection lost, stopping): waits for its deliveries should end. */
   readonly gone: AbortSignal
   /** Acks `delivery` (and, with `allUpTo`, every earlier unacked delivery of the channel). Never throws. */
   ack(delivery: ConsumeMessage, allUpTo?: boolean): void
@@ -68,9 +63,8 @@ export interface ChannelSession {
 }
 
 /**
- * Where a queue channel is in its life: `idle` before `start` and while the connection is away;
- * `opening` (declare, open, prefetch, consume); `consuming`; `waiting` for the reopen timer after the
- * channel closed, the broker cancelled the consumer or an open failed; `stopped` for good.
+ * Where a queue channel is in its life: `idle` (before `start`, without a connection); `opening`
+ * (declare, open, prefetch, consume); `consuming`; `waiting` to reopen; `stopped` for good.
  */
 export type QueueChannelState =
   | { readonly name: 'idle' }
@@ -92,9 +86,8 @@ export interface QueueChannel {
   /** True in `consuming`. */
   readonly consuming: boolean
   /**
-   * Since when (`performance.now()`, ms) the queue has not been consumed although the connection was
-   * up (time without a connection does not count: no restart brings a broker back), or undefined
-   * while it consumes, before the first open and while the connection is away.
+   * Since when (`performance.now()`, ms) the queue has not been consumed with the connection up;
+   * undefined while it consumes, before the first open and while the connection is away.
    */
   readonly notConsumingSince: number | undefined
   /** Why it last stopped consuming or failed to open, for health; undefined while it consumes. */
@@ -113,9 +106,9 @@ const REOPEN_MAX_MS = 5_000
 const NOT_FOUND = 404
 
 /**
- * The one lifecycle of a consumed queue, for handler queues and batch recorders alike (states:
- * `QueueChannelState`). A closed channel, a broker cancel (a deleted queue) or a failed open reopens
- * with backoff (100 ms doubling to 5 s), declaring first. Each transition is one method.
+ * The lifecycle of a consumed queue, for handler queues and recorders (`QueueChannelState`, one
+ * method per transition). A closed channel, a broker cancel or a failed open reopens with backoff
+ * (100 ms doubling to 5 s), declaring first.
  */
 class ConsumedQueue implements QueueChannel {
   #state: QueueChannelState = { name: 'idle' }
@@ -371,10 +364,8 @@ class ConsumedQueue implements QueueChannel {
 }
 
 /**
- * Publishes one dead-letter copy, confirmed; when the broker returns it because the dead-letter
- * queue was deleted since the topology was declared, declares the DLQ and publishes once more
- * rather than hold the message until the next reconnect.
- * @throws DeadLetterError when the broker did not take the copy.
+ * Publishes one dead-letter copy, confirmed; when the broker returns it (the DLQ was deleted),
+ * declares the DLQ and publishes once more. @throws DeadLetterError when the broker did not take it.
  */
 async function deadLetterOnce(
   channel: ConfirmChannel,

@@ -9,10 +9,8 @@ import { createMessaging, type MessagingOptions } from '../messaging.js'
 import type { TransactionClient } from '../types.js'
 
 /**
- * Marks `plugin` as fastify-plugin would, without depending on it: `skip-override` (fastify
- * registers it in the parent's context, so the `messaging` decorator is visible outside, i.e. not
- * encapsulated), its display name, and `plugin-meta` (the name other plugins list as a dependency,
- * the plugins it depends on, the fastify versions it supports; fastify checks both at registration).
+ * Marks `plugin` as fastify-plugin would, without depending on it: `skip-override` (not
+ * encapsulated), its display name, and `plugin-meta` (name, dependencies, fastify versions).
  */
 function pluginMeta<Options extends FastifyPluginOptions>(
   plugin: FastifyPluginAsync<Options>,
@@ -26,12 +24,10 @@ function pluginMeta<Options extends FastifyPluginOptions>(
 }
 
 /**
- * Creates the messaging of the service (outbox relay, inbox consumers), decorates `app.messaging`
- * and starts it. `start()` never throws because the broker is down (it keeps reconnecting and
- * `health()` says so). In `preClose`, before the database plugin's `onClose` ends the pool, it stops
- * consuming and drains in-flight handlers and the relay's batch. Named `messaging`; depends on the
- * plugin named `db`, which provides the pool and the transaction client. Options: `createMessaging`'s,
- * `logger` defaulting to the app's. Not encapsulated: the decorator is visible to the app.
+ * Creates the messaging of the service, decorates `app.messaging` and starts it (never throws
+ * because the broker is down). In `preClose`, before the `db` plugin ends the pool, stops consuming
+ * and drains handlers and the relay's batch. Named `messaging`, depends on `db`; options:
+ * `createMessaging`'s, `logger` defaulting to the app's. Not encapsulated.
  */
 export const messagingPlugin = pluginMeta<MessagingOptions<TransactionClient>>(
   async (app: FastifyInstance, options) => {

@@ -1,8 +1,4 @@
-/**
- * Default `batchBudgetMs`: a batch holds at most 20 ms of handler time (more when the database is
- * slow, see `batchSize`), so a handler that takes longer runs one per transaction, as with
- * `batchMax: 1`.
- */
+/** Default `batchBudgetMs`: 20 ms of handler time per batch (more with a slow database, see `batchSize`). */
 export const DEFAULT_BATCH_BUDGET_MS = 20
 
 /**
@@ -55,14 +51,11 @@ export function createHandlerPace(): HandlerPace {
 
 /**
  * Deliveries the next transaction of a handler queue takes, from the queue's `pace` (all in ms):
- * as many handlers as fit in the batch's allowance at their average time, at least 1 and at most
- * `max`. The allowance is `budgetMs`, or ten times the transaction overhead when that is more. A
- * batch runs its handlers one after another, so the allowance bounds how long a message waits
- * behind the others of its transaction: a handler that takes the allowance or longer (a call to
- * another system, say) runs alone. When the database is slow each transaction's overhead grows,
- * and so does the allowance: handlers whose time is mostly the database's keep batching when
- * batching saves the most. 1 while the handlers are unmeasured; `max` when the budget is infinite
- * (the pace not consulted). Pure.
+ * as many handlers as fit in the allowance at their average time, at least 1 and at most `max`.
+ * The allowance, `budgetMs` or ten times the transaction overhead when that is more, bounds how
+ * long a message waits behind the others of its transaction; it grows with a slow database, where
+ * batching saves the most. 1 while the handlers are unmeasured; `max` when the budget is infinite.
+ * Pure.
  */
 export function batchSize(
   pace: Pick<HandlerPace, 'averageMs' | 'overheadMs'>,

@@ -34,50 +34,35 @@ interface Waiting {
 }
 
 /**
- * Stable order by correlation id: within a batch, messages of one process keep their delivery
- * order, and messages of different processes run in one global order, so two batches whose
- * handlers lock per process (an advisory lock on the correlation id, say) take those locks in the
- * same order and cannot deadlock on them.
+ * Stable order by correlation id (`sort` is stable): within a batch, messages of one process keep
+ * their delivery order, and messages of different processes run in one global order, so two batches
+ * whose handlers lock per process (an advisory lock on the correlation id, say) take those locks in
+ * the same order and cannot deadlock on them.
  */
 const lockOrder = (batch: readonly Waiting[]): Waiting[] =>
-  batch
-    .map((item, index) => ({ item, index }))
-    .sort((a, b) =>
-      a.item.message.correlationId < b.item.message.correlationId
-        ? -1
-        : a.item.message.correlationId > b.item.message.correlationId
-          ? 1
-          : a.index - b.index,
-    )
-    .map(({ item }) => item)
+  [...batch].sort(({ message: a }, { message: b }) =>
+    a.correlationId < b.correlationId ? -1 : a.correlationId > b.correlationId ? 1 : 0,
+  )
 
 /**
  * The batcher of one consumer channel (optimistic isolation). Valid deliveries wait here for a
- * transaction slot; the queue asks `runtime.slots` for one slot at a time, and when it is granted
- * the deliveries then waiting (after one turn of the event loop so the deliveries of the same
- * socket read join, and at most `settings.waitMs` more when two or more wait) go into one
- * transaction, up to the batch size: as many handlers as fit in `settings.budgetMs` at the queue's
- * average handler time (`runtime.pace`, `batchSize`), at most `settings.max`, 1 until timed. The
- * transaction is one multi-row inbox INSERT, the handler of each new message (duplicates skipped)
- * in correlation-id order, every outbox INSERT with the one COMMIT (`Database.inboxBatchTransaction`);
- * then each delivery is acked. A lone delivery takes the single path (`runAlone`), so at low load
- * nothing changes; so does every delivery when the batch size is 1, and the batcher asks for the
- * next slot at once, so slow handlers run one per transaction side by side on the free slots. One
- * batch of the channel runs at a time (two batches of one queue could take their messages' row
- * locks in interleaved orders and deadlock each other); while it runs the next one forms, and the
- * deliveries beyond what the next batch will take run alone on free slots, so a backlog of
- * handlers that fill the budget in a few messages still uses every slot. If anything fails (a
- * handler throws, the database, the COMMIT) the transaction rolls back and every delivery of the
- * batch runs alone through `runAlone`, with its retries, attempts and dead-lettering as if it had
- * never been batched: a failing message costs the others one rollback. Each handler runs in its
- * message's own consumer span. Deliveries of a channel that is gone stay unacked (the broker
- * redelivers them).
+ * transaction slot (`runtime.slots`, asked for one at a time); once granted, the deliveries then
+ * waiting (after one event-loop turn, and at most `settings.waitMs` more when two or more wait) go
+ * into one `Database.inboxBatchTransaction`, up to `batchSize` of them: one multi-row inbox INSERT,
+ * each new message's handler in correlation-id order (duplicates skipped), every outbox INSERT with
+ * the one COMMIT; then each delivery is acked. A lone delivery, and every delivery while the batch
+ * size is 1, takes `runAlone`, so slow handlers run one per transaction side by side on the free
+ * slots. One batch of the channel runs at a time (two could take row locks in interleaved orders
+ * and deadlock); meanwhile the next forms, and deliveries beyond it run alone on free slots. If
+ * anything fails the transaction rolls back and each delivery runs alone through `runAlone`, with
+ * its own retries and dead-lettering: a failing message costs the others one rollback. Deliveries
+ * of a channel that is gone stay unacked (the broker redelivers them).
  *
  * Its states: `asking` (waiting in the slots' queue), `forming` (a slot granted, waiting a turn or
  * the window for company), `batchRunning`; `asking` may overlap `batchRunning` (for a delivery
  * beyond the next batch), the others exclude each other.
  */
-class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
+export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   #pending: Waiting[] = []
   #asking = false
   #forming = false
@@ -183,9 +168,8 @@ class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   }
 
   /**
-   * Up to `size` waiting deliveries, in delivery order, never two of one message id (the queue's
-   * per-id chains already keep a second copy out while the first runs; an envelope id that differs
-   * from the AMQP message id would slip past them).
+   * Up to `size` waiting deliveries, in delivery order, never two of one message id (an envelope id
+   * that differs from the AMQP message id slips past the queue's per-id chains).
    */
   #take(size: number): Waiting[] {
     const batch: Waiting[] = []
@@ -279,12 +263,4 @@ async function inOneTransaction<Tx extends TransactionClient>(
   } finally {
     pace.recordOverhead(performance.now() - started - handlersMs)
   }
-}
-
-/** Creates the batcher of one consumer channel; see `Batcher`. */
-export function createBatcher<Tx extends TransactionClient>(
-  runtime: DeliveryRuntime<Tx>,
-  settings: BatchSettings,
-): DeliveryBatcher {
-  return new Batcher(runtime, settings)
 }

@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { createSignals, type Signals } from '../signals.js'
 import { deadLetterQueueName, declareTopology, queueName } from '../topology.js'
@@ -21,41 +22,27 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   /** Queues are `<queuePrefix>.<handler name>`; usually the service name. */
   queuePrefix: string
   /**
-   * When set, each handler's topology (the exchange, its queue, dead-letter queue and binding) is
-   * declared before every consume (each reconnect, each reopen), so a broker that lost its
-   * definitions, or a queue deleted behind our back, is repaired. Default: not declared.
+   * When set, each handler's topology (exchange, queue, dead-letter queue, binding) is declared before
+   * every consume, so lost definitions or a deleted queue are repaired. Default: not declared.
    */
   declare?: { exchange: string; deliveryLimit?: number }
   signals?: Signals
   logger?: Logger
-  /**
-   * Unacked deliveries per handler queue (running, waiting for a slot or for a retry). Default 40
-   * (`DEFAULT_PREFETCH`): twice the default `batchMax`, so the next batch fills while one runs.
-   */
+  /** Unacked deliveries per handler queue (running, waiting for a slot or a retry). Default 40 (`DEFAULT_PREFETCH`). */
   prefetch?: number
   /**
-   * Most deliveries of one handler queue handled in one transaction (inbox/batch.ts): the
-   * deliveries already waiting when a transaction slot frees share one BEGIN, one multi-row inbox
-   * INSERT and one COMMIT; a lone delivery never waits for company. Needs a database with
-   * `inboxBatchTransaction` (`pgDatabase`); elsewhere every delivery has its own transaction. 1 turns
-   * batching off. `prefetch` must be at least twice this (so the next batch fills while one runs).
-   * Default half the prefetch, at most 20 (20 at the default prefetch of 40). Batches are also
-   * bounded by `batchBudgetMs`.
+   * Most deliveries of one handler queue in one transaction (inbox/batch.ts): those waiting when a
+   * slot frees share one BEGIN, inbox INSERT and COMMIT; a lone delivery never waits for company.
+   * Needs `inboxBatchTransaction` (`pgDatabase`); 1 turns batching off. `prefetch` must be at least
+   * twice this. Default half the prefetch, at most 20 (`DEFAULT_BATCH_MAX`).
    */
   batchMax?: number
   /**
-   * Handler time one batch transaction may hold, ms. Each handler queue keeps moving averages (about
-   * the last ten) of its handlers' running time and of the time its transactions spend around them
-   * (connection, BEGIN, inbox INSERT, COMMIT); a batch takes as many waiting deliveries as fit in
-   * this budget at the handlers' average (at least 1, at most `batchMax`), or in ten transactions'
-   * overhead when that is more (a slow database makes batching pay most), so a message waits at
-   * most about that long behind the others of its transaction. Until a handler was timed, and for a
-   * handler that takes more than half of it (a call to another system, say), each delivery runs
-   * alone, one per transaction side by side on the free slots (`concurrency`), as with
-   * `batchMax: 1`: a slow handler never waits behind others nor loses their work to one rollback.
-   * While a batch runs, the deliveries beyond what the next batch takes run alone on free slots.
-   * `Infinity` sizes batches by `batchMax` alone. Must be more than 0. Default 20
-   * (`DEFAULT_BATCH_BUDGET_MS`).
+   * Handler time one batch transaction may hold, ms: a batch takes as many waiting deliveries as fit
+   * at the queue's average handler time, or in ten transactions' overhead when that is more
+   * (`batchSize`, inbox/batch-size.ts). An untimed handler, or one slower than half of it, runs
+   * alone, one per transaction on the free slots, as with `batchMax: 1`. `Infinity` sizes batches by
+   * `batchMax` alone. Must be more than 0. Default 20 (`DEFAULT_BATCH_BUDGET_MS`).
    */
   batchBudgetMs?: number
   /**
@@ -64,9 +51,8 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    */
   batchWaitMs?: number
   /**
-   * Handler transactions running at once across all handler queues of this consumer, each holding a
-   * database connection. Keep it below the pool size so routes and the relay still get connections.
-   * Deliveries beyond it wait, unacked and outside any transaction, first come first served.
+   * Handler transactions at once across all handler queues, each holding a database connection:
+   * keep it below the pool size. Deliveries beyond it wait unacked, first come first served.
    * Default `DEFAULT_CONSUMER_CONCURRENCY` (4).
    */
   concurrency?: number
@@ -76,11 +62,7 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   retryBaseMs?: number
   /** Longest retry delay, ms. Default 30,000. */
   retryMaxMs?: number
-  /**
-   * How long a message may keep failing for transient database reasons (a lost connection, a
-   * terminated session, a serialization failure or deadlock) without spending attempts, ms.
-   * Default 300,000 (5 minutes).
-   */
+  /** How long a message may fail for transient database reasons without spending attempts, ms. Default 300,000. */
   transientRetryMaxMs?: number
   /** Longest `stop` waits for running handlers, ms. Default 15,000. */
   drainTimeoutMs?: number
@@ -161,23 +143,15 @@ export interface Consumer {
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
-const positiveInteger = (name: string, value: number): number => {
-  if (!Number.isInteger(value) || value < 1)
-    throw new RangeError(`${name} must be a positive integer, got ${value}`)
-  return value
-}
-
 /**
  * Creates the consumer: each handler's queue on its own channel with a bounded prefetch. Per delivery:
  * validate (poison is dead-lettered at once with the reason), record `(message_id, handler)` in
  * `inbox_message` and run the handler in one transaction, COMMIT, then ack. A handler that throws is
- * rolled back and retried with capped exponential backoff, then dead-lettered with the error.
- * After a lost connection it consumes again on fresh channels once the connection is back.
- * At most `concurrency` handler transactions run at once over all queues (a FIFO semaphore).
- * Under load the deliveries of one queue that wait for a slot share a transaction (`batchMax`), as
- * many as fit in `batchBudgetMs` of handler time; slow handlers run one per transaction in parallel.
- * Throws `TopologyError` for a handler's bad `upcasts` (`checkUpcasts`), `RangeError` for a non-positive `prefetch`, `concurrency`, `maxAttempts` or
- * `batchBudgetMs`, or a `batchMax` above half the prefetch.
+ * rolled back and retried with capped exponential backoff, then dead-lettered with the error. At
+ * most `concurrency` handler transactions run at once over all queues; under load a queue's waiting
+ * deliveries share one (`batchMax`, `batchBudgetMs`). Consumes again after a lost connection.
+ * @throws TopologyError for a handler's bad `upcasts` (`checkUpcasts`); RangeError for a non-positive
+ * `prefetch`, `concurrency`, `maxAttempts` or `batchBudgetMs`, or a `batchMax` above half the prefetch
  */
 export function createConsumer<Tx extends TransactionClient>(options: ConsumerOptions<Tx>): Consumer {
   const { connection, queuePrefix, declare } = options

@@ -46,12 +46,10 @@ export type DeadLetterPublisher = ((original: Message, details: DeadLetterDetail
 }
 
 /**
- * Returns a publisher of dead-letter copies on `channel` (a confirm channel). Each copy keeps the
- * original body and properties and adds headers `x-dead-letter-reason`, `x-dead-letter-handler`,
- * `x-dead-letter-attempts`, `x-original-exchange`, `x-original-routing-key`, `x-dead-lettered-at`
- * (ISO 8601). It resolves only once the broker confirmed the copy into the queue: it is published
- * `mandatory`, and a copy the broker returns (the queue is gone) rejects with `DeadLetterError`,
- * because a returned message is confirmed too and would otherwise be lost with the acked original.
+ * A publisher of dead-letter copies on confirm channel `channel`: the original body and properties,
+ * plus headers `x-dead-letter-reason`, `-handler`, `-attempts`, `x-original-exchange`,
+ * `x-original-routing-key`, `x-dead-lettered-at` (ISO 8601). Resolves once the broker confirmed the
+ * copy; published `mandatory`, so a copy returned (the queue is gone) rejects with `DeadLetterError`.
  */
 export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPublisher {
   const returned = new Set<string>()
@@ -113,10 +111,9 @@ export function createDeadLetterPublisher(channel: ConfirmChannel): DeadLetterPu
 export type DeadLetteredBy = { handler: string; attempts: number } | { recorder: string }
 
 /**
- * Counts, logs and signals a message whose dead-letter copy the broker confirmed (its original is
- * acked): `deadLetteredTotal` + 1, an error log with the ids an operator needs to act (the message
- * id a requeue takes, the queue and its dead-letter queue) and the `deadLettered` signal, whose
- * `handler` is the handler's or the recorder's name. Never throws.
+ * Counts, logs (at error, with the message id, queue and dead-letter queue an operator needs) and
+ * signals (`deadLettered`, `handler`: the handler's or recorder's name) a message whose dead-letter
+ * copy the broker confirmed. Never throws.
  */
 export function reportDeadLettered(
   to: { counters: { deadLetteredTotal: number }; logger: Logger; signals: Signals },

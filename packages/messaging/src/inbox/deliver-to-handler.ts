@@ -2,11 +2,9 @@ import type { ConsumedMessage, Database, HandlerDefinition, TransactionClient } 
 import { inInbox } from './inbox-record.js'
 
 /**
- * Runs one already-validated message through the inbox for one handler, without a broker: one
- * `database` transaction that records `(message.id, handler.name)` in inbox_message (`inInbox`,
- * the consumer's own) and, only when the pair is new, runs `handler.handle` in it. A handler
- * error rolls the inbox row back too and is rethrown (no retry, no dead-lettering: that is the
- * consumer's job). Meant for service tests that exercise a reaction the way the consumer would.
+ * Runs one validated message through the inbox for one handler, without a broker, for service tests:
+ * one `database` transaction records `(message.id, handler.name)` (`inInbox`) and, only when the pair
+ * is new, runs `handler.handle` in it. A handler error rolls back and is rethrown (no retry).
  * Example: `await deliverToHandler(prismaDatabase(prisma), reserveStock, message) // 'handled'`.
  * @returns 'handled', or 'duplicate' when the inbox had already recorded the pair (handler not run)
  */

@@ -100,10 +100,9 @@ function validPayload<P>(contract: MessageContract<P>, payload: unknown): P {
 }
 
 /**
- * The first event of a process, caused by a request rather than a message (an order placed): its
- * contract's type and routing key, the payload as the contract's schema outputs it, `aggregateId`
- * as subject and, unless given, as correlation id. The payload is checked here, so a bug fails the
- * request instead of poisoning the consumers downstream. Example:
+ * The first event of a process, caused by a request (an order placed): the contract's type and
+ * routing key, the payload as its schema outputs it, `aggregateId` as subject and, unless given, as
+ * correlation id. Checked here, so a bug fails the request, not the consumers downstream. Example:
  * `await enqueue(tx, firstEvent(OrderCreated, { aggregateId: orderId, payload, occurredAt: now }))`.
  * @throws InvalidPayloadError when `payload` does not satisfy `contract.schema`
  * @throws TypeError when the schema validates asynchronously
@@ -120,11 +119,9 @@ export function firstEvent<P>(
 }
 
 /**
- * The next event of a process, caused by the handled message `options.cause`: its contract's type
- * and routing key, the payload as the contract's schema outputs it, `aggregateId`, `occurredAt`, and
- * the tracing of `followUp` (same correlation id, causation id = the cause's id, a child
- * traceparent). The payload is checked here, so a bug fails the reaction that made it (retried,
- * then dead-lettered at its own queue) instead of poisoning the consumers downstream. Example:
+ * The next event of a process, caused by the handled message `options.cause`: as `firstEvent`, with
+ * the tracing of `followUp`. Checked here, so a bug fails the reaction that made it, not the
+ * consumers downstream. Example:
  * `await enqueue(tx, nextEvent(StockReserved, { cause: message, aggregateId: orderId, payload, occurredAt: now }))`.
  * @throws InvalidPayloadError when `payload` does not satisfy `contract.schema`
  * @throws TypeError when the schema validates asynchronously (a reaction's schema must be synchronous)

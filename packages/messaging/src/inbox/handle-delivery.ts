@@ -103,9 +103,8 @@ type Attempt =
   | { kind: 'unavailable'; error: unknown }
 
 /**
- * Deliveries this message had before this one: a quorum queue's `x-delivery-count`
- * (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling), so the attempt budget
- * holds across crashes and restarts, else 1 when `redelivered`.
+ * Deliveries this message had before this one: a quorum queue's `x-delivery-count` (so the attempt
+ * budget holds across crashes), else 1 when `redelivered`.
  */
 const priorDeliveries = (delivery: Message): number => {
   const count: unknown = delivery.properties.headers?.['x-delivery-count']
@@ -264,10 +263,9 @@ export interface DeliveryBatcher {
 }
 
 /**
- * One delivery, start to end: another version of the handler's type is upcast or held
- * (inbox/versions.ts); poison is dead-lettered at once; a valid message goes to `batcher`
- * when there is one (it may share a transaction with other deliveries of the queue, and comes back
- * to `runAlone` when that transaction fails), else straight to `runAlone`. Never throws.
+ * One delivery, start to end: another version is upcast or held (inbox/versions.ts); poison is
+ * dead-lettered at once; a valid message goes to `batcher` when there is one (back to `runAlone`
+ * when its batch fails), else to `runAlone`. Never throws.
  */
 export async function handleDelivery<Tx extends TransactionClient>(
   delivery: Message,
@@ -318,12 +316,11 @@ async function retryTransient<Tx extends TransactionClient>(
 
 /**
  * A valid message in transactions of its own: runs its handler in an inbox transaction and acks
- * only after COMMIT; a handler error is retried in-process with backoff (unacked meanwhile) until
- * the attempts are used up (`message.attempt` is the first one's number), then dead-lettered. A
- * transient database failure (`isTransientDatabaseError`) is retried without spending an attempt
- * for up to `policy.transientMaxMs`. Each transaction first takes a slot of `runtime.slots` (FIFO);
- * `held` is one the caller already took. Never throws. When the consumer stops or the channel is
- * gone, a delivery not running is left unacked for redelivery; a running transaction finishes.
+ * after COMMIT; a handler error is retried in-process with backoff (unacked) until the attempts are
+ * used up, then dead-lettered; a transient database failure (`isTransientDatabaseError`) spends no
+ * attempt for up to `policy.transientMaxMs`. Each transaction takes a slot of `runtime.slots`
+ * (`held`: one already taken). Never throws. When stopping or the channel is gone, a delivery not
+ * running is left unacked for redelivery; a running transaction finishes.
  */
 export async function runAlone<Tx extends TransactionClient>(
   message: ConsumedMessage,

@@ -4,7 +4,7 @@ import { createQueueChannel, type ChannelSession, type QueueChannel } from '../a
 import type { TransactionClient } from '../types.js'
 import type { OrderingSettings } from './ordering.js'
 import { createOrderedParts } from './ordering-sweep.js'
-import { createBatcher, type BatchSettings } from './batch.js'
+import { Batcher, type BatchSettings } from './batch.js'
 import { createHandlerPace } from './batch-size.js'
 import { noCounters } from './counters.js'
 import {
@@ -69,10 +69,8 @@ const controlOf = (delivery: ConsumeMessage, session: ChannelSession, handler: s
 })
 
 /**
- * Consumes one handler queue: each delivery goes through `handleDelivery` with a `DeliveryControl`
- * on the channel it came on. Two deliveries of one message id (a redelivery while the first still
- * retries) never run side by side: the second waits for the first's chain. One channel per handler
- * keeps a failing or slow handler from touching the others (own prefetch window, own errors).
+ * Consumes one handler queue on a channel of its own (own prefetch, own errors): each delivery goes
+ * through `handleDelivery`; a second delivery of one message id waits for the first's chain.
  */
 export function createHandlerQueue<Tx extends TransactionClient>(
   options: HandlerQueueOptions<Tx>,
@@ -95,7 +93,7 @@ export function createHandlerQueue<Tx extends TransactionClient>(
     const runtime: DeliveryRuntime<Tx> = { ...options, counters, pace, stopping: session.gone }
     if (ordering) runtime.ordering = ordering.on(session, runtime as DeliveryRuntime<never>)
     // Ordered handlers take one delivery per transaction: a batch would hold many keys' cursors.
-    const batcher = options.batch.max > 1 && !ordered ? createBatcher(runtime, options.batch) : undefined
+    const batcher = options.batch.max > 1 && !ordered ? new Batcher(runtime, options.batch) : undefined
     parts = { session, runtime, batcher }
     return parts
   }

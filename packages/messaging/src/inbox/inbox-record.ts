@@ -3,12 +3,9 @@ import { INBOX_INSERT } from '../sql.js'
 import type { Database, InboxEntry, InboxOutcome, TransactionClient } from '../types.js'
 
 /**
- * Records that `handler` takes message `messageId`, inside the handler's transaction. Returns
- * false when the pair is already recorded: a duplicate, whose effect is already committed.
- *
- * Two transactions inserting the same pair at once: the second blocks on the primary key until the
- * first ends, then gets 0 rows if it committed, or inserts if it rolled back. So concurrent
- * deliveries of one message (two consumers, a redelivery racing a slow commit) have one effect.
+ * Records that `handler` takes message `messageId` in the handler's transaction; false when the pair
+ * is already there (a duplicate). A second transaction inserting the same pair blocks on the
+ * primary key until the first ends, so concurrent deliveries of one message have one effect.
  */
 export async function recordInbox(
   tx: TransactionClient,
@@ -20,11 +17,9 @@ export async function recordInbox(
 }
 
 /**
- * Runs `fn` in one inbox transaction of `database` for `entry`: records the pair and, only when it
- * is new, runs `fn` in the same transaction; `{ fresh: false }` (fn not run) for a duplicate. Uses
- * the database's `inboxTransaction` when it has one (pgDatabase: BEGIN and the inbox INSERT in one
- * round trip), else `recordInbox` as the first statement of `transaction`. Errors: whatever the
- * transaction or `fn` throws (everything rolled back).
+ * Runs `fn` in one inbox transaction of `database` for `entry`, only when the pair is new;
+ * `{ fresh: false }` for a duplicate. Uses `inboxTransaction` when there is one, else `recordInbox`
+ * first in `transaction`. Errors: what the transaction or `fn` throws (everything rolled back).
  */
 export function inInbox<Tx extends TransactionClient, T>(
   database: Database<Tx>,

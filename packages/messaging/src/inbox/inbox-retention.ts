@@ -24,10 +24,9 @@ export interface InboxRetention {
 }
 
 /**
- * Creates the inbox retention of a process that consumes without a relay (the relay's housekeeping
- * deletes expired inbox rows where it runs): every `intervalMs` it deletes inbox rows older than
- * `inboxRetentionMs`, one pass at a time, touching no other table. A failed pass is logged as a
- * background failure (`reportBackgroundFailure`) and the next one tries again.
+ * Inbox retention for a process that consumes without a relay: every `intervalMs` deletes inbox
+ * rows older than `inboxRetentionMs`, one pass at a time; a failed pass is reported
+ * (`reportBackgroundFailure`) and the next tries again.
  */
 export function createInboxRetention(options: InboxRetentionOptions): InboxRetention {
   let timer: NodeJS.Timeout | undefined

@@ -133,21 +133,20 @@ export async function validatePayload<P>(
 
 /**
  * Turns a delivery into the message a handler sees, or says why it is poison: not a CloudEvents 1.0
- * event in JSON, in structured mode (the body is the envelope) or binary mode (attributes in
- * prefixed headers, see `BINARY_PREFIX`), a `type` other than the contract's (another version is
- * another type), data that is not JSON, or data the contract's schema rejects (or throws on).
- * Optional attributes get a documented value: no `datacontenttype` is JSON; no `time` is the AMQP
- * timestamp, else the time of receipt; no `correlationid` (this package's extension) is the AMQP
- * correlation id, else `subject`, else the event's own `id`.
+ * JSON event in structured or binary mode (`BINARY_PREFIX`), a `type` other than the contract's,
+ * data that is not JSON or that the schema rejects (or throws on). No `datacontenttype` is JSON; no
+ * `time` is the AMQP timestamp, else now; no `correlationid` is the AMQP correlation id, else
+ * `subject`, else `id`. `contract` may be a function of the event's `type` (undefined if none).
  */
 export async function parseDelivery<P>(
   delivery: RawDelivery,
-  contract: MessageContract<P>,
+  contract: MessageContract<P> | ((type: string | undefined) => MessageContract<P>),
 ): Promise<ParsedDelivery<P>> {
   const body = readEvent(delivery)
   if (typeof body === 'string') return { ok: false, reason: body }
   const id = text(body, 'id')
   const type = text(body, 'type')
+  if (typeof contract === 'function') contract = contract(type)
   const problems = envelopeProblems(body, contract.type)
   if (problems.length > 0) return { ok: false, id, type, reason: `invalid envelope: ${problems.join('; ')}` }
 

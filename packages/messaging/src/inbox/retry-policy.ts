@@ -10,19 +10,17 @@ export interface RetryPolicy {
   /** Cap of the delay, ms. */
   maxMs: number
   /**
-   * How long a message may keep failing for transient database reasons (a lost connection, a
-   * terminated session, a serialization failure or deadlock: `isTransientDatabaseError`) without
-   * spending attempts, ms, from its first such failure. Past it they count like the handler's own
-   * errors, so a handler that always deadlocks is dead-lettered in the end.
+   * How long a message may fail for transient database reasons (`isTransientDatabaseError`) without
+   * spending attempts, ms, from its first such failure; past it they count, so a handler that always
+   * deadlocks is dead-lettered in the end.
    */
   transientMaxMs: number
 }
 
 /**
- * The delay before attempt `attempt + 1` after attempt `attempt` (1-based) failed: the same capped
- * exponential backoff with equal jitter the connection uses, so retries of many messages failing
- * together spread out yet never come sooner than half the step.
- * Example with base 500 and max 60,000: after attempt 1 -> 250..500 ms, after attempt 4 -> 2..4 s.
+ * The delay before attempt `attempt + 1` after attempt `attempt` (1-based) failed: `backoffDelay`,
+ * so retries of many messages failing together spread out. Base 500, max 60,000: after attempt 1
+ * 250..500 ms, after attempt 4 2..4 s.
  */
 export const retryDelayMs = (
   attempt: number,

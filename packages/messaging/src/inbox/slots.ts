@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 /** Frees a slot taken by `Slots.acquire`; calling it again does nothing. */
 export type Release = () => void
 
@@ -14,9 +15,8 @@ export interface Slots {
   /** Callers waiting for a slot now. */
   readonly waiting: number
   /**
-   * Resolves with a `Release` once a slot is free, in the order callers asked (FIFO, so a busy
-   * handler cannot starve a quiet one). Resolves `undefined`, holding nothing, when `signal` aborts
-   * before a slot was granted (the consumer is stopping: the delivery is left for redelivery).
+   * Resolves with a `Release` once a slot is free, first come first served; `undefined`, holding
+   * nothing, when `signal` aborts first (the consumer stops: the delivery is left for redelivery).
    */
   acquire(signal: AbortSignal): Promise<Release | undefined>
 }
@@ -31,8 +31,7 @@ interface Waiter {
  * @throws RangeError when `limit` is not a positive integer.
  */
 export function createSlots(limit: number): Slots {
-  if (!Number.isInteger(limit) || limit < 1)
-    throw new RangeError(`concurrency must be a positive integer, got ${limit}`)
+  positiveInteger('concurrency', limit)
   let running = 0
   const queue: Waiter[] = []
 

@@ -47,49 +47,53 @@ export function checkUpcasts(handler: HandlerDefinition<never>): void {
 }
 
 /**
- * Validates with `upcaster.from`, upcasts, validates the result with `contract`; each failure is
- * poison with a reason naming its step. The message keeps its id and wire type.
+ * `parsed` (a delivery parsed by `upcaster.from`) upcast and validated with `contract`; each failure
+ * is poison with a reason naming its step. The message keeps its id and wire type.
  */
 async function upcast<P>(
-  raw: RawDelivery,
+  parsed: ParsedDelivery<unknown>,
   upcaster: Upcaster<P>,
   contract: MessageContract<P>,
 ): Promise<ParsedDelivery<P>> {
   const step = `upcast from '${upcaster.from.type}' to '${contract.type}'`
-  const older = await parseDelivery(raw, upcaster.from)
-  if (!older.ok) return { ...older, reason: `${step}: ${older.reason}` }
-  const { id, type } = older.message
+  if (!parsed.ok) return { ...parsed, reason: `${step}: ${parsed.reason}` }
+  const { id, type } = parsed.message
   let payload: P
   try {
-    payload = upcaster.upcast(older.message.payload)
+    payload = upcaster.upcast(parsed.message.payload)
   } catch (error) {
     return { ok: false, id, type, reason: `${step}: upcaster threw: ${errorMessage(error)}` }
   }
   const result = await validatePayload(contract.schema, payload)
   if (typeof result === 'string') return { ok: false, id, type, reason: `${step}: its result: ${result}` }
-  return { ok: true, message: { ...older.message, payload: result.value } }
+  return { ok: true, message: { ...parsed.message, payload: result.value } }
 }
 
 /**
- * `parseDelivery` for `handler`, with versions: a delivery of an older version is upcast when an
- * upcaster is from its type (else poison: no upcaster); a valid envelope of a newer version of the
- * event is `newer` (to hold); any other type is poison as `parseDelivery` says.
+ * `parseDelivery` for `handler`, with versions, in one parse: a delivery of an older version is
+ * parsed by the upcaster from its type and upcast (else poison: no upcaster); a valid envelope of a
+ * newer version of the event is `newer` (to hold); any other type is poison as `parseDelivery` says.
  */
 export async function parseForHandler<P>(
   raw: RawDelivery,
   handler: HandlerDefinition<never, P>,
 ): Promise<ParsedDelivery<P> | { ok: 'newer'; id: string; type: string }> {
-  const parsed = await parseDelivery(raw, handler.message)
-  // Only a delivery of another type pays for the version checks.
-  if (parsed.ok || parsed.type === undefined || parsed.type === handler.message.type) return parsed
-  const { type } = parsed
-  const upcaster = handler.upcasts?.find((candidate) => candidate.from.type === type)
-  if (upcaster) return upcast(raw, upcaster, handler.message)
-  const order = versionOrder(type, handler.message.type)
-  if (order < 0) return { ...parsed, reason: `no upcaster from '${type}' to '${handler.message.type}'` }
-  if (order === 0) return parsed
-  const newer = await parseDelivery(raw, { ...handler.message, type, schema: anyPayload })
-  return newer.ok ? { ok: 'newer', id: newer.message.id, type } : newer
+  const own: MessageContract<unknown> = handler.message
+  let upcaster: Upcaster<P> | undefined
+  let order = 0
+  const parsed = await parseDelivery(raw, (type) => {
+    // Only a delivery of another type pays for the version checks.
+    if (type === undefined || type === own.type) return own
+    upcaster = handler.upcasts?.find((candidate) => candidate.from.type === type)
+    if (upcaster) return upcaster.from
+    order = versionOrder(type, own.type)
+    return order > 0 ? { ...own, type, schema: anyPayload } : own
+  })
+  if (upcaster) return upcast(parsed, upcaster, handler.message)
+  if (order > 0 && parsed.ok) return { ok: 'newer', id: parsed.message.id, type: parsed.message.type }
+  if (order < 0 && !parsed.ok)
+    return { ...parsed, reason: `no upcaster from '${parsed.type}' to '${own.type}'` }
+  return parsed
 }
 
 /** How often a message was held, on the copy put back. */
@@ -99,14 +103,11 @@ const HELD_TIMES = 'x-held-times'
 export const holdDelayMs = (times: number): number => Math.min(1000 * 2 ** (times - 1), 60_000)
 
 /**
- * Holds a delivery of a newer version than the handler's, for a consumer of the same queue that
- * handles it (a newer build rolling out), instead of dead-lettering it. A `nack(requeue)` loop would
- * spend the quorum queue's `x-delivery-limit` and end in the .dlq backstop; so the delivery waits
- * here (`holdDelayMs`, no slot, no batch), then a copy with the same properties and message id goes
- * back into the queue, confirmed, and the original is acked: the copy starts a fresh delivery count
- * and goes to whichever consumer the broker picks. If the channel dies between confirm and ack both
- * come back; the inbox dedups by id. When the consumer stops or the channel goes, it is requeued at
- * once (one delivery count per stop). Never throws.
+ * Holds a delivery of a newer version than the handler's for a consumer that handles it (a newer
+ * build rolling out), instead of dead-lettering it; a `nack(requeue)` loop would spend the quorum
+ * queue's `x-delivery-limit`. It waits `holdDelayMs` (no slot, no batch), then a copy with the same
+ * properties and id goes back into the queue, confirmed, and the original is acked (a channel dying
+ * in between brings both back: the inbox dedups). Stopping requeues it at once. Never throws.
  */
 export async function holdNewer<Tx extends TransactionClient>(
   delivery: Message,

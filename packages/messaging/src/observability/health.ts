@@ -18,11 +18,9 @@ export interface HealthArea {
    */
   readonly status: 'up' | 'degraded' | 'down'
   /**
-   * What a host's probes do with it. `liveness`: a liveness probe fails while this area is `down`,
-   * since the instance cannot recover by itself and a restart may (a queue unconsumed for longer
-   * than `consumerStuckAfterMs` while the broker is up). `report`: shown, never gating: the broker's
-   * and the outbox's state are a dependency's, which a restart does not fix, and the outbox exists
-   * so that writes go on while the broker is away.
+   * What a host's probes do with it. `liveness`: a liveness probe fails while the area is `down` (a
+   * queue unconsumed past `consumerStuckAfterMs` with the broker up: a restart may help). `report`:
+   * shown, never gating (a dependency's state, which a restart does not fix).
    */
   readonly probe: 'liveness' | 'report'
   /** One sentence for people: what is wrong, or what is fine. */

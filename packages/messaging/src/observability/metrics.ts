@@ -80,173 +80,106 @@ interface Definition<R extends Read | ReadPer> {
   read: R
 }
 
+/** The instance's gauges and counters by name (without the prefix): HELP text and reader. */
+const GAUGES: Record<string, [help: string, read: Read]> = {
+  broker_up: ['Whether every AMQP connection the service needs is open (1) or not (0).', (s) => s.brokerUp],
+  broker_blocked: [
+    'Whether the broker blocks a connection of the service (1, connection.blocked: see /health for the reason) or not (0).',
+    (s) => s.brokerBlocked,
+  ],
+  relay_pending: [
+    `Outbox rows waiting to be published to the broker. ${PER_DATABASE}`,
+    (s) => s.relay.pending,
+  ],
+  relay_oldest_pending_age_seconds: [
+    `Age of the oldest outbox row waiting to be published, in seconds (0 when none waits). ${PER_DATABASE}`,
+    (s) => s.relay.oldestPendingAgeMs / 1000,
+  ],
+  relay_parked: [
+    `Outbox rows parked after using up their publish attempts. ${PER_DATABASE}`,
+    (s) => s.relay.parked,
+  ],
+}
+const COUNTERS: Record<string, [help: string, read: Read]> = {
+  relay_published_total: [
+    'Outbox rows the broker confirmed since the process started.',
+    (s) => s.relay.publishedTotal,
+  ],
+  relay_failed_total: [
+    'Outbox publish attempts that failed since the process started.',
+    (s) => s.relay.failedTotal,
+  ],
+  relay_parked_total: ['Outbox rows parked since the process started.', (s) => s.relay.parkedTotal],
+  relay_refused_total: [
+    'Outbox rows the broker refused for themselves (e.g. over its max_message_size), parked at once, since the process started.',
+    (s) => s.relay.refusedTotal,
+  ],
+}
 const INSTANCE: readonly Definition<Read>[] = [
-  {
-    kind: 'gauge',
-    name: 'broker_up',
-    help: 'Whether every AMQP connection the service needs is open (1) or not (0).',
-    read: (s) => s.brokerUp,
-  },
-  {
-    kind: 'gauge',
-    name: 'broker_blocked',
-    help: 'Whether the broker blocks a connection of the service (1, connection.blocked: see /health for the reason) or not (0).',
-    read: (s) => s.brokerBlocked,
-  },
-  {
-    kind: 'gauge',
-    name: 'relay_pending',
-    help: `Outbox rows waiting to be published to the broker. ${PER_DATABASE}`,
-    read: (s) => s.relay.pending,
-  },
-  {
-    kind: 'gauge',
-    name: 'relay_oldest_pending_age_seconds',
-    help: `Age of the oldest outbox row waiting to be published, in seconds (0 when none waits). ${PER_DATABASE}`,
-    read: (s) => s.relay.oldestPendingAgeMs / 1000,
-  },
-  {
-    kind: 'gauge',
-    name: 'relay_parked',
-    help: `Outbox rows parked after using up their publish attempts. ${PER_DATABASE}`,
-    read: (s) => s.relay.parked,
-  },
-  {
-    kind: 'counter',
-    name: 'relay_published_total',
-    help: 'Outbox rows the broker confirmed since the process started.',
-    read: (s) => s.relay.publishedTotal,
-  },
-  {
-    kind: 'counter',
-    name: 'relay_failed_total',
-    help: 'Outbox publish attempts that failed since the process started.',
-    read: (s) => s.relay.failedTotal,
-  },
-  {
-    kind: 'counter',
-    name: 'relay_parked_total',
-    help: 'Outbox rows parked since the process started.',
-    read: (s) => s.relay.parkedTotal,
-  },
-  {
-    kind: 'counter',
-    name: 'relay_refused_total',
-    help: 'Outbox rows the broker refused for themselves (e.g. over its max_message_size), parked at once, since the process started.',
-    read: (s) => s.relay.refusedTotal,
-  },
+  ...Object.entries(GAUGES).map(([name, [help, read]]) => ({ kind: 'gauge' as const, name, help, read })),
+  ...Object.entries(COUNTERS).map(([name, [help, read]]) => ({ kind: 'counter' as const, name, help, read })),
 ]
 
-const HANDLERS: readonly Definition<ReadPer>[] = [
-  ['counter', 'handled_total', 'handledTotal', 'Deliveries whose handler transaction committed, by handler.'],
-  [
-    'counter',
-    'duplicates_total',
-    'duplicatesTotal',
+/** A counter's key as its metric name: `deadLetteredTotal` -> `dead_lettered_total`. */
+const snake = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+/** The HELP text of every handler counter, in the order they are listed (gauges in `HANDLER_GAUGES`). */
+const HANDLER_HELP: Record<keyof HandlerCounters, string> = {
+  handledTotal: 'Deliveries whose handler transaction committed, by handler.',
+  duplicatesTotal:
     'Deliveries the inbox had already seen, acknowledged without running the handler, by handler.',
-  ],
-  [
-    'counter',
-    'retried_total',
-    'retriedTotal',
-    'Handler failures that were scheduled for a retry, by handler.',
-  ],
-  [
-    'counter',
-    'dead_lettered_total',
-    'deadLetteredTotal',
-    'Messages moved to the dead-letter queue (poison or out of attempts), by handler.',
-  ],
-  [
-    'gauge',
-    'in_flight',
-    'inFlight',
-    'Deliveries being worked on now (running or waiting for a slot or a retry), by handler.',
-  ],
-  [
-    'counter',
-    'batches_total',
-    'batchesTotal',
+  retriedTotal: 'Handler failures that were scheduled for a retry, by handler.',
+  deadLetteredTotal: 'Messages moved to the dead-letter queue (poison or out of attempts), by handler.',
+  inFlight: 'Deliveries being worked on now (running or waiting for a slot or a retry), by handler.',
+  batchesTotal:
     'Handler transactions that took two or more deliveries of the queue and committed, by handler.',
-  ],
-  [
-    'counter',
-    'transient_retried_total',
-    'transientRetriedTotal',
+  transientRetriedTotal:
     'Handler transactions that failed for transient database reasons (a lost connection, a terminated session, a deadlock) and were retried without spending an attempt, by handler.',
-  ],
-  [
-    'counter',
-    'batch_fallbacks_total',
-    'batchFallbacksTotal',
+  batchFallbacksTotal:
     'Such batch transactions rolled back (a handler or the commit failed), whose deliveries were then handled one by one, by handler.',
-  ],
-  ['counter', 'held_total', 'heldTotal', 'Holds of a newer version than the handler takes, by handler.'],
-  ['gauge', 'held', 'held', 'Deliveries of a newer version than the handler takes held now, by handler.'],
-  [
-    'counter',
-    'order_waited_total',
-    'orderWaitedTotal',
+  heldTotal: 'Holds of a newer version than the handler takes, by handler.',
+  held: 'Deliveries of a newer version than the handler takes held now, by handler.',
+  orderWaitedTotal:
     'Ordered deliveries that came before their predecessor and were held in the database, by handler.',
-  ],
-  [
-    'counter',
-    'order_released_total',
-    'orderReleasedTotal',
+  orderReleasedTotal:
     'Held ordered deliveries handled once their predecessor was (in handled_total too), by handler.',
-  ],
-  [
-    'counter',
-    'order_put_back_total',
-    'orderPutBackTotal',
+  orderPutBackTotal:
     'Held ordered deliveries that failed when released and were put back into the queue for its retries, by handler.',
-  ],
-  [
-    'gauge',
-    'order_blocked',
-    'orderBlocked',
-    `Keys blocked by a dead-lettered message, by handler. ${PER_DATABASE}`,
-  ],
-  [
-    'gauge',
-    'order_waiting',
-    'orderWaiting',
-    `Ordered deliveries held for their predecessor, by handler. ${PER_DATABASE}`,
-  ],
-  [
-    'gauge',
-    'order_gaps',
-    'orderGaps',
-    `Keys whose held deliveries wait past the gap time for a predecessor that has not come, by handler. ${PER_DATABASE}`,
-  ],
-].map(([kind, name, key, help]) => ({
-  kind: kind as 'counter' | 'gauge',
-  name: `consumer_${name}`,
-  help: help as string,
+  orderBlocked: `Keys blocked by a dead-lettered message, by handler. ${PER_DATABASE}`,
+  orderWaiting: `Ordered deliveries held for their predecessor, by handler. ${PER_DATABASE}`,
+  orderGaps: `Keys whose held deliveries wait past the gap time for a predecessor that has not come, by handler. ${PER_DATABASE}`,
+}
+
+/** The handler counters that are gauges (a value now, not a running total). */
+const HANDLER_GAUGES: ReadonlySet<string> = new Set([
+  'inFlight',
+  'held',
+  'orderBlocked',
+  'orderWaiting',
+  'orderGaps',
+])
+
+const HANDLERS: readonly Definition<ReadPer>[] = Object.entries(HANDLER_HELP).map(([key, help]) => ({
+  kind: HANDLER_GAUGES.has(key) ? 'gauge' : 'counter',
+  name: `consumer_${snake(key)}`,
+  help,
   read: consumerCounter(key as keyof HandlerCounters),
 }))
 
-const RECORDERS: readonly Definition<ReadPer>[] = [
-  [
-    'recorded_total',
-    'recordedTotal',
+/** The HELP text of every recorder counter. */
+const RECORDER_HELP: Record<keyof RecorderCounters, string> = {
+  recordedTotal:
     'Messages a batch recorder wrote (or found already written), by handler (the recorder name).',
-  ],
-  ['batches_total', 'batchesTotal', 'Statements a batch recorder ran, one per batch, by handler.'],
-  [
-    'split_total',
-    'splitTotal',
-    'Batches the database refused and a recorder retried one message at a time, by handler.',
-  ],
-  [
-    'dead_lettered_total',
-    'deadLetteredTotal',
+  batchesTotal: 'Statements a batch recorder ran, one per batch, by handler.',
+  splitTotal: 'Batches the database refused and a recorder retried one message at a time, by handler.',
+  deadLetteredTotal:
     'Messages a batch recorder dead-lettered (invalid, or refused alone by the database), by handler.',
-  ],
-].map(([name, key, help]) => ({
-  kind: 'counter' as const,
-  name: `recorder_${name}`,
-  help: help as string,
+}
+
+const RECORDERS: readonly Definition<ReadPer>[] = Object.entries(RECORDER_HELP).map(([key, help]) => ({
+  kind: 'counter',
+  name: `recorder_${snake(key)}`,
+  help,
   read: recorderCounter(key as keyof RecorderCounters),
 }))
 

@@ -28,9 +28,10 @@ export interface BatchResult {
   channelBroken: boolean
   /** Rows to publish one at a time next: the broker refused one of them without naming it. */
   suspects: readonly string[]
-  /** From the claim to the last confirm, ms (monotonic clock); 0 when nothing was published. */
-  sinceClaimMs: number
-  /** From the first publish (serialising the batch included) to the last confirm, ms (monotonic clock). */
+  /**
+   * From the claim (the batch is serialised and published right after it) to the last confirm, ms
+   * (monotonic clock); 0 when nothing was published.
+   */
   confirmMs: number
 }
 
@@ -74,7 +75,6 @@ const NOTHING_DUE: BatchResult = {
   failed: [],
   channelBroken: false,
   suspects: [],
-  sinceClaimMs: 0,
   confirmMs: 0,
 }
 
@@ -108,13 +108,11 @@ export async function publishRows(
 }
 
 /**
- * The first half of one round, in one database transaction: claim a batch (FOR UPDATE SKIP LOCKED)
- * and publish it without waiting for the confirms; `finish()` does the rest, while the publish loop
- * claims the next batch. The server cuts off a relay that freezes holding the locks
- * (`idle_in_transaction_session_timeout`, see `beginAndClaim`), so its rows go to the other relays.
- * `rejectedDelayMs`: how long rows the broker nacked wait before they are due again. `only`: claim
- * among these rows alone; the caller publishes such a batch with nothing else in flight on
- * `channel`, so that a refusal the broker does not explain is this batch's.
+ * The first half of one round, in one database transaction: claim a batch (`beginAndClaim`) and
+ * publish it without waiting for the confirms; `finish()` does the rest while the publish loop
+ * claims the next. `rejectedDelayMs`: how long nacked rows wait before they are due again. `only`:
+ * claim among these rows alone, published with nothing else in flight on `channel`, so that a
+ * refusal the broker does not explain is this batch's.
  * @throws database errors (connect, claim); the transaction is then rolled back, nothing published.
  */
 export async function claimAndPublish(
@@ -170,7 +168,6 @@ export async function claimAndPublish(
         ...marked,
         channelBroken: outcome.channelBroken,
         suspects: outcome.suspects,
-        sinceClaimMs: confirmedAt - claimedAt,
         confirmMs: confirmedAt - claimedAt,
       }
     } catch (error) {
@@ -188,7 +185,7 @@ async function markOutcome(
   publishedIds: string[],
   settings: BatchSettings,
   rejectedDelayMs: number,
-): Promise<Omit<BatchResult, 'channelBroken' | 'suspects' | 'sinceClaimMs' | 'confirmMs'>> {
+): Promise<Omit<BatchResult, 'channelBroken' | 'suspects' | 'confirmMs'>> {
   const byId = new Map(rows.map((row) => [row.id, row]))
   const toMark = failures.map((failure) => {
     // Poison, unroutable and refused rows fail on their own: per-row backoff and an attempt each

@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type pg from 'pg'
 import { withPooledClient } from '../database.js'
 import { bounded, BOUNDED_RESULTS, expectResults, type StatementResult } from '../sql.js'
@@ -11,22 +12,14 @@ export interface StatementBounds {
 }
 
 /**
- * The relay's bounds on its housekeeping statements (stats, retention). 1 s for a lock: giving up
- * on a table lock queued behind a migration's `ALTER TABLE` lets the ALTER through and frees the
- * connection. 5 s for a statement: a chunk of 1,000 rows or a pending count takes milliseconds.
+ * The relay's bounds on its housekeeping statements: 1 s for a lock (a lock queued behind a
+ * migration's ALTER gives up and lets it through), 5 s for a statement (they take milliseconds).
  */
 export const HOUSEKEEPING_BOUNDS: StatementBounds = { lockTimeoutMs: 1_000, statementTimeoutMs: 5_000 }
 
-const checked = (name: string, ms: number): number => {
-  if (!Number.isInteger(ms) || ms < 1)
-    throw new RangeError(`${name} must be a positive integer of ms, got ${ms}`)
-  return ms
-}
-
 /**
- * Runs `sql` (one statement of sql.ts, values inlined) in its own short transaction with
- * `lock_timeout` and `statement_timeout` set for it only (`bounded`), so the limits never leak to
- * the pool's other users; one round trip. On an error the transaction is rolled back (`withPooledClient`).
+ * Runs `sql` (one statement of sql.ts) in its own short transaction with `lock_timeout` and
+ * `statement_timeout` set for it only (`bounded`), one round trip; rolled back on an error.
  * @throws the database error, e.g. 55P03 lock_not_available or 57014 query_canceled on a timeout.
  */
 export async function boundedQuery<R extends pg.QueryResultRow>(
@@ -34,8 +27,8 @@ export async function boundedQuery<R extends pg.QueryResultRow>(
   sql: string,
   bounds: StatementBounds,
 ): Promise<pg.QueryResult<R>> {
-  const lock = checked('lockTimeoutMs', bounds.lockTimeoutMs)
-  const statement = checked('statementTimeoutMs', bounds.statementTimeoutMs)
+  const lock = positiveInteger('lockTimeoutMs', bounds.lockTimeoutMs, ' of ms')
+  const statement = positiveInteger('statementTimeoutMs', bounds.statementTimeoutMs, ' of ms')
   return withPooledClient(pool, async (client) => {
     const results = (await client.query(bounded(sql, lock, statement))) as StatementResult | StatementResult[]
     const [, , , result] = expectResults(results, BOUNDED_RESULTS, 'boundedQuery')

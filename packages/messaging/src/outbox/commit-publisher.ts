@@ -46,15 +46,11 @@ export interface CommitPublisherOptions {
 
 /**
  * Publish on commit: the rows a transaction of this process committed are published by it at once,
- * on a confirm channel of its own, with no claim or NOTIFY. Rows that arrive while a round is in
- * flight form the next round, so batches form under load without a timer; the confirmed rows of
- * the last 100 ms are marked published in one round trip (`#flushMarks`).
- *
- * At least once holds throughout: the rows were inserted `holdMs` ahead, and the relay sweeps what
- * this process does not mark once the hold has passed (a crash after the confirm and before the
- * mark publishes them again; consumers dedupe). A row the broker does not confirm is given back at
- * once (`available_at = now()`) for the relay's own rules; so is every row while the link is down
- * or blocked, or after `stop()`.
+ * on a confirm channel of its own, with no claim or NOTIFY. Rows arriving during a round form the
+ * next, so batches form under load without a timer; the confirmed rows of the last 100 ms are marked
+ * in one round trip (`#flushMarks`). At least once: the rows were inserted `holdMs` ahead and the
+ * relay sweeps what this process does not mark once the hold passed. A row not confirmed, and every
+ * row while the link is down or blocked or after `stop()`, is given back (`available_at = now()`).
  */
 export class CommitPublisher {
   readonly #options: CommitPublisherOptions
@@ -142,7 +138,6 @@ export class CommitPublisher {
       failed: [],
       channelBroken: outcome.channelBroken,
       suspects: [],
-      sinceClaimMs: confirmedAt - startedAt,
       confirmMs: confirmedAt - startedAt,
     })
     this.#marking += confirmed.size
@@ -151,10 +146,9 @@ export class CommitPublisher {
   }
 
   /**
-   * Marks every confirmed row of the rounds since the last flush in one round trip (no WAL flush of
-   * its own), then reports those rounds. The hold (ten seconds and more) makes the wait safe: no
-   * sweep takes a row before its mark. Only rows still held are marked (`STILL_HELD_MS`): a row made
-   * due meanwhile (an operator's republish) belongs to the relay again. One flush at a time.
+   * Marks the confirmed rows of the rounds since the last flush in one round trip, then reports them;
+   * the hold (ten seconds and more) keeps the sweep off them meanwhile. Only rows still held are
+   * marked (`STILL_HELD_MS`): one made due meanwhile belongs to the relay. One flush at a time.
    */
   #flushMarks(): Promise<void> {
     clearTimeout(this.#markTimer)

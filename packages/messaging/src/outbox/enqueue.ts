@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import { v7 as uuidv7 } from 'uuid'
 import { assertInTransaction, deferOutboxRow, execute, queryRows } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
@@ -39,12 +40,10 @@ async function nextSequence(tx: TransactionClient, routingKey: string, key: stri
 /** Options of one `enqueue`. */
 export interface EnqueueOptions {
   /**
-   * The largest message body the broker takes, in bytes: its `max_message_size` (RabbitMQ 3.10:
-   * 128 MiB by default, 4.x: 16 MiB; operators lower it). A message whose body (the CloudEvents
-   * envelope with the payload, as the relay will publish it, less its `source` attribute's few
-   * bytes; a traceparent counted whether or not the row has one yet) is larger is refused before
-   * anything is written, instead of being parked by the relay when the broker refuses it. Absent:
-   * no check (and no cost). A `tracestate` the relay's producer span adds is not counted.
+   * The broker's `max_message_size`, bytes (RabbitMQ 3.10: 128 MiB by default, 4.x: 16 MiB). A
+   * message whose body as the relay will publish it (less `source`, with a traceparent, without a
+   * tracestate the relay's span adds) is larger is refused before anything is written, instead of
+   * parked when the broker refuses it. Absent: no check (and no cost).
    */
   maxMessageBytes?: number
 }
@@ -57,8 +56,7 @@ const TRACEPARENT_SIZED = `00-${'0'.repeat(32)}-${'0'.repeat(16)}-00`
  * @throws RangeError when `max` is not a positive integer
  */
 function assertFits(row: Parameters<typeof toPublishable>[0], max: number): void {
-  if (!Number.isInteger(max) || max < 1)
-    throw new RangeError(`enqueue: maxMessageBytes must be a positive integer, got ${max}`)
+  positiveInteger('enqueue: maxMessageBytes', max)
   // The relay's producer span gives a row without a traceparent one of its own: count its bytes.
   const headers = row.headers?.traceparent ? row.headers : { ...row.headers, traceparent: TRACEPARENT_SIZED }
   const bytes = toPublishable({ ...row, headers }, '').content.length
@@ -75,25 +73,18 @@ function validTime(at: Date, type: string): string {
 }
 
 /**
- * Stores `message` as an outbox row inside the caller's transaction (one INSERT) and returns its
- * id, a UUIDv7 (RFC 9562: time-ordered, so rows claim roughly in commit order) made here and
- * nowhere else: it travels as AMQP `messageId` and CloudEvents `id`, and consumers dedupe on it.
- * The row is published after the transaction commits; a rollback leaves nothing. In a `pgDatabase`
- * transaction the INSERT is sent with its COMMIT, so the row is not visible inside the transaction
- * (see `Database` in types.ts for which process publishes it).
- * The row's `occurred_at` is the database's `now()`; `message.occurredAt` (the caller's clock)
- * is kept in `headers` and published as CloudEvents `time`, but never used to judge an age.
- * The trace context stored with the row is the active OpenTelemetry context when there is one
- * (see tracing.ts), else `message.traceparent`; the relay publishes the row inside it.
- *
- * Example: `await prisma.$transaction(async (tx) => { ...; await enqueue(tx, { type: 'order.created.v1',
- * routingKey: 'order.created', payload, aggregateId: orderId, correlationId: orderId }) })`.
- *
- * @throws NotInTransactionError when `tx` is a root PrismaClient, a pg Pool or a pg client outside BEGIN.
+ * Stores `message` as an outbox row inside the caller's transaction and returns its id, a UUIDv7
+ * made here and nowhere else (AMQP `messageId`, CloudEvents `id`; consumers dedupe on it). The row
+ * is published after the commit; a rollback leaves nothing. In a `pgDatabase` transaction the
+ * INSERT goes with its COMMIT, so the row is not visible inside it (`Database`, types.ts). The row's
+ * `occurred_at` is the database's `now()`; `message.occurredAt` is published as CloudEvents `time`
+ * but never judges an age. The stored trace context is the active OpenTelemetry one, else
+ * `message.traceparent`. Example: `await enqueue(tx, { type: 'order.created.v1', routingKey:
+ * 'order.created', payload, aggregateId: orderId, correlationId: orderId })`.
+ * @throws NotInTransactionError when `tx` is a root PrismaClient, a pg Pool or a pg client outside BEGIN
  * @throws InvalidMessageError when type, routingKey or correlationId is empty, the payload is not
- * JSON, occurredAt is not a valid Date, or the message is over `options.maxMessageBytes`.
- * @throws SqlValueError (sql.ts) in a `pgDatabase` transaction when a value holds a NUL character,
- * which PostgreSQL text cannot store (elsewhere the database refuses it).
+ * JSON, occurredAt is not a valid Date, or the message is over `options.maxMessageBytes`
+ * @throws SqlValueError in a `pgDatabase` transaction for a value with a NUL character
  */
 export async function enqueue<P>(
   tx: TransactionClient,

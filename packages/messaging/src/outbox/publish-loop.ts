@@ -20,11 +20,7 @@ export interface PublishLoopOptions {
   logger?: Logger | undefined
   /** Called with every committed batch outcome (signals, counters, logs). */
   onBatch(result: BatchResult): void
-  /**
-   * Called when the loop is about to sleep with nothing due; `changed` is true when it published
-   * or failed rows since the last call (the relay then re-reads its stats, so health does not
-   * lag a drained outbox).
-   */
+  /** Called before sleeping with nothing due; `changed`: rows were published or failed since the last call. */
   onIdle?(changed: boolean): void
   /** The loop runs while this returns true; a `waker.wake()` makes it look again at once. */
   running(): boolean
@@ -43,12 +39,11 @@ function worst(a: Outcome, b: Outcome): Outcome {
 }
 
 /**
- * The relay's publish loop: claim, publish, confirm, mark, until `running()` turns false.
- * Pipelined two deep: while a full batch's confirms are in flight, the next batch is claimed (SKIP
- * LOCKED passes over the first's rows) and published on the same channel, so the broker's
- * fsync-bound confirm wait overlaps the database round trips. A batch that was not full, or failed,
- * is settled before the loop claims again. Owns the publishing channel (replaced when a batch says
- * it is broken). Broker or database down: backs off (100 ms doubling to 1 s); never rejects for them.
+ * The relay's publish loop: claim, publish, confirm, mark, until `running()` turns false. Pipelined
+ * two deep: while a full batch's confirms are in flight the next is claimed (SKIP LOCKED) and
+ * published on the same channel, so the fsync-bound confirm wait overlaps the database round trips.
+ * Owns the publishing channel. Broker or database down: backs off (100 ms doubling to 1 s); never
+ * rejects for them.
  */
 export async function runPublishLoop(options: PublishLoopOptions): Promise<void> {
   await new PublishLoop(options).run()

@@ -6,18 +6,13 @@ export interface PublishFailure {
   id: string
   error: string
   /**
-   * - `poison`: amqplib cannot encode the message (e.g. headers over 64 KiB); retried with backoff,
-   *   parked after the attempts run out.
-   * - `unroutable`: returned as `312 NO_ROUTE`, no queue bound to its routing key: a topology gap,
-   *   not the message's fault, so retried with the row's growing backoff and never parked.
-   * - `transport`: the batch as a whole failed (confirm timeout, channel or connection closed);
-   *   retried as soon as the link works, never parked.
-   * - `rejected`: nacked. RabbitMQ nacks for a queue's state, never a message's content
-   *   (https://www.rabbitmq.com/docs/confirms#server-sent-nacks): retried after at most 5 s, never
-   *   parked, on a new channel (RabbitMQ 3.10 kept nacking the channel that saw a quorum queue's
-   *   `reject-publish` for minutes after the limit was lifted, while a fresh one was acked).
-   * - `refused`: the broker closed the channel with 406 on `basic.publish` naming this message, e.g.
-   *   over `max_message_size`: no retry can change it, so it is parked at once with the reason.
+   * - `poison`: amqplib cannot encode it (e.g. headers over 64 KiB): backoff, parked after the attempts.
+   * - `unroutable`: returned `312 NO_ROUTE` (a topology gap): the row's backoff, never parked.
+   * - `transport`: the batch failed (confirm timeout, channel or connection closed): retried as soon
+   *   as the link works, never parked.
+   * - `rejected`: nacked, which RabbitMQ does for a queue's state, never a message's content: retried
+   *   within 5 s on a new channel (3.10 kept nacking the channel that saw a `reject-publish`), never parked.
+   * - `refused`: a 406 on `basic.publish` naming it (e.g. over `max_message_size`): parked at once.
    */
   kind: 'poison' | 'unroutable' | 'transport' | 'rejected' | 'refused'
 }
@@ -194,13 +189,11 @@ class BatchConfirms {
 }
 
 /**
- * Publishes a batch on a confirm channel, `mandatory`, and awaits the confirms of the whole batch
- * at once, for at most `timeoutMs` ms. A message no queue takes comes back as `basic.return`, before
- * its ack (https://www.rabbitmq.com/docs/confirms#when-publishes-are-confirmed): `unroutable`. A
- * timeout or a closed channel leaves every unconfirmed message unpublished (it may still have
- * reached the broker: at least once). A 406 on `basic.publish` refuses a message: the one it names is
- * `refused`, else the unconfirmed ones are `suspects`. `alone`: no other batch is in flight on
- * `channel`, so a refusal with one message unconfirmed is that message's. Never rejects.
+ * Publishes a batch on a confirm channel, `mandatory`, and awaits all its confirms at once, for at
+ * most `timeoutMs` ms. A `basic.return` (before its ack) is `unroutable`; a timeout or a closed
+ * channel leaves every unconfirmed message unpublished (at least once). A 406 refuses the message it
+ * names, else the unconfirmed ones are `suspects`; `alone` (nothing else in flight on `channel`)
+ * makes a lone unconfirmed message the refused one. Never rejects.
  */
 export async function publishBatch(
   channel: ConfirmChannel,

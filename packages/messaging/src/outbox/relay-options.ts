@@ -22,11 +22,9 @@ export interface RelayOptions {
   /** Longest wait for a batch's confirms; also bounds the claim transaction. Default 5,000. */
   publishTimeoutMs?: number
   /**
-   * Attempts after which a poison row (one amqplib cannot encode) is parked. Default 10. A row the
-   * broker returns as unroutable (no queue bound to its routing key) counts attempts too, which
-   * grow its backoff up to `backoffMaxMs`, but is never parked: it goes out once a queue is bound.
-   * Link failures (confirm timeout, closed channel) are retried as soon as the link works; broker
-   * nacks (a full queue) after at most 5 s on a fresh channel; both only set `last_error`.
+   * Attempts after which a poison row (one amqplib cannot encode) is parked. Default 10. Unroutable
+   * rows count attempts (growing their backoff) but are never parked; link failures and nacks spend
+   * none (see `PublishFailure`).
    */
   maxAttempts?: number
   /** First retry delay of a failed row. Default 1,000. */
@@ -45,17 +43,16 @@ export interface RelayOptions {
    */
   vacuumAfterRows?: number
   /**
-   * How often pending count and oldest age are read (the parked count every 10th time). Default
-   * 1,000; they are also read as soon as the relay drains what it found, and the oldest age grows
-   * with the time since the read, so health and metrics are at most about a second behind.
+   * How often pending count and oldest age are read (the parked count every 10th time), and whenever
+   * the relay drained what it found. Default 1,000.
    */
   statsIntervalMs?: number
   /** Declare the exchange (topic, durable) on each new channel, so a missing one is remade. Default true. */
   declareExchange?: boolean
   /**
-   * Publish on commit (`CommitPublisher`): rows committed by this process's `pgDatabase` transactions
-   * (those of `createMessaging`) are published by it at once, and the relay sweeps only what that
-   * leaves (a crash, an outage) once the hold (publish timeout + 5 s) has passed. Default true.
+   * Publish on commit (`CommitPublisher`): this process publishes the rows its `pgDatabase`
+   * transactions commit; the relay sweeps what that leaves once the hold (publish timeout + 5 s)
+   * passed. Default true.
    */
   publishOnCommit?: boolean
   /** Cross-instance wake-up (see `createCrossInstanceWakeup`). Default on. */

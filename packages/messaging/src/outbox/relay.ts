@@ -51,9 +51,8 @@ export type { RelayOptions } from './relay-options.js'
  * `mandatory`, marks confirmed rows published and failed rows for retry or parking. Wakes at once
  * on `wake()`, soon after another instance's commit (LISTEN), else every `pollIntervalMs`. Broker
  * or database down: logs, backs off (at most 1 s), resumes by itself; never throws out of its loop.
- * The publish loop (`runPublishLoop`) and the housekeeping (stats, retention, VACUUM:
- * `createHousekeeping`) run apart, so a slow retention pass never delays a publish.
- * Example: `const relay = createRelay({ pool, amqpUrl, exchange: 'events', service: 'order' }); await relay.start()`.
+ * Housekeeping (stats, retention, VACUUM) runs apart from publishing. Example:
+ * `const relay = createRelay({ pool, amqpUrl, exchange: 'events', service: 'order' }); await relay.start()`.
  */
 export function createRelay(options: RelayOptions): Relay {
   return new OutboxRelay(options)
@@ -72,9 +71,8 @@ const batchSettings = (options: RelayOptions): BatchSettings => ({
 })
 
 /**
- * The relay's lifecycle: stopped -> running (its own AMQP connection, LISTEN client, publish loop
- * and housekeeping, made anew by every start, since a closed connection stays closed) -> stopping
- * -> stopped. Reports each batch's outcome as signals, counters and log lines.
+ * The relay's lifecycle: stopped -> running (its AMQP connection, LISTEN client, publish loop and
+ * housekeeping, made anew by every start) -> stopping -> stopped. Reports each batch's outcome.
  */
 class OutboxRelay implements Relay {
   readonly signals: Signals
@@ -198,7 +196,7 @@ class OutboxRelay implements Relay {
         id: row.id,
         type: row.type,
         routingKey: row.routing_key,
-        lagMs: row.age_ms === undefined ? undefined : row.age_ms + result.sinceClaimMs,
+        lagMs: row.age_ms === undefined ? undefined : row.age_ms + result.confirmMs,
         confirmMs: result.confirmMs,
       })
     this.#current.publishedTotal += result.published.length

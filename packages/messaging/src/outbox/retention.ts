@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type pg from 'pg'
 import {
   deleteOldInbox,
@@ -40,8 +41,7 @@ async function inChunks(
 ): Promise<number> {
   if (!Number.isFinite(ageMs) || ageMs < 0)
     throw new RangeError(`retention age must be a non-negative number of ms, got ${ageMs}`)
-  if (!Number.isInteger(chunkSize) || chunkSize < 1)
-    throw new RangeError(`chunk size must be a positive integer, got ${chunkSize}`)
+  positiveInteger('chunk size', chunkSize)
   const statement = sql(Math.floor(ageMs), chunkSize)
   let total = 0
   for (let chunk = 0; chunk < maxChunks; chunk += 1) {
@@ -54,10 +54,9 @@ async function inChunks(
 
 /**
  * Deletes published outbox rows older than `retentionMs` and inbox rows older than
- * `inboxRetentionMs`, in chunks of `chunkSize` rows (one short transaction each, bounded by
- * `HOUSEKEEPING_BOUNDS`), at most `maxChunks` per table per run. Ages are by the database's clock.
- * Why promptly: every published row leaves a dead entry in the pending index until vacuum, and
- * claims slowed 25-50% within 20 s on a busy table (measured on PostgreSQL 15).
+ * `inboxRetentionMs` (database clock), in chunks of `chunkSize` (one short transaction each,
+ * `HOUSEKEEPING_BOUNDS`), at most `maxChunks` per table per run. Promptly: dead index entries
+ * slowed claims 25-50 % within 20 s on a busy table.
  * @throws the database error of a failed DELETE (rows deleted before it stay deleted); RangeError
  * for a negative or non-finite age or a chunk size that is not a positive integer.
  */
@@ -75,11 +74,9 @@ export const VACUUM_TIMEOUT_MS = 60_000
 
 /**
  * `VACUUM (SKIP_LOCKED) outbox_message`, bounded by `timeoutMs` instead of the session's
- * statement_timeout, which it restores afterwards. Why: claims walk past the dead index entries
- * that marks leave until vacuum (a claim-and-mark of 100 rows: 39 ms on a fresh table, 77 ms after
- * 30,000 rows were published, 44 ms after VACUUM), and autovacuum waits for 20% of the table to be
- * dead. Skipped while another session vacuums it; a role that does not own the table gets a
- * warning, not an error (then it is autovacuum's job).
+ * statement_timeout (restored after): claims walk past the dead index entries marks leave (100 rows:
+ * 39 ms fresh, 77 ms after 30,000 published, 44 ms after VACUUM), and autovacuum waits for 20 %.
+ * A role that does not own the table gets a warning, not an error.
  */
 export async function vacuumOutbox(pool: pg.Pool, timeoutMs = VACUUM_TIMEOUT_MS): Promise<void> {
   const client = await pool.connect()
@@ -97,9 +94,8 @@ export async function vacuumOutbox(pool: pg.Pool, timeoutMs = VACUUM_TIMEOUT_MS)
 }
 
 /**
- * Deletes inbox rows older than `inboxRetentionMs` (default `DEFAULT_INBOX_RETENTION_MS`) and
- * nothing else: the inbox half of `deleteExpired`, in the same bounded chunks, for a consumer that
- * runs without a relay (and may have no outbox table). Resolves with the rows deleted.
+ * The inbox half of `deleteExpired` (default `DEFAULT_INBOX_RETENTION_MS`), for a consumer without a
+ * relay (maybe without an outbox table). Resolves with the rows deleted.
  * @throws the database error of a failed DELETE; RangeError as `deleteExpired`.
  */
 export async function deleteExpiredInbox(

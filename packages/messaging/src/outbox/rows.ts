@@ -1,3 +1,4 @@
+import { positiveInteger } from '../errors.js'
 import type pg from 'pg'
 import {
   CLAIM_RESULTS,
@@ -11,23 +12,18 @@ import {
 import type { OutboxRow } from './envelope.js'
 
 /**
- * The claim's longest wait for a lock, ms. SKIP LOCKED never waits for a row, but the table lock
- * can queue behind a migration's `ALTER TABLE outbox_message`: the relay then gives up, backs off
- * and claims again, instead of holding a connection in the lock queue as long as the migration waits.
+ * The claim's longest wait for a lock, ms: a claim queued behind a migration's `ALTER TABLE` gives
+ * up and retries instead of holding a connection as long as the migration waits.
  */
 export const CLAIM_LOCK_TIMEOUT_MS = 1_000
 
 /**
  * Opens the relay's transaction and claims up to `limit` due rows, oldest first, in one round trip
- * (`claimDue`, its numbers and ids inlined by sql.ts's checked `int` and `uuidArray`):
- * - SKIP LOCKED: relays claim side by side, never holding or waiting for the same row.
- * - No cursor: a row from a transaction that committed late is due like any other.
- * - `idle_in_transaction_session_timeout` and `statement_timeout` (= `guardMs`): the server cuts off
- *   a relay that freezes holding the locks, and its rows go to the others.
- * - `lock_timeout` (`CLAIM_LOCK_TIMEOUT_MS`): a claim queued behind a table lock gives up.
- * - `synchronous_commit = off`: a mark lost in a database crash only means the row is published
- *   again (at least once; consumers dedupe), and each batch saves a disk flush.
- * `only`: claim among these UUIDs alone (a suspect of a broker refusal).
+ * (`claimDue`): SKIP LOCKED, so relays never hold or wait for the same row; no cursor, so a row
+ * committed late is due like any other; `guardMs` as `idle_in_transaction_session_timeout` and
+ * `statement_timeout`, so the server cuts off a relay frozen holding the locks; `lock_timeout`
+ * (`CLAIM_LOCK_TIMEOUT_MS`); `synchronous_commit = off` (a mark lost in a crash only publishes the
+ * row again). `only`: claim among these UUIDs alone (a suspect of a broker refusal).
  * @throws RangeError for a `limit` or `guardMs` that is not a positive integer, SqlValueError for an
  * `only` id that is not a UUID, SqlResultError for an answer that is not the claim's, and the
  * database's errors
@@ -38,10 +34,8 @@ export async function beginAndClaim(
   guardMs: number,
   only?: readonly string[],
 ): Promise<OutboxRow[]> {
-  if (!Number.isInteger(limit) || limit < 1)
-    throw new RangeError(`batch size must be a positive integer, got ${limit}`)
-  if (!Number.isInteger(guardMs) || guardMs < 1)
-    throw new RangeError(`guard must be a positive integer of ms, got ${guardMs}`)
+  positiveInteger('batch size', limit)
+  positiveInteger('guard', guardMs, ' of ms')
   const results = (await client.query(
     claimDue(limit, { guardMs, lockTimeoutMs: CLAIM_LOCK_TIMEOUT_MS }, only),
   )) as StatementResult | StatementResult[]
@@ -89,9 +83,8 @@ export interface FailedResult {
 }
 
 /**
- * Records a failed publish: last_error, available_at = now + delay (the database's clock); a row
- * whose failure `counts` gets attempts + 1, and a `parkable` one `failed_at` once its attempts reach
- * `maxAttempts`, a `parkNow` one at once (parked: never claimed again, kept for a person).
+ * Records failed publishes: last_error, available_at = now + delay; a failure that `counts` adds an
+ * attempt; a `parkable` row is parked (`failed_at`) at `maxAttempts`, a `parkNow` one at once.
  */
 export async function markFailed(
   client: pg.ClientBase,

@@ -42,9 +42,8 @@ export function idleRelayStats(): RelayStats {
 }
 
 /**
- * Pending count and oldest age, through the pending partial index (cheap while the backlog is
- * small), within `HOUSEKEEPING_BOUNDS`. The age is the database's `now()` against a time the
- * database wrote, so no process clock takes part.
+ * Pending count and oldest age (the database's `now()` against a time it wrote), through the pending
+ * partial index, within `HOUSEKEEPING_BOUNDS`.
  */
 export async function readPending(pool: pg.Pool): Promise<{ pending: number; oldestPendingAgeMs: number }> {
   const { rows } = await boundedQuery<{ pending: number; oldest_ms: number | null }>(

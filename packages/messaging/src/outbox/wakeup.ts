@@ -6,9 +6,8 @@ import { listen, NOTIFY } from '../sql.js'
 import type { Logger } from '../types.js'
 
 /**
- * In-process wake-up of the relay loop: `sleep(ms)` ends early on `wake()`. A wake that comes
- * while the loop is busy is remembered, so the next `sleep` returns at once (no lost wake-up
- * between "found nothing" and "went to sleep").
+ * In-process wake-up of the relay loop: `sleep(ms)` ends early on `wake()`; a wake while the loop is
+ * busy makes the next `sleep` return at once (no wake-up lost before sleeping).
  */
 export class Waker {
   private pending = false
@@ -50,12 +49,10 @@ export interface CrossInstanceWakeupOptions {
 }
 
 /**
- * Cross-instance wake-up without a NOTIFY in every business transaction, which takes a
- * cluster-wide lock at commit (measured here: 16 writers fell from ~4,700 to ~1,200 tx/s). The
- * NOTIFY is sent after the commit, on its own, at most one per `windowMs` per process (the first at
- * once, then one trailing NOTIFY for the commits within the window). Other relays LISTEN on a
- * dedicated connection, remade with backoff when lost, with a wake on reconnect for the NOTIFYs
- * missed meanwhile.
+ * Cross-instance wake-up without a NOTIFY in every business transaction, which takes a cluster-wide
+ * lock at commit (16 writers fell from ~4,700 to ~1,200 tx/s): at most one NOTIFY per `windowMs` per
+ * process, after the commit (the first at once, one trailing for the rest of the window). Other
+ * relays LISTEN on a connection of their own, remade with backoff, with a wake on reconnect.
  */
 export interface CrossInstanceWakeup {
   /** Asks other instances to look at the outbox soon. Never throws, never waits. */

@@ -53,23 +53,8 @@ const rowFault = (error: unknown): boolean => {
   return /^2[23][0-9A-Z]{3}$/.test(errorCode(error) ?? '')
 }
 
-/**
- * The contract a delivery is checked against: by its routing key, which is the common case; else by
- * its AMQP `type`, or the envelope's, for a delivery sent straight to the queue (`order dlq requeue`
- * uses the default exchange, so the routing key is the queue's name). The rare fallback parses once more.
- */
-function contractOf(delivery: ConsumeMessage, contracts: FlushRuntime['contracts']) {
-  const byKey = contracts.get(delivery.fields.routingKey)
-  if (byKey) return byKey
-  const type: unknown = delivery.properties.type
-  if (typeof type === 'string' && contracts.has(type)) return contracts.get(type)
-  try {
-    const body = JSON.parse(delivery.content.toString('utf8')) as { type?: unknown }
-    return typeof body.type === 'string' ? contracts.get(body.type) : undefined
-  } catch {
-    return undefined
-  }
-}
+/** What a delivery of no recorded type is parsed by, only to be dead-lettered. */
+const UNRECORDED: MessageContract = { type: '', routingKey: '', schema: anyPayload }
 
 /**
  * Records `messages` in one `record` call, waiting out an unavailable database (backoff, no attempt
@@ -163,25 +148,31 @@ class FlushOutcomes {
 async function validate(deliveries: readonly ConsumeMessage[], outcomes: FlushOutcomes): Promise<Valid[]> {
   const valid: Valid[] = []
   for (const delivery of deliveries) {
-    const contract = contractOf(delivery, outcomes.runtime.contracts)
-    if (!contract) {
-      const reason = `neither routing key '${delivery.fields.routingKey}' nor the type is recorded here`
-      await outcomes.deadLetter(delivery, reason, delivery.properties.messageId as string | undefined)
-      continue
-    }
+    const { contracts } = outcomes.runtime
     const raw = {
       content: delivery.content,
       routingKey: delivery.fields.routingKey,
       properties: delivery.properties,
     }
-    let parsed = await parseDelivery(raw, contract)
-    if (!parsed.ok && parsed.type !== undefined && parsed.type !== contract.type) {
+    // By routing key, the common case; else by the AMQP or the envelope's type, for a delivery sent
+    // straight to the queue (`order dlq requeue` uses the default exchange: the key is the queue's).
+    const amqpType: unknown = delivery.properties.type
+    let contract =
+      contracts.get(raw.routingKey) ?? (typeof amqpType === 'string' ? contracts.get(amqpType) : undefined)
+    const parsed = await parseDelivery(raw, (type) => {
+      contract ??= type === undefined ? undefined : contracts.get(type)
+      if (!contract) return UNRECORDED
+      if (type === undefined || type === contract.type) return contract
       // Another version of a routing key read here: by its own contract if known, else unvalidated.
-      const { type } = parsed
-      const other =
-        outcomes.runtime.contracts.get(type) ??
-        (versionOrder(type, contract.type) === 0 ? undefined : { ...contract, type, schema: anyPayload })
-      if (other) parsed = await parseDelivery(raw, other)
+      return (
+        contracts.get(type) ??
+        (versionOrder(type, contract.type) === 0 ? contract : { ...contract, type, schema: anyPayload })
+      )
+    })
+    if (!contract) {
+      const reason = `neither routing key '${raw.routingKey}' nor the type is recorded here`
+      await outcomes.deadLetter(delivery, reason, delivery.properties.messageId as string | undefined)
+      continue
     }
     if (parsed.ok) valid.push({ delivery, message: { ...parsed.message, attempt: 1 } })
     else {
@@ -221,11 +212,10 @@ async function recordValid(valid: readonly Valid[], outcomes: FlushOutcomes): Pr
 }
 
 /**
- * Records a batch of deliveries of one channel, in order, and settles every one before it resolves:
- * invalid ones are dead-lettered, the valid ones recorded (`recordValid`). When every delivery ended
- * well, one `basic.ack` with `multiple` settles the batch: safe because the caller runs one flush at
- * a time per channel, so every earlier delivery is settled already. Resolves false when the recorder
- * stopped or the channel went meanwhile (the unsettled deliveries are redelivered).
+ * Records a batch of deliveries of one channel, in order, settling each: invalid ones dead-lettered,
+ * the valid recorded (`recordValid`). When all ended well one `basic.ack` with `multiple` settles
+ * the batch (one flush at a time per channel). Resolves false when the recorder stopped or the
+ * channel went meanwhile (the unsettled deliveries are redelivered).
  */
 export async function flushBatch(
   deliveries: readonly ConsumeMessage[],

@@ -98,9 +98,8 @@ function createFlusher(
   }
 
   /**
-   * Starts the next flush of `buffer` unless one runs, or its window is open and the batch not full.
-   * When a flush ends, the next one is for the current channel's buffer: another one when the
-   * channel changed meanwhile, whose deliveries may have waited for this flush to end.
+   * Starts the next flush of `buffer` unless one runs, or its window is open and the batch not full;
+   * after a flush, the current channel's buffer is next (its deliveries may have waited for it).
    */
   const flushNext = (buffer: Buffered): void => {
     if (flushing || buffer.deliveries.length === 0 || buffer.session.gone.aborted) return
@@ -133,13 +132,11 @@ function createFlusher(
 }
 
 /**
- * Consumes a `RecorderDefinition`'s queue (its channel's life is a `QueueChannel`, as a handler
- * queue's) and records deliveries in batches. A delivery starts a flush on the next turn of the
- * event loop, so the deliveries of the same socket read join it (or after the definition's
- * `windowMs`); a full batch (`maxBatch`) starts at once, and deliveries that arrive during a flush
- * form the next one: at low load a batch is one message and adds no latency. Prefetch is twice
- * `maxBatch` so the next batch fills while one is written. One flush runs at a time, which is what
- * makes the flush's `multiple` ack safe.
+ * Consumes a `RecorderDefinition`'s queue (a `QueueChannel`) and records deliveries in batches: a
+ * delivery starts a flush on the next event-loop turn (or after `windowMs`), a full batch
+ * (`maxBatch`) at once, and deliveries arriving during a flush form the next; at low load a batch is
+ * one message. Prefetch is twice `maxBatch`. One flush runs at a time, which makes its `multiple`
+ * ack safe.
  */
 export function createBatchRecorder(options: BatchRecorderOptions): BatchRecorder {
   const { definition, logger } = options

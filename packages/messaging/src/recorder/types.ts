@@ -1,9 +1,8 @@
 import type { ConsumedMessage, MessageContract } from '../types.js'
 
 /**
- * What a recorder may run its statement on: a pg Pool (or client), one `query` per batch. The
- * second form is pg's query config: a statement with a `name` is parsed once per connection, and
- * once PostgreSQL settles on a generic plan (after five runs) only bound and executed.
+ * What a recorder runs its statement on: a pg Pool (or client), one `query` per batch; a config
+ * with a `name` is a prepared statement, parsed once per connection.
  */
 export interface Queryable {
   query(sql: string, params?: unknown[]): Promise<QueryableResult>
@@ -18,40 +17,29 @@ export interface QueryableResult {
 
 /**
  * A batch recorder: one queue, `<queuePrefix>.<name>`, bound to every routing key of `messages`, for
- * facts a service only *records* (a timeline, an audit trail) and never decides on. Deliveries are
- * written many at a time, with no inbox row and no per-message transaction, so it must hold that:
- *
- * - `record` is **idempotent by message id**: the recorded row's own key is the message id (e.g.
- *   `INSERT … ON CONFLICT (message_id) DO NOTHING`), so a redelivered message changes nothing;
- * - `record` is **atomic**: one statement (a multi-row `INSERT … SELECT FROM unnest(…)`), or its own
- *   transaction; it either records the whole batch or throws;
- * - nothing else reacts: no outbox row is written and no other table changes. A fact some step must
- *   act on belongs to a `HandlerDefinition` (inbox + transaction per message), never here.
- *
- * Example: an order service records PaymentProcessed, StockReserved, … in its order's timeline.
+ * facts a service only records (a timeline, an audit trail) and never decides on. Deliveries are
+ * written many at a time, with no inbox row or per-message transaction, so `record` must be
+ * idempotent by message id (e.g. `INSERT … ON CONFLICT (message_id) DO NOTHING`) and atomic (one
+ * statement, or its own transaction), and nothing else may react (no outbox row, no other table):
+ * a fact some step acts on belongs to a `HandlerDefinition`. Example: an order's timeline.
  */
 export interface RecorderDefinition {
   /** Unique within the service, kebab-case, e.g. `record-timeline`. */
   name: string
   /**
-   * The types recorded; a delivery of any other type (or that fails its schema) is dead-lettered,
-   * except another version (`<name>.v<N>`) of one of them on its routing key: recorded, its payload
-   * unvalidated unless its contract is here too, so `record` must take payloads of any version.
+   * The types recorded; any other type (or one failing its schema) is dead-lettered, except another
+   * version on the same routing key: recorded, unvalidated unless its contract is here too.
    */
   messages: ReadonlyArray<MessageContract<unknown>>
   /**
-   * Records a batch of validated messages (1 to the recorder's batch size, in delivery order). A
-   * database error of SQLSTATE class 22 or 23, or a TypeError/RangeError, refuses the batch: the
-   * recorder then records each message alone and dead-letters one refused alone. Any other error is
-   * taken for an unavailable database and the batch is retried with backoff, unacked.
+   * Records 1 to the batch size of validated messages, in delivery order. A database error of
+   * SQLSTATE class 22 or 23, or a TypeError/RangeError, refuses the batch: each message is then
+   * recorded alone, one refused alone dead-lettered. Other errors are retried with backoff, unacked.
    */
   record(messages: ReadonlyArray<ConsumedMessage<unknown>>, db: Queryable): Promise<void>
   /**
-   * How long a batch waits for more deliveries after its first, ms; it is written sooner once it
-   * holds the recorder's batch size. Default 0: the batch is what arrived in the same socket read,
-   * so at low load every delivery is a batch of one, a statement and a commit each. A recorder
-   * whose facts nobody waits for (a timeline read by people) trades this much delay for fewer,
-   * larger batches at moderate load.
+   * How long a batch waits for more deliveries after its first, ms (sooner once full). Default 0: a
+   * batch is what one socket read brought. A timeline nobody waits for trades delay for larger batches.
    */
   windowMs?: number
 }

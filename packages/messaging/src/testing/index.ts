@@ -51,10 +51,9 @@ export function consumed<P>(
 const TEST_TRANSACTION = { timeoutMs: 20_000, maxWaitMs: 20_000 }
 
 /**
- * Delivers `message` to `handler` through the real inbox (`deliverToHandler`): one transaction that
- * records `(message id, handler)` in inbox_message and, only when the pair is new, runs the handler in
- * it. A pg Pool opens it as the services' consumers do (`pgDatabase`), a PrismaClient as a Prisma
- * interactive transaction. A handler error is rethrown after the rollback.
+ * Delivers `message` to `handler` through the real inbox (`deliverToHandler`): a pg Pool opens the
+ * transaction as the services' consumers do (`pgDatabase`), a PrismaClient as a Prisma interactive
+ * transaction. A handler error is rethrown after the rollback.
  * @returns 'handled', or 'duplicate' when the inbox had already seen the pair
  */
 export function deliver<P>(

@@ -1,12 +1,11 @@
 import { SERVICES, type ServiceName } from '@saga/contracts'
-import { HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { guard, requireJson, requireSameOrigin, type SessionStore } from '../session.js'
+import type { SessionStore } from '../session.js'
 import type { ActionRequest, ActionsPage, CancelResult, ErrorDetail } from '../api-types.js'
 import type { AdminAction } from '../shapes.js'
 import type { Actor, Answer, Upstream } from '../upstream.js'
-import { sessionIdOf, writesDisabled } from './session.js'
+import { operatorOf, operatorWrite } from './session.js'
 import { replyAnswer } from './upstream-reply.js'
 
 /** Most orders one cancel action takes (each is one request to the order service, in turn). */
@@ -90,9 +89,9 @@ const PATHS = {
 
 /**
  * POST /api/actions: requeue or discard dead letters, retry parked rows, cancel PENDING orders, one
- * or many, as a dry run first (`dryRun: true` answers what would happen) and then for real. Needs the
- * console's session, `application/json` and a same-origin `Origin`; the console forwards it with the
- * admin token and the session's actor. The service's answer is passed on (`{ dryRun, actionId,
+ * or many, as a dry run first (`dryRun: true` answers what would happen) and then for real. Needs an
+ * operator's session (a viewer's is 403), `application/json` and a same-origin `Origin`; the console
+ * forwards it with the admin token and the session's actor and role. The service's answer is passed on (`{ dryRun, actionId,
  * results }`). A cancel is one request per order and answers `{ dryRun, actionId, results:
  * CancelResult[] }`: each result carries the action the order service recorded for its order
  * (`actionId`) and, when refused, the service's message and `details`; the top-level `actionId` is
@@ -108,22 +107,15 @@ export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
     '/api/actions',
     {
       schema: { hide: true, body: ActionBody },
-      onRequest: guard((request) => {
-        requireSameOrigin(request)
-        if (token === undefined) throw writesDisabled()
-        if (sessions.get(sessionIdOf(request)) === undefined)
-          throw new HttpError(401, 'Sign in to act', [{ path: 'cookies.session', issue: 'no live session' }])
-        requireJson(request)
-      }),
+      onRequest: operatorWrite(sessions, token),
     },
     async (request, reply) => {
       const body = request.body
-      const session = sessions.get(sessionIdOf(request))
-      if (session === undefined) throw new HttpError(401, 'Sign in to act')
-      const by: Actor = { actor: session.actor }
+      const by: Actor = operatorOf(sessions, request)
       request.log.info(
         {
           actor: by.actor,
+          role: by.role,
           kind: body.kind,
           service: body.service,
           ids: body.ids.length,

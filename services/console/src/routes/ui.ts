@@ -19,7 +19,7 @@ export const CONTENT_SECURITY_POLICY =
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
 /** The pages of the single-page app; each answers index.html and the app routes in the browser. */
-export const PAGES = ['/', '/orders', '/orders/:id'] as const
+export const PAGES = ['/', '/orders', '/orders/:id', '/repair'] as const
 
 /**
  * The built UI: the files under `root` (hashed assets cached for a year, index.html never), and

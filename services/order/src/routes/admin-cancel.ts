@@ -1,5 +1,5 @@
 import { recordAdminAction } from '@saga/messaging-admin'
-import { adminActor, adminWriteGuard } from '@saga/messaging-admin/fastify'
+import { adminActor, adminRole, adminWriteGuard } from '@saga/messaging-admin/fastify'
 import { errorResponses, HttpError } from '@saga/service-kit'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -58,12 +58,13 @@ export const adminOrderRoutes: FastifyPluginCallbackZod<AdminOrderRoutesOptions>
       const { id } = request.params
       const { dryRun } = request.body
       const actor = adminActor(request)
+      const role = adminRole(request)
       let actionId: string | null = null
       const result = await cancelByCustomer(database, id, clock(), {
         dryRun,
         reason: 'operator_requested',
         alsoInTransaction: async (tx) => {
-          const detail = { reason: 'operator_requested' }
+          const detail = { reason: 'operator_requested', ...(role === undefined ? {} : { role }) }
           actionId = await recordAdminAction(tx, {
             actor,
             action: 'order.cancel',

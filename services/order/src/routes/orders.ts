@@ -11,11 +11,14 @@ import {
   CreateOrderHeaders,
   ListOrdersQuery,
   OrderPage,
+  OrderLookup,
+  OrderLookupQuery,
   OrderParams,
   OrderStats,
   OrderStatsQuery,
   OrderView,
 } from '../schemas.js'
+import { lookupOrders } from '../store/search.js'
 import { orderStats } from '../store/stats.js'
 import { decodeCursor, findOrderView, listOrders, storedOrderView } from '../store/views.js'
 import { cancelByCustomer } from './cancel-order.js'
@@ -43,7 +46,8 @@ export interface OrderRoutesOptions {
 type OrderApp = Parameters<FastifyPluginCallbackZod<OrderRoutesOptions>>[0]
 
 /**
- * POST /orders, POST /orders/:id/cancel, GET /orders/:id, GET /orders, GET /orders/stats. Encapsulated (not fastify-plugin): the routes see the
+ * POST /orders, POST /orders/:id/cancel, GET /orders/:id, GET /orders, GET /orders/stats,
+ * GET /orders/lookup. Encapsulated (not fastify-plugin): the routes see the
  * app's error handler and type provider but add nothing to it.
  */
 export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, options, done) => {
@@ -52,6 +56,7 @@ export const orderRoutes: FastifyPluginCallbackZod<OrderRoutesOptions> = (app, o
   getOrderRoute(app, options)
   listOrdersRoute(app, options)
   orderStatsRoute(app, options)
+  lookupOrdersRoute(app, options)
   done()
 }
 
@@ -227,6 +232,29 @@ function orderStatsRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
       },
     },
     async (request) => orderStats(db, request.query.windowSeconds),
+  )
+}
+
+/** GET /orders/lookup: the orders an id names, whatever kind of id it is. */
+function lookupOrdersRoute(app: OrderApp, { db }: OrderRoutesOptions): void {
+  app.get(
+    '/orders/lookup',
+    {
+      schema: {
+        operationId: 'lookupOrders',
+        summary:
+          'The orders an id names: an order id or its start, a customer id, an Idempotency-Key, a message id',
+        description:
+          'Tries the text as every kind of id this service keeps, each on an index, and answers every order found ' +
+          'with the kind it was found as; at most two per kind (a second says there are more: list them with ' +
+          'customerId or idPrefix). The start of an order id needs 4 hex digits at least. No match is an empty ' +
+          'list, not a 404.',
+        tags: ['orders'],
+        querystring: OrderLookupQuery,
+        response: { 200: OrderLookup.describe('The orders found'), ...errorResponses(400, 500, 503) },
+      },
+    },
+    async (request) => lookupOrders(db, request.query.id),
   )
 }
 

@@ -6,9 +6,13 @@ import type {
   ActionAnswer,
   ActionRequest,
   ActionsPage,
+  BulkPreview,
+  BulkProgress,
+  BulkRequest,
   FleetSnapshot,
   OrderDetail,
   OrderPage,
+  SearchAnswer,
   SessionView,
 } from '../../api-types.js'
 
@@ -61,8 +65,15 @@ export const api = {
   orders: (query: URLSearchParams) =>
     call<OrderPage>(`/api/orders${query.size > 0 ? `?${query.toString()}` : ''}`),
   order: (id: string) => call<OrderDetail>(`/api/orders/${encodeURIComponent(id)}`),
+  search: (text: string) => call<SearchAnswer>(`/api/search?q=${encodeURIComponent(text)}`),
   actions: () => call<ActionsPage>('/api/actions'),
   act: (body: ActionRequest) => call<ActionAnswer>('/api/actions', write('POST', body)),
+  bulkPreview: (body: BulkRequest) =>
+    call<BulkPreview>('/api/bulk', write('POST', { ...body, dryRun: true })),
+  bulkStart: (body: BulkRequest) =>
+    call<BulkProgress>('/api/bulk', write('POST', { ...body, dryRun: false })),
+  bulkProgress: (id: string) => call<BulkProgress>(`/api/bulk/${encodeURIComponent(id)}`),
+  bulkStop: (id: string) => call<BulkProgress>(`/api/bulk/${encodeURIComponent(id)}/stop`, write('POST', {})),
   session: () => call<SessionView>('/api/session'),
   signIn: (actor: string, token: string) =>
     call<SessionView>('/api/session', write('POST', { actor, token })),

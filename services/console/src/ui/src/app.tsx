@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react'
 import { api, type SessionView } from './api.js'
 import { Console, errorMessage } from './context.js'
 import { zoneName, type Zone } from './format.js'
+import { BulkPage } from './bulk-page.js'
 import { FleetPage } from './fleet-page.js'
 import { OrderPage } from './order-page.js'
 import { OrdersPage } from './orders-page.js'
@@ -30,13 +31,20 @@ function ZoneToggle({ zone, setZone }: { zone: Zone; setZone: (zone: Zone) => vo
   )
 }
 
-const NO_SESSION: SessionView = { signedIn: false, actor: null, writesEnabled: false }
+const NO_SESSION: SessionView = {
+  signedIn: false,
+  actor: null,
+  role: null,
+  writesEnabled: false,
+  signInEnabled: false,
+}
 
-/** The page of a path: `/` fleet, `/orders` list, `/orders/:id` one order. */
+/** The page of a path: `/` fleet, `/orders` list, `/orders/:id` one order, `/repair` bulk repair. */
 function Page({ path }: { path: string }) {
   const order = /^\/orders\/([^/]+)$/.exec(path)
   if (order?.[1]) return <OrderPage id={decodeURIComponent(order[1])} />
   if (path === '/orders') return <OrdersPage />
+  if (path === '/repair') return <BulkPage />
   if (path === '/') return <FleetPage />
   return <p data-testid="not-found">No page here. Go to the fleet.</p>
 }
@@ -78,6 +86,9 @@ export function App() {
         </Link>
         <Link to="/orders" className={path.startsWith('/orders') ? 'active' : ''} testId="nav-orders">
           Orders
+        </Link>
+        <Link to="/repair" className={path === '/repair' ? 'active' : ''} testId="nav-repair">
+          Bulk repair
         </Link>
         <span className="spacer" />
         <ZoneToggle zone={zone} setZone={setZone} />

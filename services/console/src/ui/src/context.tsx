@@ -17,7 +17,7 @@ export interface ConsoleContext {
 
 /** The React context holding the `ConsoleContext`; `App` provides it. */
 export const Console = createContext<ConsoleContext>({
-  session: { signedIn: false, actor: null, writesEnabled: false },
+  session: { signedIn: false, actor: null, role: null, writesEnabled: false, signInEnabled: false },
   sessionKnown: false,
   refreshSession: () => undefined,
   reportError: () => undefined,
@@ -31,3 +31,7 @@ export const useConsole = (): ConsoleContext => useContext(Console)
 /** The message of a failed call, for the banner. */
 export const errorMessage = (error: unknown): string =>
   error instanceof Error ? error.message : String(error)
+
+/** Whether the signed-in person may act: an operator, on a console with ADMIN_TOKEN (a viewer only reads). */
+export const canAct = (session: SessionView): boolean =>
+  session.signedIn && session.role === 'operator' && session.writesEnabled

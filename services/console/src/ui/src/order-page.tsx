@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react'
 import { useActionFlow } from './actions.js'
 import { api, ApiError, type OrderDetail } from './api.js'
-import { errorMessage, useConsole } from './context.js'
+import { canAct as mayAct, errorMessage, useConsole } from './context.js'
 import { dateTime, duration, money } from './format.js'
 import { traceLink } from './fact-detail.js'
 import { FactPanel } from './fact-panel.js'
@@ -83,8 +83,8 @@ function RecordedActions({ detail }: { detail: OrderDetail }) {
   )
 }
 
-/** The causal graph; a click on a node opens its fact's panel below it. */
-function Choreography({ detail }: { detail: OrderDetail }) {
+/** The causal graph and the steps ahead; a click on a fact's node opens its panel below it. */
+function Choreography({ detail, now }: { detail: OrderDetail; now: number }) {
   const [selectedId, setSelectedId] = useState<string | null>(null)
   const selected = detail.nodes.find((n) => n.id === selectedId) ?? null
   return (
@@ -96,10 +96,14 @@ function Choreography({ detail }: { detail: OrderDetail }) {
           <span className="branch-compensation">╍ compensation branch (failures and undos)</span>
           <span>purple outline: late fact</span>
           <span>red ring: dead-lettered or parked</span>
+          <span className="branch-ahead">┈ steps ahead (saga map); amber: waited for, and why</span>
         </p>
         <ChoreographyGraph
           facts={detail.nodes}
           edges={detail.edges}
+          ahead={detail.ahead}
+          now={now}
+          at={Date.parse(detail.at)}
           selectedId={selectedId}
           onSelect={setSelectedId}
         />
@@ -168,7 +172,7 @@ export function OrderPage({ id }: { id: string }) {
       </p>
     )
   if (detail === null) return <p className="muted">Loading order {id}…</p>
-  const canAct = session.signedIn
+  const canAct = mayAct(session)
   const template = detail.traceUrlTemplate
   const traceUrl = (messageId: string) =>
     traceLink(template, detail.nodes.find((n) => n.id === messageId)?.traceId ?? null)
@@ -200,7 +204,7 @@ export function OrderPage({ id }: { id: string }) {
         </div>
       )}
       {flow.panel}
-      <Choreography detail={detail} />
+      <Choreography detail={detail} now={now} />
       <section className="card">
         <h2>Hops</h2>
         <HopsTable facts={detail.nodes} traceUrl={traceUrl} />

@@ -1,10 +1,11 @@
 import { ORDER_STATUSES, WAITING_FOR } from '@saga/contracts/order-states'
 import { useCallback, useEffect, useState, type FormEvent } from 'react'
 import { useActionFlow } from './actions.js'
-import { api, type OrderPage } from './api.js'
-import { errorMessage, useConsole } from './context.js'
+import { api, type OrderPage, type SearchAnswer } from './api.js'
+import { canAct, errorMessage, useConsole } from './context.js'
 import { OrdersTable } from './orders-table.js'
-import { navigate, useLocation } from './router.js'
+import { shortId } from './format.js'
+import { Link, navigate, useLocation } from './router.js'
 
 /** The filters of `GET /api/orders`, as they appear in the page's URL. */
 const FILTERS = [
@@ -14,6 +15,8 @@ const FILTERS = [
   'placedAfter',
   'placedBefore',
   'deadlineBefore',
+  'customerId',
+  'idPrefix',
   'limit',
 ] as const
 
@@ -55,6 +58,9 @@ function Filters({ search }: { search: URLSearchParams }) {
       data-testid={`filter-${name}`}
     />
   )
+  const text = (name: string, size: number) => (
+    <input name={name} size={size} defaultValue={search.get(name) ?? ''} data-testid={`filter-${name}`} />
+  )
   return (
     <form className="filters" data-testid="orders-filters" onSubmit={submit} key={search.toString()}>
       <label>status {select('status', ORDER_STATUSES)}</label>
@@ -70,11 +76,74 @@ function Filters({ search }: { search: URLSearchParams }) {
       <label>placed after {time('placedAfter')}</label>
       <label>placed before {time('placedBefore')}</label>
       <label>deadline before {time('deadlineBefore')}</label>
+      <label>customer id {text('customerId', 36)}</label>
+      <label>order id starts {text('idPrefix', 12)}</label>
       <label>per page {select('limit', ['20', '50', '100'])}</label>
       <button type="submit" className="primary" data-testid="filters-apply">
         Apply
       </button>
     </form>
+  )
+}
+
+/**
+ * One box for any id someone holds (an order id or its start, a customer id, a message id from a
+ * log line, a trace id, an Idempotency-Key): the console asks the services what it is, then lands on
+ * the order or on the list filtered by customer or id prefix; otherwise it says what it found.
+ */
+function Search() {
+  const [answer, setAnswer] = useState<SearchAnswer | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const entry = new FormData(event.currentTarget).get('q')
+    const text = typeof entry === 'string' ? entry.trim() : ''
+    if (text === '') return
+    setBusy(true)
+    setError(null)
+    api
+      .search(text)
+      .then((found) => {
+        setAnswer(found)
+        if (found.to !== null) navigate(found.to)
+      })
+      .catch((reason: unknown) => setError(errorMessage(reason)))
+      .finally(() => setBusy(false))
+  }
+  return (
+    <form className="filters" data-testid="search" onSubmit={submit}>
+      <label>
+        search by any id: order (or its start), customer, message, trace, idempotency key
+        <input name="q" size={44} data-testid="search-input" autoComplete="off" />
+      </label>
+      <button type="submit" data-testid="search-submit" disabled={busy}>
+        Find
+      </button>
+      {error !== null && (
+        <span className="stale-note" data-testid="search-error">
+          {error}
+        </span>
+      )}
+      {answer !== null && answer.to === null && <SearchMatches answer={answer} />}
+    </form>
+  )
+}
+
+/** What a search found when it did not land: nothing, or orders of several kinds, each a link. */
+function SearchMatches({ answer }: { answer: SearchAnswer }) {
+  const unanswered = answer.unanswered.map((u) => u.service).join(', ')
+  return (
+    <span data-testid="search-result">
+      {answer.matches.length === 0
+        ? `No order has the id ${answer.query}`
+        : answer.matches.map((m) => (
+            <Link key={`${m.kind}:${m.orderId}`} to={`/orders/${m.orderId}`} className="mono">
+              {`${m.kind} ${shortId(m.orderId)} `}
+            </Link>
+          ))}
+      {unanswered !== '' && ` (not answered: ${unanswered})`}
+    </span>
   )
 }
 
@@ -110,9 +179,10 @@ export function OrdersPage() {
     <>
       <h1>Orders</h1>
       <section className="card">
+        <Search />
         <Filters search={search} />
       </section>
-      {session.signedIn && (
+      {canAct(session) && (
         <div className="actions-bar">
           <button
             data-testid="action-cancel"
@@ -130,7 +200,7 @@ export function OrdersPage() {
           orders={page?.items ?? []}
           testId="orders-list"
           selected={selected}
-          onToggle={session.signedIn ? toggle : undefined}
+          onToggle={canAct(session) ? toggle : undefined}
         />
         <div className="actions-bar">
           <button

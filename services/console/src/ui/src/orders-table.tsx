@@ -21,6 +21,7 @@ export function OrdersTable({ orders, testId, selected, onToggle }: OrdersTableP
         <tr>
           {onToggle && <th />}
           <th>order</th>
+          <th>customer</th>
           <th>status</th>
           <th>waiting for</th>
           <th>reason</th>
@@ -48,6 +49,11 @@ export function OrdersTable({ orders, testId, selected, onToggle }: OrdersTableP
             <td className="mono" title={o.id}>
               <Link to={`/orders/${o.id}`} testId="order-link">
                 {shortId(o.id)}
+              </Link>
+            </td>
+            <td className="mono" title={o.customerId}>
+              <Link to={`/orders?customerId=${o.customerId}`} testId="customer-link">
+                {shortId(o.customerId)}
               </Link>
             </td>
             <td className={`status-${o.status}`} data-testid="order-status">
