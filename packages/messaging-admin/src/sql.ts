@@ -124,7 +124,7 @@ export const LOCK_ORDERED_KEY = `SELECT c.last_seq::text AS "lastSeq", c.blocked
       WHERE o.handler = c.handler AND o.producer = c.producer AND o.key = c.key) AS "firstWaiting"
   FROM ordering_cursor c WHERE c.handler = $1 AND c.producer = $2 AND c.key = $3 FOR UPDATE`
 
-/** Moves the cursor of handler $1, producer $2, key $3 to sequence $4 and unblocks it. */
+/** Moves the cursor of handler $1, producer $2, key $3 to sequence $4 and unblocks (and starts) it. */
 export const SKIP_ORDERED_KEY = `UPDATE ordering_cursor SET last_seq = $4::bigint, blocked_by = NULL,
-    blocked_seq = NULL, blocked_since = NULL, blocked_reason = NULL
+    blocked_seq = NULL, blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
   WHERE handler = $1 AND producer = $2 AND key = $3`

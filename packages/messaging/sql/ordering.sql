@@ -13,7 +13,9 @@ CREATE TABLE IF NOT EXISTS ordering_sequence (
   PRIMARY KEY (routing_key, key)
 );
 -- Per ordered handler, producer (CloudEvents source) and key: the last sequence handled (or
--- skipped), and the dead-lettered message that blocks the key, if any.
+-- skipped), and the dead-lettered message that blocks the key, if any. A key first seen with a
+-- sequence above 1 is settling (settling_since set, last_seq 0): its deliveries are held until the
+-- settle window passed, then the cursor starts just below the lowest held one.
 CREATE TABLE IF NOT EXISTS ordering_cursor (
   handler         text NOT NULL,
   producer        text NOT NULL,
@@ -23,10 +25,13 @@ CREATE TABLE IF NOT EXISTS ordering_cursor (
   blocked_seq     bigint,
   blocked_since   timestamptz(3),
   blocked_reason  text,
+  settling_since  timestamptz(3),
   PRIMARY KEY (handler, producer, key)
 );
 CREATE INDEX IF NOT EXISTS ordering_cursor_blocked_idx ON ordering_cursor (handler, blocked_since)
   WHERE blocked_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS ordering_cursor_settling_idx ON ordering_cursor (handler, settling_since)
+  WHERE settling_since IS NOT NULL;
 -- Deliveries that came before their predecessor was handled, held (acked at the broker) until it
 -- is; then a copy is put back into the handler's queue (put_back_at).
 CREATE TABLE IF NOT EXISTS ordering_waiting (

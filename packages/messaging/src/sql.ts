@@ -367,13 +367,43 @@ export const OUTBOX_OF_AGGREGATE =
 export const NEXT_SEQUENCE = `INSERT INTO ordering_sequence (routing_key, key, seq) VALUES ($1, $2, 1)
   ON CONFLICT (routing_key, key) DO UPDATE SET seq = ordering_sequence.seq + 1 RETURNING seq::text AS seq`
 
-/** The cursor of handler $1, producer $2, key $3, locked for the transaction; no row when it is new. */
-export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq FROM ordering_cursor
-  WHERE handler = $1 AND producer = $2 AND key = $3 FOR UPDATE`
+/**
+ * The cursor of handler $1, producer $2, key $3, locked for the transaction: `last_seq` (text) and
+ * `settling` (not started yet: its key was first seen above sequence 1); no row when it is new.
+ */
+export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq, settling_since IS NOT NULL AS settling
+  FROM ordering_cursor WHERE handler = $1 AND producer = $2 AND key = $3 FOR UPDATE`
 
-/** Creates the cursor of handler $1, producer $2, key $3 at 0 unless it exists (then `LOCK_CURSOR` again). */
-export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, key) VALUES ($1, $2, $3)
-  ON CONFLICT DO NOTHING`
+/**
+ * Creates the cursor of handler $1, producer $2, key $3 at 0 unless it exists (then `LOCK_CURSOR`
+ * again); settling from now when $4 is true (its first delivery is above sequence 1).
+ */
+export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, key, settling_since)
+  VALUES ($1, $2, $3, CASE WHEN $4::boolean THEN now() END) ON CONFLICT DO NOTHING`
+
+/**
+ * After the handler of sequence $4 (handler $1, producer $2, key $3) failed and rolled back: a
+ * cursor that did not exist is made at $4 - 1, a settling one starts where it is (at 0, as only
+ * sequence 1 runs on it), so the key's order counts from this message and the settle window's
+ * start cannot pass over it while it is retried. A started cursor is left as it is.
+ */
+export const START_CURSOR = `INSERT INTO ordering_cursor AS c (handler, producer, key, last_seq)
+  VALUES ($1, $2, $3, $4::bigint - 1)
+  ON CONFLICT (handler, producer, key) DO UPDATE SET settling_since = NULL
+  WHERE c.settling_since IS NOT NULL`
+
+/**
+ * Starts handler $1's cursors that have settled for more than $2 ms just below their lowest held
+ * sequence; returns each one's `producer`, `key` and that sequence `seq` (text), now ready to
+ * drain. A settling cursor without a held delivery stays as it is.
+ */
+export const START_SETTLED = `UPDATE ordering_cursor c SET settling_since = NULL,
+    last_seq = (SELECT min(w.seq) FROM ordering_waiting w
+      WHERE w.handler = c.handler AND w.producer = c.producer AND w.key = c.key) - 1
+  WHERE c.handler = $1 AND c.settling_since < now() - $2::int * interval '1 millisecond'
+    AND EXISTS (SELECT 1 FROM ordering_waiting w
+      WHERE w.handler = c.handler AND w.producer = c.producer AND w.key = c.key)
+  RETURNING c.producer, c.key, (c.last_seq + 1)::text AS seq`
 
 /** The cursor's identity and a sequence number, as SQL text (parameters or inlined values). */
 type CursorText = { handler: string; producer: string; key: string; seq: string }
@@ -382,7 +412,7 @@ type CursorText = { handler: string; producer: string; key: string; seq: string 
 // row write per message; a new cursor takes the slower path once (LOCK_CURSOR creates it).
 const moveCursorSql = ({ handler, producer, key, seq }: CursorText): string =>
   `UPDATE ordering_cursor SET last_seq = ${seq}, blocked_by = NULL, blocked_seq = NULL,
-    blocked_since = NULL, blocked_reason = NULL
+    blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
   WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND last_seq = ${seq} - 1
   RETURNING true AS moved`
 
@@ -449,15 +479,16 @@ export const ADVANCE_CURSOR = `WITH dropped AS (
     DELETE FROM ordering_waiting WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint),
   inbox AS (INSERT INTO inbox_message (message_id, handler) VALUES ($5::uuid, $1) ON CONFLICT DO NOTHING)
   UPDATE ordering_cursor SET last_seq = $4::bigint, blocked_by = NULL, blocked_seq = NULL,
-    blocked_since = NULL, blocked_reason = NULL
+    blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
   WHERE handler = $1 AND producer = $2 AND key = $3
   RETURNING EXISTS (SELECT 1 FROM ordering_waiting
     WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint + 1) AS next`
 
 /**
  * Records that message $4 (sequence $5) of handler $1, producer $2, key $3 was dead-lettered with
- * reason $6: the key stays blocked until it is handled (requeued) or skipped. A held copy of it is
- * dropped (the message is in the dead-letter queue now).
+ * reason $6: the key stays blocked until it is handled (requeued) or skipped (a settling cursor
+ * starts: the window cannot pass over it). A held copy of it is dropped (it is in the dead-letter
+ * queue now).
  */
 export const BLOCK_CURSOR = `WITH dropped AS (DELETE FROM ordering_waiting
     WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $5::bigint)
@@ -465,7 +496,7 @@ export const BLOCK_CURSOR = `WITH dropped AS (DELETE FROM ordering_waiting
     (handler, producer, key, blocked_by, blocked_seq, blocked_since, blocked_reason)
   VALUES ($1, $2, $3, $4::uuid, $5::bigint, now(), left($6, 2000))
   ON CONFLICT (handler, producer, key) DO UPDATE SET blocked_by = $4::uuid, blocked_seq = $5::bigint,
-    blocked_since = now(), blocked_reason = left($6, 2000)
+    blocked_since = now(), blocked_reason = left($6, 2000), settling_since = NULL
   WHERE c.last_seq < $5::bigint`
 
 /**

@@ -15,6 +15,7 @@ export const noCounters = (): HandlerCounters => ({
   orderWaitedTotal: 0,
   orderReleasedTotal: 0,
   orderPutBackTotal: 0,
+  orderSettledTotal: 0,
   orderBlocked: 0,
   orderWaiting: 0,
   orderGaps: 0,

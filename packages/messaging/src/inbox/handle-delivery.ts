@@ -6,7 +6,7 @@ import { isTransientDatabaseError } from '../database-errors.js'
 import { errorCode, errorMessage } from '../errors.js'
 import type { HandlerPace } from './batch-size.js'
 import { inInbox } from './inbox-record.js'
-import { blockKey, inOrder } from './ordering.js'
+import { blockKey, inOrder, startKey } from './ordering.js'
 import type { OrderedRuntime } from './ordering-sweep.js'
 import { reportDeadLettered } from './dead-letter.js'
 import { holdNewer, parseForHandler, routingKeyOf } from './versions.js'
@@ -41,6 +41,8 @@ export interface HandlerCounters {
   orderReleasedTotal: number
   /** Held ordered deliveries that failed there and were put back into the queue for its retries. */
   orderPutBackTotal: number
+  /** Keys first seen above sequence 1 whose cursor this process's sweep started after `startSettleMs`. */
+  orderSettledTotal: number
   /** Keys blocked by a dead-lettered message now, as the last sweep saw them (per database). */
   orderBlocked: number
   /** Ordered deliveries held now, as the last sweep saw them (per database). */
@@ -373,6 +375,8 @@ export async function runAlone<Tx extends TransactionClient>(
 
     // The channel went while the transaction ran: the redelivered copy takes over from here.
     if (stopping.aborted) return
+    const ordered = orderedOf(message, control, runtime)
+    if (ordered) await startKey(runtime.database, handler.name, message, logger)
     if (isTransientDatabaseError(outcome.error)) {
       transientSince ??= performance.now()
       if (performance.now() - transientSince <= policy.transientMaxMs) {
@@ -383,8 +387,7 @@ export async function runAlone<Tx extends TransactionClient>(
     }
     const error = errorMessage(outcome.error)
     if (afterFailure(attempt, policy) === 'dead-letter') {
-      if (orderedOf(message, control, runtime))
-        await blockKey(runtime.database, handler.name, message, error, logger)
+      if (ordered) await blockKey(runtime.database, handler.name, message, error, logger)
       await deadLetter(control, runtime, `handler failed after ${attempt} attempts: ${error}`, attempt, {
         id,
         type,

@@ -1,6 +1,6 @@
 import type { ChannelSession } from '../amqp/queue-channel.js'
 import { queryRows } from '../database.js'
-import { READY_KEYS } from '../sql.js'
+import { READY_KEYS, START_SETTLED } from '../sql.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import type { DeliveryRuntime, HandlerCounters } from './handle-delivery.js'
 import { drainKey, type DrainContext } from './ordering-drain.js'
@@ -11,7 +11,7 @@ export interface SweepOptions<Tx extends TransactionClient> {
   database: Database<Tx>
   handler: HandlerDefinition<Tx>
   logger: Logger
-  /** Where it counts put-backs and sets the blocked, waiting and gap gauges. */
+  /** Where it counts started keys and sets the blocked, waiting and gap gauges. */
   counters: HandlerCounters
   settings: OrderingSettings
   /** Drains one ready key (`drainKey` on the queue's current channel). Never throws. */
@@ -25,8 +25,10 @@ export interface Sweep {
 }
 
 /**
- * The sweep of one ordered handler, every `settings.sweepMs`: drains every key whose next delivery
- * is held (what a crash between a commit and its drain left, or a key an operator skipped), then reads the handler's report into the gauges and logs the gaps at `warn`
+ * The sweep of one ordered handler, every `settings.sweepMs`: starts the keys that settled longer
+ * than `startSettleMs` (`START_SETTLED`, each logged at `info` and counted), drains every key whose
+ * next delivery is held (those, what a crash between a commit and its drain left, or a key an
+ * operator skipped), then reads the handler's report into the gauges and logs the gaps at `warn`
  * whenever their count changes. A failed round is logged and the next one tries again.
  */
 export function createSweep<Tx extends TransactionClient>(options: SweepOptions<Tx>): Sweep {
@@ -48,7 +50,24 @@ export function createSweep<Tx extends TransactionClient>(options: SweepOptions<
     lastGaps = found.gaps
   }
 
+  const start = async (): Promise<void> => {
+    const started = await database.transaction((tx) =>
+      queryRows<{ producer: string; key: string; seq: string }>(tx, START_SETTLED, [
+        handler,
+        settings.startSettleMs,
+      ]),
+    )
+    for (const { producer, key, seq } of started) {
+      counters.orderSettledTotal += 1
+      logger.info(
+        { handler, producer, key, sequence: Number(seq) },
+        'ordered key first seen above sequence 1: its order starts at its lowest held message',
+      )
+    }
+  }
+
   const round = async (): Promise<void> => {
+    await start()
     const params = [handler, settings.putBackAgainMs, 1000]
     const keys = await database.transaction((tx) =>
       queryRows<{ producer: string; key: string }>(tx, READY_KEYS, params),

@@ -20,6 +20,13 @@
  * crash between a commit and its drain, or a key an operator skipped, loses nothing. Within one
  * process deliveries of a key take their transactions in arrival order (`OrderedRuntime.turn`).
  *
+ * A key's order counts from the first delivery this handler sees of it. A new key whose first
+ * delivery is sequence 1 starts at once; one first seen above 1 (numbered before the handler saw
+ * it, e.g. a handler added to a running system) gets a settling cursor: its deliveries are held
+ * for `startSettleMs`, then the sweep starts the cursor just below the lowest held one
+ * (`START_SETTLED`) and drains them in order. A first delivery whose handler fails starts its
+ * cursor before it (`startKey`), so the window never passes over it.
+ *
  * A failing message retries with backoff as any other (unacked, outside any transaction); its
  * successors are held meanwhile, every other key flows. When it is dead-lettered its cursor records
  * it (`blocked_by`, `blocked_since`): the key stays blocked until the operator requeues it (it is
@@ -40,6 +47,7 @@ import {
   HOLD_WAITING,
   LOCK_CURSOR,
   ORDERING_REPORT,
+  START_CURSOR,
 } from '../sql.js'
 import type { ConsumedMessage, Database, Logger, TransactionClient } from '../types.js'
 
@@ -51,6 +59,11 @@ export interface OrderingSettings {
   gapAfterMs: number
   /** A held delivery put back this long ago and still held is put back again. Default 30,000. */
   putBackAgainMs: number
+  /**
+   * A key first seen above sequence 1 (numbered before this handler saw it) holds its deliveries
+   * this long, then its cursor starts just below the lowest held one. Default 5,000.
+   */
+  startSettleMs: number
 }
 
 /** The defaults of `OrderingSettings`. */
@@ -58,6 +71,7 @@ export const DEFAULT_ORDERING: OrderingSettings = {
   sweepMs: 5_000,
   gapAfterMs: 300_000,
   putBackAgainMs: 30_000,
+  startSettleMs: 5_000,
 }
 
 /** The outcome of one ordered transaction. */
@@ -81,11 +95,18 @@ export const cursorOf = (handler: string, message: ConsumedMessage): [string, st
   (message.ordering as { key: string }).key,
 ]
 
-/** Locks the cursor of (handler, producer, key) for the transaction, creating it at 0; its last sequence. */
-export async function lockCursor(tx: TransactionClient, cursor: [string, string, string]): Promise<number> {
+/**
+ * Locks the cursor of (handler, producer, key) for the transaction, creating it at 0 (settling
+ * when `settle`: its first delivery is above sequence 1); its last sequence.
+ */
+export async function lockCursor(
+  tx: TransactionClient,
+  cursor: [string, string, string],
+  settle = false,
+): Promise<number> {
   let [row] = await queryRows<{ last_seq: string }>(tx, LOCK_CURSOR, cursor)
   if (!row) {
-    await execute(tx, CREATE_CURSOR, cursor)
+    await execute(tx, CREATE_CURSOR, [...cursor, settle])
     ;[row] = await queryRows<{ last_seq: string }>(tx, LOCK_CURSOR, cursor)
   }
   return Number(row?.last_seq ?? 0)
@@ -141,8 +162,9 @@ export function inOrder<Tx extends TransactionClient>(
 const movedNext = (rows: unknown[]): boolean => (rows[0] as { next?: boolean } | undefined)?.next === true
 
 /**
- * A cursor that did not move to `sequence`, read under its lock (made at 0 when new): a duplicate,
- * an early delivery held, or `'next'` (a new cursor, and this its first sequence).
+ * A cursor that did not move to `sequence`, read under its lock (made at 0 when new, settling when
+ * `sequence` is above 1): a duplicate, an early delivery held (on a settling cursor every delivery
+ * but sequence 1 is), or `'next'` (a new or settling cursor, and this sequence 1).
  */
 async function notMoved(
   tx: TransactionClient,
@@ -151,7 +173,7 @@ async function notMoved(
   message: ConsumedMessage,
   original: Message,
 ): Promise<OrderedOutcome | 'next'> {
-  const last = await lockCursor(tx, cursor)
+  const last = await lockCursor(tx, cursor, sequence > 1)
   if (sequence <= last) return { kind: 'duplicate' }
   if (sequence === last + 1) return 'next'
   // Not the next (that one moves the cursor): hold it for its predecessor.
@@ -183,6 +205,25 @@ export async function blockKey<Tx extends TransactionClient>(
     { messageId: message.id, handler, producer: cursor[1], key: cursor[2], sequence },
     'ordered key blocked by a dead-lettered message: requeue or skip it (@saga/messaging-admin)',
   )
+}
+
+/**
+ * After an ordered delivery's handler failed (its transaction rolled back): makes its key's cursor
+ * start before it (`START_CURSOR`) when the key had none or was settling, so the settle window's
+ * start never passes over a first message that is being retried. Never throws: a failure is logged.
+ */
+export async function startKey<Tx extends TransactionClient>(
+  database: Database<Tx>,
+  handler: string,
+  message: ConsumedMessage,
+  logger: Logger,
+): Promise<void> {
+  const sequence = (message.ordering as { sequence: number }).sequence
+  try {
+    await database.transaction((tx) => execute(tx, START_CURSOR, [...cursorOf(handler, message), sequence]))
+  } catch (error) {
+    logger.warn({ err: error, messageId: message.id, handler }, 'starting the key of a failed message failed')
+  }
 }
 
 /** What puts a held delivery back into the handler's queue, confirmed (`ChannelSession.putBack`). */

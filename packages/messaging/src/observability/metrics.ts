@@ -145,6 +145,8 @@ const HANDLER_HELP: Record<keyof HandlerCounters, string> = {
     'Held ordered deliveries handled once their predecessor was (in handled_total too), by handler.',
   orderPutBackTotal:
     'Held ordered deliveries that failed when released and were put back into the queue for its retries, by handler.',
+  orderSettledTotal:
+    'Keys first seen above sequence 1 (numbered before the handler saw them) whose cursor started just below their lowest held delivery after the settle window, by handler.',
   orderBlocked: `Keys blocked by a dead-lettered message, by handler. ${PER_DATABASE}`,
   orderWaiting: `Ordered deliveries held for their predecessor, by handler. ${PER_DATABASE}`,
   orderGaps: `Keys whose held deliveries wait past the gap time for a predecessor that has not come, by handler. ${PER_DATABASE}`,

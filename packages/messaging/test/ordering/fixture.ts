@@ -22,21 +22,23 @@ export function orderedProducer(pool: pg.Pool, exchange: string): Messaging<pg.P
 }
 
 /**
- * Enqueues `perKey` messages for each of `keys` keys (fresh UUIDs, returned), `writers` transactions
- * at a time; a key's messages are enqueued one after another, so their commit order is n's order.
+ * Enqueues `perKey` messages for each of `keys` keys (fresh UUIDs, or the ids given), `writers`
+ * transactions at a time, `n` from `firstN` (1) on; a key's messages are enqueued one after
+ * another, so their commit order is n's order. Returns the keys.
  */
 export async function produce(
   messaging: Messaging<pg.PoolClient>,
-  keys: number,
+  keys: number | readonly string[],
   perKey: number,
   writers = 8,
+  firstN = 1,
 ): Promise<string[]> {
-  const ids = Array.from({ length: keys }, () => randomUUID())
+  const ids = typeof keys === 'number' ? Array.from({ length: keys }, () => randomUUID()) : [...keys]
   let next = 0
   const writer = async (): Promise<void> => {
     for (let index = next++; index < ids.length; index = next++) {
       const key = ids[index] as string
-      for (let n = 1; n <= perKey; n += 1) {
+      for (let n = firstN; n < firstN + perKey; n += 1) {
         await messaging.transaction((tx) =>
           enqueue(tx, {
             type: happened.type,

@@ -25,6 +25,8 @@ export interface OrderedConsumerSettings {
   poisonN?: number | undefined
   /** Connection name, to tell the instances apart. */
   name: string
+  /** `consumer.ordering.startSettleMs`; absent: the default. */
+  startSettleMs?: number | undefined
 }
 
 /** The ordered handler of `settings`. */
@@ -60,7 +62,12 @@ export function startOrderedConsumer(
     retryBaseMs: 40,
     retryMaxMs: 200,
     maxAttempts: settings.poisonN === undefined ? 30 : 3,
-    ordering: { sweepMs: 300, gapAfterMs: 2_000, putBackAgainMs: 3_000 },
+    ordering: {
+      sweepMs: 300,
+      gapAfterMs: 2_000,
+      putBackAgainMs: 3_000,
+      ...(settings.startSettleMs === undefined ? {} : { startSettleMs: settings.startSettleMs }),
+    },
   })
   consumer.start()
   connection.start()
