@@ -30,13 +30,27 @@ type StuckRow = Omit<StuckKey, 'state' | 'blockedSince' | 'waitingSince'> & {
   waitingSince: Date | null
 }
 
-/** Stuck ordered keys, oldest first; of `handler` only when given. `gapAfterMs` as the consumers'. */
+/** PostgreSQL's undefined_table: the service has not applied per-key order's tables. */
+const UNDEFINED_TABLE = '42P01'
+
+/**
+ * Stuck ordered keys, oldest first; of `handler` only when given. `gapAfterMs` as the consumers'.
+ * None for a service without per-key order's tables (it has no ordered handler), so a console may
+ * ask every service. @throws the database's other errors
+ */
 export async function stuckKeys(
   pool: pg.Pool,
   filter: { handler?: string | undefined; limit: number },
   gapAfterMs: number,
 ): Promise<StuckKey[]> {
-  const { rows } = await pool.query<StuckRow>(STUCK_KEYS, [filter.handler ?? null, gapAfterMs, filter.limit])
+  const params = [filter.handler ?? null, gapAfterMs, filter.limit]
+  const rows = await pool.query<StuckRow>(STUCK_KEYS, params).then(
+    (result) => result.rows,
+    (error: unknown) => {
+      if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return []
+      throw error
+    },
+  )
   return rows.map((row) => ({
     ...row,
     state: row.blockedBy ? 'blocked' : 'gap',

@@ -151,3 +151,53 @@ export interface BulkProgress {
   actionIds: string[]
   services: BulkServiceJob[]
 }
+
+/**
+ * An ordered key that does not move, as a service's `GET /admin/messaging/ordered-keys` lists it
+ * (@saga/messaging-admin `StuckKey`), with its service: `blocked` by a dead-lettered message
+ * (`blockedBy`, its sequence, since when, why) or with a `gap` (held deliveries wait past the gap
+ * time for a predecessor that has not come); `waiting` held behind it. Sequences are decimal
+ * strings, times ISO 8601.
+ */
+export interface OrderedKey {
+  service: ServiceName
+  handler: string
+  producer: string
+  key: string
+  state: 'blocked' | 'gap'
+  lastSeq: string
+  blockedBy: string | null
+  blockedSeq: string | null
+  blockedSince: string | null
+  reason: string | null
+  waiting: number
+  firstWaiting: string | null
+  waitingSince: string | null
+}
+
+/** `GET /api/ordered-keys`: every service's stuck ordered keys, oldest first, and which could be read. */
+export interface OrderedKeysPage {
+  keys: OrderedKey[]
+  sources: Record<string, { ok: boolean; reason: string | null }>
+}
+
+/** `POST /api/ordered-keys/skip` body: the key to skip past its dead letter or over its gap. */
+export interface SkipRequest {
+  service: ServiceName
+  handler: string
+  producer: string
+  key: string
+  dryRun: boolean
+}
+
+/** A skip's answer, as the service gives it (@saga/messaging-admin `skipOrdered`). */
+export interface SkipAnswer {
+  dryRun: boolean
+  actionId: string | null
+  results: {
+    outcome: 'skipped' | 'would-skip' | 'not-stuck' | 'not-found'
+    from: string | null
+    to: string | null
+    skipped: string | null
+  }[]
+}

@@ -293,6 +293,9 @@ function messagingAnswer(
     }
     case '/admin/messaging/actions':
       return ok(actionsOf(service, fixtures))
+    case '/admin/messaging/ordered-keys':
+      // The fleet has no ordered handler: none stuck (tests set a service's keys in `answers`).
+      return ok({ service, keys: [] })
     default:
       return undefined
   }
@@ -345,6 +348,10 @@ function postAnswer(path: string, body: { messageIds?: string[]; ids?: string[];
   if (path.endsWith('/parked/retry')) {
     const results = (body.ids ?? []).map((id) => ({ id, outcome: dryRun ? 'would-retry' : 'retried' }))
     return { status: 200, body: { dryRun, actionId: dryRun ? null : '8', results } }
+  }
+  if (path.endsWith('/ordered-keys/skip')) {
+    const results = [{ outcome: dryRun ? 'would-skip' : 'skipped', from: '3', to: '4', skipped: null }]
+    return { status: 200, body: { dryRun, actionId: dryRun ? null : '10', results } }
   }
   if (/^\/admin\/orders\/[^/]+\/cancel$/.test(path))
     return {
