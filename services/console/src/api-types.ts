@@ -3,6 +3,7 @@
  * them type-only, so a change of shape fails its typecheck. No runtime code, no fastify types.
  */
 import type { ServiceName } from '@saga/contracts'
+import type { SkipOutcome, StuckKey } from '@saga/messaging-admin'
 
 export type {
   FleetSnapshot,
@@ -154,26 +155,10 @@ export interface BulkProgress {
 
 /**
  * An ordered key that does not move, as a service's `GET /admin/messaging/ordered-keys` lists it
- * (@saga/messaging-admin `StuckKey`), with its service: `blocked` by a dead-lettered message
- * (`blockedBy`, its sequence, since when, why) or with a `gap` (held deliveries wait past the gap
- * time for a predecessor that has not come); `waiting` held behind it. Sequences are decimal
- * strings, times ISO 8601.
+ * (@saga/messaging-admin `StuckKey`: `blocked` by a dead letter or with a `gap`; since when, by
+ * which message, how many wait), with its service.
  */
-export interface OrderedKey {
-  service: ServiceName
-  handler: string
-  producer: string
-  key: string
-  state: 'blocked' | 'gap'
-  lastSeq: string
-  blockedBy: string | null
-  blockedSeq: string | null
-  blockedSince: string | null
-  reason: string | null
-  waiting: number
-  firstWaiting: string | null
-  waitingSince: string | null
-}
+export type OrderedKey = StuckKey & { service: ServiceName }
 
 /** `GET /api/ordered-keys`: every service's stuck ordered keys, oldest first, and which could be read. */
 export interface OrderedKeysPage {
@@ -194,10 +179,5 @@ export interface SkipRequest {
 export interface SkipAnswer {
   dryRun: boolean
   actionId: string | null
-  results: {
-    outcome: 'skipped' | 'would-skip' | 'not-stuck' | 'not-found'
-    from: string | null
-    to: string | null
-    skipped: string | null
-  }[]
+  results: SkipOutcome[]
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { OrderedKeysPage } from '../src/api-types.js'
 import { startConsole, type RunningConsole } from './support/console.js'
-import { startStubFleet, type StubFleet } from './support/stubs.js'
+import { blockedOrderedKey, startStubFleet, type StubFleet } from './support/stubs.js'
 
 const TOKEN = `tok-${randomUUID()}`
 
@@ -592,25 +592,9 @@ describe('POST /api/bulk, run, progress and stop', () => {
 })
 
 describe('ordered keys', () => {
-  /** A key of inventory's ordered handler blocked by a dead letter, as the admin route lists it. */
-  const blocked = (blockedBy: string) => ({
-    handler: 'apply-stock-change',
-    producer: 'order',
-    key: randomUUID(),
-    state: 'blocked',
-    lastSeq: '3',
-    blockedBy,
-    blockedSeq: '4',
-    blockedSince: '2026-12-06T10:00:00.000Z',
-    reason: 'handler failed after 3 attempts: no such item',
-    waiting: 7,
-    firstWaiting: '5',
-    waitingSince: '2026-12-06T10:00:01.000Z',
-  })
-
   it('when a service has a blocked key and another does not answer, then the key is listed with its service and the other named', async () => {
     const { url, fleet } = await start()
-    const key = blocked(randomUUID())
+    const key = blockedOrderedKey()
     fleet.stubs.inventory.behaviour.answers.set('/admin/messaging/ordered-keys', {
       status: 200,
       body: { service: 'inventory', keys: [key] },
@@ -628,7 +612,9 @@ describe('ordered keys', () => {
     })
     expect(page.sources.shipment?.reason).toContain('500')
   })
+})
 
+describe('ordered keys skipped', () => {
   it('when an operator skips a key, then the dry run and the skip reach its service with the actor and role, and the answers come back', async () => {
     const { url, fleet } = await start()
     const { cookie } = await signIn(url, 'ada')

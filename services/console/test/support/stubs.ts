@@ -446,3 +446,24 @@ export async function startStubFleet(fixtures: OrderFixture[] = []): Promise<Stu
     },
   }
 }
+
+/**
+ * A key of inventory's ordered handler blocked by a dead letter (message 4, 7 waiting behind it),
+ * as `GET /admin/messaging/ordered-keys` lists it; a stub answers it when a test sets it.
+ */
+export function blockedOrderedKey() {
+  return {
+    handler: 'apply-stock-change',
+    producer: 'order',
+    key: randomUUID(),
+    state: 'blocked' as const,
+    lastSeq: '3',
+    blockedBy: randomUUID(),
+    blockedSeq: '4',
+    blockedSince: '2026-12-06T10:00:00.000Z',
+    reason: 'handler failed after 3 attempts: no such item',
+    waiting: 7,
+    firstWaiting: '5',
+    waitingSince: '2026-12-06T10:00:01.000Z',
+  }
+}
