@@ -38,8 +38,12 @@ import {
   type BulkPreview,
   type BulkRequest,
 } from './bulk.js'
+import { skipOrderedKey, stuckKeys, type SkipOutcome, type StuckKey } from './ordered-keys.js'
 
 export { MessagingAdminError }
+
+/** The consumers' default `ordering.gapAfterMs` (@saga/messaging): a held delivery's wait before it is a gap. */
+const DEFAULT_GAP_AFTER_MS = 300_000
 
 /** A queue this service consumes: its handler (or recorder) name, the queue and its dead-letter queue. */
 export interface AdminQueue {
@@ -142,6 +146,22 @@ export interface MessagingAdmin {
     messageIds: readonly string[],
     write: AdminWrite,
   ): Promise<AdminWriteResult<{ messageId: string; outcome: DeadLetterOutcome }>>
+  /**
+   * Ordered keys that do not move (handlers with `ordering: 'per-key'`): blocked by a dead-lettered
+   * message, or with a gap past `consumer.ordering.gapAfterMs` (default 5 min); oldest first, of
+   * `handler` only when given. Requeue a blocking message with `requeue` (its `blockedBy` id, from
+   * the handler's dead-letter queue): it is then handled in order and the key moves on.
+   */
+  stuckKeys(filter: { handler?: string; limit: number }): Promise<StuckKey[]>
+  /**
+   * Skips what holds ordered key (`producer`, `key`) of `handler` back (`skipOrderedKey`): past its
+   * dead-lettered message, or over its gap; records the action. The consumers resume the key at
+   * their next sweep. @throws MessagingAdminError 404 for a handler this service does not have
+   */
+  skipOrdered(
+    target: { handler: string; producer: string; key: string },
+    write: AdminWrite,
+  ): Promise<AdminWriteResult<SkipOutcome>>
   /** Parked outbox rows, oldest parked first, of `aggregateId` only when given. */
   parked(filter: { aggregateId?: string; limit: number }): Promise<OutboxRecord[]>
   /** Makes parked rows pending again (attempts 0, available now), records it, then wakes the relays (a NOTIFY). */
@@ -490,6 +510,17 @@ export function createMessagingAdmin<Tx extends TransactionClient = pg.PoolClien
     discard: (queue, ids, write) => deadLetterWrite(context, 'discard', queue, ids, write),
     parked: ({ aggregateId, limit }) => parkedRecords(pool, aggregateId, limit),
     retryParked: (ids, write) => retryParkedOf(context, ids, write),
+    stuckKeys: (filter) =>
+      stuckKeys(pool, filter, options.consumer?.ordering?.gapAfterMs ?? DEFAULT_GAP_AFTER_MS),
+    async skipOrdered(target, write) {
+      const queue = queues.find((q) => q.handler === target.handler)
+      if (!queue)
+        throw new MessagingAdminError(404, `no handler '${target.handler}' in this service`, [
+          { path: 'handler', issue: 'unknown handler' },
+        ])
+      const { actionId, result } = await skipOrderedKey(pool, { ...target, queue: queue.queue }, write)
+      return { dryRun: write.dryRun, actionId, results: [result] }
+    },
     actions: (limit) => recentAdminActions(pool, limit),
     bulkPreview: (kind, filter) => bulkPreview(context, kind, filter),
     bulkStart: (request) => bulkStart(context, jobs, request),

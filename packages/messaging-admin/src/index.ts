@@ -28,6 +28,7 @@ export {
 } from './bulk-jobs.js'
 export { recordAdminAction, type AdminAction, type AdminActionInput, type Queryable } from './actions.js'
 export type { DeadLetter } from './dead-letters.js'
+export type { SkipOutcome, StuckKey } from './ordered-keys.js'
 export type {
   InboxRecord,
   OutboxRecord,

@@ -94,3 +94,37 @@ export const NOTIFY_RELAYS = 'SELECT pg_notify($1, $2)'
 export const BEGIN = 'BEGIN'
 export const COMMIT = 'COMMIT'
 export const ROLLBACK = 'ROLLBACK'
+
+/**
+ * Stuck ordered keys (`@saga/messaging`'s `ordering_cursor` and `ordering_waiting`), of handler $1
+ * only unless null, oldest first, at most $3: those blocked by a dead-lettered message, and those
+ * with a gap (the lowest held sequence is past the cursor's next and was held more than $2 ms ago).
+ * Each with how many deliveries wait behind it and since when.
+ */
+export const STUCK_KEYS = `WITH candidates AS (
+    SELECT handler, producer, key FROM ordering_cursor
+      WHERE blocked_by IS NOT NULL AND ($1::text IS NULL OR handler = $1)
+    UNION
+    SELECT DISTINCT handler, producer, key FROM ordering_waiting WHERE $1::text IS NULL OR handler = $1)
+  SELECT c.handler, c.producer, c.key, c.last_seq::text AS "lastSeq", c.blocked_by::text AS "blockedBy",
+    c.blocked_seq::text AS "blockedSeq", c.blocked_since AS "blockedSince", c.blocked_reason AS reason,
+    w.waiting, w.first_seq::text AS "firstWaiting", w.since AS "waitingSince"
+  FROM candidates k
+  JOIN ordering_cursor c ON c.handler = k.handler AND c.producer = k.producer AND c.key = k.key
+  CROSS JOIN LATERAL (SELECT count(*)::int AS waiting, min(seq) AS first_seq, min(received_at) AS since
+    FROM ordering_waiting o WHERE o.handler = c.handler AND o.producer = c.producer AND o.key = c.key) w
+  WHERE c.blocked_by IS NOT NULL
+     OR (w.first_seq > c.last_seq + 1 AND w.since < now() - $2::int * interval '1 millisecond')
+  ORDER BY coalesce(c.blocked_since, w.since) LIMIT $3`
+
+/** The cursor of handler $1, producer $2, key $3, locked, and its lowest held sequence. */
+export const LOCK_ORDERED_KEY = `SELECT c.last_seq::text AS "lastSeq", c.blocked_by::text AS "blockedBy",
+    c.blocked_seq::text AS "blockedSeq",
+    (SELECT min(seq)::text FROM ordering_waiting o
+      WHERE o.handler = c.handler AND o.producer = c.producer AND o.key = c.key) AS "firstWaiting"
+  FROM ordering_cursor c WHERE c.handler = $1 AND c.producer = $2 AND c.key = $3 FOR UPDATE`
+
+/** Moves the cursor of handler $1, producer $2, key $3 to sequence $4 and unblocks (and starts) it. */
+export const SKIP_ORDERED_KEY = `UPDATE ordering_cursor SET last_seq = $4::bigint, blocked_by = NULL,
+    blocked_seq = NULL, blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
+  WHERE handler = $1 AND producer = $2 AND key = $3`

@@ -120,6 +120,12 @@ describe('messaging admin summary', () => {
   })
 })
 
+describe('ordered keys of a service without per-key order', () => {
+  it("when the service has not applied per-key order's tables, then GET ordered-keys lists none (so a console may ask every service)", async () => {
+    expect(await read('/ordered-keys')).toEqual({ service: admin.service, keys: [] })
+  })
+})
+
 describe('messaging admin records', () => {
   it('when rows of an aggregate exist, then records lists them by occurred_at with their ids and trace id from the headers', async () => {
     const aggregateId = randomUUID()

@@ -13,6 +13,12 @@
  *   another system, say): longer than the budget.
  * - `medium`: BENCH_MEDIUM_BACKLOG messages (default 400) whose handler waits 5 ms: four fit in
  *   the budget.
+ * - `ordered`: BENCH_ORDERED_BACKLOG sequenced messages (default 3,000), 20 per key, the keys
+ *   interleaved; variants `off` (batchMax 1), `off, batched` (batchMax 20) and `per-key` (the
+ *   handler with `ordering: 'per-key'`): what per-key order costs per message.
+ * - `poison`: the same backlog, `per-key` against `per-key poisoned` (one key's message 2 always
+ *   throws, 3 attempts, then dead-lettered: its key blocks); timed until every message of the
+ *   other keys (and the poisoned key's first) is handled: what one blocked key costs the others.
  * Rounds interleave the variants of a case (off, 5, 20, off, 5, 20, ...), so each sees the same
  * machine. Per round it prints messages/s, this process's CPU per message
  * (process.cpuUsage: the consumer, amqplib, pg and the handler) and the PostgreSQL backends' CPU
@@ -50,9 +56,13 @@ interface Variant {
   batchMax: number
   /** `batchBudgetMs`; undefined: the default. */
   budgetMs?: number
+  /** The handler has `ordering: 'per-key'`. */
+  ordered?: boolean
+  /** The poisoned key's message 2 always throws (3 attempts, then dead-lettered: the key blocks). */
+  poison?: boolean
 }
 interface Case {
-  name: 'fast' | 'slow' | 'medium'
+  name: 'fast' | 'slow' | 'medium' | 'ordered' | 'poison'
   backlog: number
   /** Extra time each handler takes, ms. */
   extraMs: number
@@ -84,9 +94,36 @@ const CASES: Case[] = [
     variants: VARIANTS,
   },
 ]
+// The ordered cases: BENCH_ORDERED_BACKLOG messages (default 3,000) of PER_KEY each per key, every
+// message sequenced (partitionkey, sequence), the keys interleaved in the queue.
+const PER_KEY = 20
+const orderedBacklog = Number(process.env.BENCH_ORDERED_BACKLOG ?? 3_000)
+CASES.push(
+  {
+    name: 'ordered',
+    backlog: orderedBacklog,
+    extraMs: 0,
+    variants: [
+      { name: 'off', batchMax: 1 },
+      { name: 'off, batched', batchMax: 20 },
+      { name: 'per-key', batchMax: 1, ordered: true },
+    ],
+  },
+  {
+    name: 'poison',
+    backlog: orderedBacklog,
+    extraMs: 0,
+    variants: [
+      { name: 'per-key', batchMax: 1, ordered: true },
+      { name: 'per-key poisoned', batchMax: 1, ordered: true, poison: true },
+    ],
+  },
+)
 const chosen = (process.env.BENCH_CASES ?? 'fast,slow,medium').split(',').map((name) => name.trim())
 /** The case being run: the handler reads its extra time. */
 let current: Case = CASES[0]!
+/** Whether the round's handler refuses the poisoned key's message 2. */
+let poisoned = false
 
 interface Payload {
   n: number
@@ -104,7 +141,8 @@ const contract: MessageContract<Payload> = {
   },
 }
 
-const db = await createTestDatabase({ prefix: 'bench_consume', sqlFiles: [SQL] })
+const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
+const db = await createTestDatabase({ prefix: 'bench_consume', sqlFiles: [SQL, ORDERING_SQL] })
 const exchange = uniqueName('bench_consume_ex')
 const prefix = uniqueName('bench_consume')
 // Connections never idle out, so the backends measured are the ones that did the work.
@@ -116,6 +154,8 @@ const handler: HandlerDefinition<pg.PoolClient, Payload> = {
   name: 'bench-handler',
   message: contract,
   async handle(message, tx) {
+    if (poisoned && message.payload.orderId === POISONED_KEY && message.payload.n === 2)
+      throw new Error('poisoned')
     if (current.extraMs > 0) await new Promise((resolve) => setTimeout(resolve, current.extraMs))
     await tx.query({
       name: 'bench.effect',
@@ -161,22 +201,28 @@ async function backendCpuSeconds(): Promise<number> {
   return ticks / TICKS_PER_SECOND
 }
 
-/** Fills the queue with `backlog` valid deliveries (one saga each), confirmed. */
-async function fillQueue(backlog: number): Promise<void> {
+/** The key whose message 2 a poisoned variant's handler refuses. */
+const POISONED_KEY = randomUUID()
+
+/** Fills the queue with `backlog` valid deliveries (one saga each; `PER_KEY` sequenced ones per key when `ordered`), confirmed. */
+async function fillQueue(backlog: number, ordered: boolean): Promise<void> {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
     await declareTopology(channel, { exchange, queuePrefix: prefix, handlers: [handler] })
     for (let n = 0; n < backlog; n += 500) {
       for (let i = n; i < Math.min(backlog, n + 500); i += 1) {
-        const orderId = randomUUID()
+        // Ordered: key i % keys, its (i / keys + 1)th message; the poisoned key is key 0.
+        const keys = backlog / PER_KEY
+        const orderId = ordered ? (i % keys === 0 ? POISONED_KEY : keyIds[i % keys]!) : randomUUID()
+        const sequence = ordered ? { orderingKey: orderId, sequence: Math.floor(i / keys) + 1 } : {}
         const message = toPublishable(
           {
             id: randomUUID(),
             type: contract.type,
             routing_key: contract.routingKey,
-            payload: { n: i, orderId },
-            headers: { correlationId: orderId },
+            payload: { n: ordered ? Math.floor(i / keys) + 1 : i, orderId },
+            headers: { correlationId: orderId, ...sequence },
             aggregate_id: orderId,
             occurred_at: new Date(),
             attempts: 0,
@@ -202,14 +248,25 @@ interface Figures {
   transactions: number
 }
 
-async function round({ batchMax, budgetMs }: Variant): Promise<Figures> {
+/** Key ids of the ordered cases (fresh per round: each round starts every key at sequence 1). */
+let keyIds: string[] = []
+
+async function round({ batchMax, budgetMs, ordered = false, poison = false }: Variant): Promise<Figures> {
   const backlog = current.backlog
-  await pool.query('TRUNCATE inbox_message, outbox_message, effect')
-  await fillQueue(backlog)
+  await pool.query('TRUNCATE inbox_message, outbox_message, effect, ordering_cursor, ordering_waiting')
+  keyIds = Array.from({ length: backlog / PER_KEY }, () => randomUUID())
+  await fillQueue(backlog, ordered)
+  // Poisoned: the key's message 1 is handled, 2 is dead-lettered, 3.. are held behind it.
+  const expected = poison ? backlog - PER_KEY + 1 : backlog
   const inner = pgDatabase(pool)
   let transactions = 0
   const database: Database<pg.PoolClient> = {
-    transaction: (fn) => inner.transaction(fn),
+    // Per-key order's transactions (and its sweep's) go through here.
+    transaction: async (fn) => {
+      const result = await inner.transaction(fn)
+      transactions += 1
+      return result
+    },
     inboxTransaction: async (entry, fn) => {
       const outcome = await inner.inboxTransaction!(entry, fn)
       transactions += 1
@@ -226,35 +283,37 @@ async function round({ batchMax, budgetMs }: Variant): Promise<Figures> {
   let finished = 0
   signals.on('handled', () => {
     handled += 1
-    if (handled === backlog) finished = performance.now()
+    if (handled === expected) finished = performance.now()
   })
   const connection = createAmqpConnection({ url: AMQP_URL, name: `${prefix}-consumer` })
   const consumer = createConsumer({
     connection,
     database,
-    handlers: [handler as HandlerDefinition<pg.PoolClient>],
+    handlers: [{ ...handler, ...(ordered ? { ordering: 'per-key' } : {}) }],
     queuePrefix: prefix,
     signals,
     prefetch: PREFETCH,
     concurrency: CONCURRENCY,
     batchMax,
     batchBudgetMs: budgetMs,
+    ...(poison ? { maxAttempts: 3, retryBaseMs: 50 } : {}),
   })
+  poisoned = poison
   const cpu = process.cpuUsage()
   const pgBefore = await backendCpuSeconds()
   const started = performance.now()
   consumer.start()
   connection.start()
-  await until(() => Promise.resolve(handled >= backlog), 600_000, 'the backlog handled')
+  await until(() => Promise.resolve(handled >= expected), 600_000, 'the backlog handled')
   const used = process.cpuUsage(cpu)
   const pgSeconds = (await backendCpuSeconds()) - pgBefore
   await consumer.stop()
   await connection.close()
   return {
     seconds: (finished - started) / 1_000,
-    rate: backlog / ((finished - started) / 1_000),
-    nodeUs: (used.user + used.system) / backlog,
-    pgUs: (pgSeconds * 1e6) / backlog,
+    rate: expected / ((finished - started) / 1_000),
+    nodeUs: (used.user + used.system) / expected,
+    pgUs: (pgSeconds * 1e6) / expected,
     transactions,
   }
 }

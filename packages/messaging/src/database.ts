@@ -96,6 +96,33 @@ interface CommitTail {
   held: { row: DeferredRow; at: number }[]
   /** Outbox rows inserted due at once. */
   due: number
+  /** Statements sent after the INSERTs, each with its command and what takes its result after COMMIT. */
+  extra: DeferredStatement[]
+}
+
+/** A statement `deferToCommit` sends with COMMIT. */
+interface DeferredStatement {
+  sql: string
+  command: string
+  onResult: (result: StatementResult) => void
+}
+
+/**
+ * Sends `sql` (a statement with its values inlined, see sql.ts) in the simple query of a `pgDatabase`
+ * transaction's COMMIT, after the outbox INSERTs; once the COMMIT succeeded, `onResult` gets its
+ * result (`command` checked). Returns false when `tx` is not such a transaction's client: the
+ * caller runs it itself.
+ */
+export function deferToCommit(
+  tx: TransactionClient,
+  sql: string,
+  command: string,
+  onResult: (result: StatementResult) => void,
+): boolean {
+  const tail = deferredToCommit.get(tx)
+  if (!tail) return false
+  tail.extra.push({ sql, command, onResult })
+  return true
 }
 
 /**
@@ -133,10 +160,12 @@ export function deferOutboxRow(tx: TransactionClient, row: DeferredRow): boolean
  * @throws SqlResultError when the COMMIT answered ROLLBACK, and the database's errors
  */
 async function commitWithTail(client: pg.PoolClient, tail: CommitTail): Promise<StatementResult[]> {
-  const statements = [...tail.inserts, COMMIT]
+  const statements = [...tail.inserts, ...tail.extra.map((e) => e.sql), COMMIT]
   const results = (await client.query(statements.join(';\n'))) as StatementResult | StatementResult[]
-  const commands = statements.map((_, i) => (i < tail.inserts.length ? 'INSERT' : COMMIT))
-  return expectResults(results, commands, 'pgDatabase transaction')
+  const commands = [...tail.inserts.map(() => 'INSERT'), ...tail.extra.map((e) => e.command), COMMIT]
+  const checked = expectResults(results, commands, 'pgDatabase transaction')
+  tail.extra.forEach((e, i) => e.onResult(checked[tail.inserts.length + i] as StatementResult))
+  return checked
 }
 
 /** Hands a committed transaction's rows to its sink (`results`: the COMMIT message's, checked). */
@@ -197,7 +226,7 @@ async function pgTransaction<T>(
   begin: { text: string; beginsWith: readonly string[] },
   fn: (client: pg.PoolClient, begun: readonly StatementResult[]) => Promise<T>,
 ): Promise<T> {
-  const tail: CommitTail = { inserts: [], sink, held: [], due: 0 }
+  const tail: CommitTail = { inserts: [], sink, held: [], due: 0, extra: [] }
   const { result, committed } = await withPooledClient(pool, async (client) => {
     const begun = (await client.query(begin.text)) as StatementResult | StatementResult[]
     deferredToCommit.set(client, tail)
@@ -247,6 +276,13 @@ export function pgDatabase(pool: pg.Pool, options: PgDatabaseOptions = {}): Data
           return { fresh: true, value: await fn(client) }
         },
       ),
+    beginWith: (first, expect, fn) =>
+      pgTransaction(
+        pool,
+        sink,
+        { text: `${BEGIN};\n${first}`, beginsWith: [BEGIN, ...expect] },
+        (client, begun) => fn(client, begun.slice(1)),
+      ),
     inboxBatchTransaction: (entries, fn) =>
       pgTransaction(
         pool,
@@ -277,6 +313,15 @@ export async function execute(
 ): Promise<{ rowCount: number }> {
   if (isPrismaClient(tx)) return { rowCount: await tx.$executeRawUnsafe(sql, ...params) }
   return { rowCount: (await tx.query(sql, params)).rowCount ?? 0 }
+}
+
+/**
+ * Runs one parameterised statement on either transaction kind and resolves with its rows. Cast
+ * parameters in SQL, as for `execute`.
+ */
+export async function queryRows<R>(tx: TransactionClient, sql: string, params: unknown[] = []): Promise<R[]> {
+  if (isPrismaClient(tx)) return tx.$queryRawUnsafe<R[]>(sql, ...params)
+  return (await tx.query(sql, params)).rows as R[]
 }
 
 type PgClientProbe = PgClientLike & {

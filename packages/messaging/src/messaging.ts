@@ -41,6 +41,7 @@ export interface MessagingConsumerOptions extends Pick<
   | 'retryMaxMs'
   | 'transientRetryMaxMs'
   | 'drainTimeoutMs'
+  | 'ordering'
 > {
   /** Consume in this process (when there are handlers or recorders). Default true. */
   enabled?: boolean

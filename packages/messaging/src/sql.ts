@@ -356,3 +356,188 @@ export const PARKED_COUNT =
 /** The outbox rows of aggregate $1 in enqueue order (ids are UUIDv7). */
 export const OUTBOX_OF_AGGREGATE =
   'SELECT type, routing_key, payload, headers FROM outbox_message WHERE aggregate_id = $1 ORDER BY id'
+
+// --- Per-key order (inbox/ordering.ts; README "Per-key order") ---
+
+/**
+ * The producer's next sequence number of key $2 under routing key $1, in the caller's transaction:
+ * the row stays locked until that transaction ends, so for one key sequence order is commit order
+ * (a rollback gives its number back). Returns `seq` (bigint, as text).
+ */
+export const NEXT_SEQUENCE = `INSERT INTO ordering_sequence (routing_key, key, seq) VALUES ($1, $2, 1)
+  ON CONFLICT (routing_key, key) DO UPDATE SET seq = ordering_sequence.seq + 1 RETURNING seq::text AS seq`
+
+/**
+ * The cursor of handler $1, producer $2, key $3, locked for the transaction: `last_seq` (text) and
+ * `settling` (not started yet: its key was first seen above sequence 1); no row when it is new.
+ */
+export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq, settling_since IS NOT NULL AS settling
+  FROM ordering_cursor WHERE handler = $1 AND producer = $2 AND key = $3 FOR UPDATE`
+
+/**
+ * Creates the cursor of handler $1, producer $2, key $3 at 0 unless it exists (then `LOCK_CURSOR`
+ * again); settling from now when $4 is true (its first delivery is above sequence 1).
+ */
+export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, key, settling_since)
+  VALUES ($1, $2, $3, CASE WHEN $4::boolean THEN now() END) ON CONFLICT DO NOTHING`
+
+/**
+ * After the handler of sequence $4 (handler $1, producer $2, key $3) failed and rolled back: a
+ * cursor that did not exist is made at $4 - 1, a settling one starts where it is (at 0, as only
+ * sequence 1 runs on it), so the key's order counts from this message and the settle window's
+ * start cannot pass over it while it is retried. A started cursor is left as it is.
+ */
+export const START_CURSOR = `INSERT INTO ordering_cursor AS c (handler, producer, key, last_seq)
+  VALUES ($1, $2, $3, $4::bigint - 1)
+  ON CONFLICT (handler, producer, key) DO UPDATE SET settling_since = NULL
+  WHERE c.settling_since IS NOT NULL`
+
+/**
+ * Starts handler $1's cursors that have settled for more than $2 ms just below their lowest held
+ * sequence; returns each one's `producer`, `key` and that sequence `seq` (text), now ready to
+ * drain. A settling cursor without a held delivery stays as it is.
+ */
+export const START_SETTLED = `UPDATE ordering_cursor c SET settling_since = NULL,
+    last_seq = (SELECT min(w.seq) FROM ordering_waiting w
+      WHERE w.handler = c.handler AND w.producer = c.producer AND w.key = c.key) - 1
+  WHERE c.handler = $1 AND c.settling_since < now() - $2::int * interval '1 millisecond'
+    AND EXISTS (SELECT 1 FROM ordering_waiting w
+      WHERE w.handler = c.handler AND w.producer = c.producer AND w.key = c.key)
+  RETURNING c.producer, c.key, (c.last_seq + 1)::text AS seq`
+
+/** The cursor's identity and a sequence number, as SQL text (parameters or inlined values). */
+type CursorText = { handler: string; producer: string; key: string; seq: string }
+
+// A plain UPDATE, not an upsert: ON CONFLICT DO UPDATE locks the row before updating it, one more
+// row write per message; a new cursor takes the slower path once (LOCK_CURSOR creates it).
+const moveCursorSql = ({ handler, producer, key, seq }: CursorText): string =>
+  `UPDATE ordering_cursor SET last_seq = ${seq}, blocked_by = NULL, blocked_seq = NULL,
+    blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
+  WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND last_seq = ${seq} - 1
+  RETURNING true AS moved`
+
+/**
+ * Moves the cursor of handler $1, producer $2, key $3 to sequence $4 when $4 is its next,
+ * unblocking it (the row stays locked for the transaction). Returns `moved` true then; no row when
+ * the cursor is not there yet or $4 is not its next.
+ */
+export const MOVE_CURSOR = moveCursorSql({ handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' })
+
+/** The cursor's identity and a sequence as inlined SQL values. @throws SqlValueError (NUL, not an integer) */
+const inlined = (cursor: readonly [string, string, string], seq: number): CursorText => ({
+  handler: literal(cursor[0]),
+  producer: literal(cursor[1]),
+  key: literal(cursor[2]),
+  seq: `${int(seq, 'sequence')}::bigint`,
+})
+
+/** `MOVE_CURSOR` with its values inlined, to send with BEGIN. Answers `UPDATE`. @throws SqlValueError */
+export const moveCursor = (cursor: readonly [string, string, string], seq: number): string =>
+  moveCursorSql(inlined(cursor, seq))
+
+const finishMoveSql = ({ handler, producer, key, seq }: CursorText, messageId: string): string =>
+  `WITH dropped AS (DELETE FROM ordering_waiting
+      WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND seq = ${seq}),
+    inbox AS (INSERT INTO inbox_message (message_id, handler) VALUES (${messageId}::uuid, ${handler})
+      ON CONFLICT DO NOTHING)
+  SELECT EXISTS (SELECT 1 FROM ordering_waiting
+    WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND seq = ${seq} + 1) AS next`
+
+/**
+ * After the handler of message $5 ran on a moved cursor (handler $1, producer $2, key $3, sequence
+ * $4): drops a held copy of the message, records the inbox pair, and returns `next`: whether
+ * sequence $4 + 1 is held now.
+ */
+export const FINISH_MOVE = finishMoveSql(
+  { handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' },
+  '$5',
+)
+
+/** `FINISH_MOVE` with its values inlined, to send with COMMIT. Answers `SELECT`. @throws SqlValueError */
+export const finishMove = (
+  cursor: readonly [string, string, string],
+  seq: number,
+  messageId: string,
+): string => finishMoveSql(inlined(cursor, seq), literal(messageId))
+
+/**
+ * Holds a delivery that came before its predecessor: handler $1, producer $2, key $3, sequence $4,
+ * message id $5, routing key $6, body $7 (bytea), AMQP properties $8 (JSON). A copy put back that
+ * came before its predecessor again makes the held row claimable again (`put_back_at` NULL).
+ */
+export const HOLD_WAITING = `INSERT INTO ordering_waiting
+  (handler, producer, key, seq, message_id, routing_key, content, properties)
+  VALUES ($1, $2, $3, $4::bigint, $5::uuid, $6, $7::bytea, $8::jsonb)
+  ON CONFLICT (handler, producer, key, seq) DO UPDATE SET put_back_at = NULL`
+
+/**
+ * After the handler of message $5 (sequence $4 of handler $1, producer $2, key $3) ran: the cursor
+ * moves to $4 and is unblocked, a held copy of the message is dropped, the inbox records the pair.
+ * Returns `next`: whether sequence $4 + 1 waits now.
+ */
+export const ADVANCE_CURSOR = `WITH dropped AS (
+    DELETE FROM ordering_waiting WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint),
+  inbox AS (INSERT INTO inbox_message (message_id, handler) VALUES ($5::uuid, $1) ON CONFLICT DO NOTHING)
+  UPDATE ordering_cursor SET last_seq = $4::bigint, blocked_by = NULL, blocked_seq = NULL,
+    blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
+  WHERE handler = $1 AND producer = $2 AND key = $3
+  RETURNING EXISTS (SELECT 1 FROM ordering_waiting
+    WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint + 1) AS next`
+
+/**
+ * Records that message $4 (sequence $5) of handler $1, producer $2, key $3 was dead-lettered with
+ * reason $6: the key stays blocked until it is handled (requeued) or skipped (a settling cursor
+ * starts: the window cannot pass over it). A held copy of it is dropped (it is in the dead-letter
+ * queue now).
+ */
+export const BLOCK_CURSOR = `WITH dropped AS (DELETE FROM ordering_waiting
+    WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $5::bigint)
+  INSERT INTO ordering_cursor AS c
+    (handler, producer, key, blocked_by, blocked_seq, blocked_since, blocked_reason)
+  VALUES ($1, $2, $3, $4::uuid, $5::bigint, now(), left($6, 2000))
+  ON CONFLICT (handler, producer, key) DO UPDATE SET blocked_by = $4::uuid, blocked_seq = $5::bigint,
+    blocked_since = now(), blocked_reason = left($6, 2000), settling_since = NULL
+  WHERE c.last_seq < $5::bigint`
+
+/**
+ * The held delivery of handler $1, producer $2, key $3 with sequence $4 (the cursor's next), unless
+ * it was put back into the queue less than $5 ms ago (its copy is on the way: the queue's retries
+ * and dead-lettering take it from there). Read under the cursor's lock.
+ */
+export const NEXT_HELD = `SELECT message_id::text AS message_id, routing_key, content, properties
+  FROM ordering_waiting WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint
+    AND (put_back_at IS NULL OR put_back_at < now() - $5::int * interval '1 millisecond')`
+
+/** Stamps the held delivery (handler $1, producer $2, key $3, sequence $4) as put back into the queue now. */
+export const MARK_PUT_BACK = `UPDATE ordering_waiting SET put_back_at = now()
+  WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint`
+
+/**
+ * Handler $1's keys whose next delivery is held and can be handled now (sequence = the cursor's
+ * + 1, not put back in the last $2 ms), at most $3: what a crash between a commit and its drain
+ * left, or a key an operator skipped.
+ */
+export const READY_KEYS = `SELECT r.producer, r.key FROM ordering_waiting r
+  JOIN ordering_cursor c ON c.handler = r.handler AND c.producer = r.producer AND c.key = r.key
+  WHERE r.handler = $1 AND r.seq = c.last_seq + 1
+    AND (r.put_back_at IS NULL OR r.put_back_at < now() - $2::int * interval '1 millisecond')
+  LIMIT $3`
+
+/**
+ * Handler $1's order report for its sweep: `blocked` keys (a dead-lettered message), `waiting`
+ * deliveries held, and `gaps`: keys whose lowest held sequence is past the cursor's next and was
+ * held more than $2 ms ago (a predecessor that has not come), with up to 10 of them in `sample`
+ * as `{ producer, key, lastSeq, firstWaiting, since }`.
+ */
+export const ORDERING_REPORT = `WITH gaps AS (
+    SELECT w.producer, w.key, c.last_seq::text AS "lastSeq", min(w.seq)::text AS "firstWaiting",
+      min(w.received_at) AS since
+    FROM ordering_waiting w
+    JOIN ordering_cursor c ON c.handler = w.handler AND c.producer = w.producer AND c.key = w.key
+    WHERE w.handler = $1 AND c.blocked_by IS NULL
+    GROUP BY w.producer, w.key, c.last_seq
+    HAVING min(w.seq) > c.last_seq + 1 AND min(w.received_at) < now() - $2::int * interval '1 millisecond')
+  SELECT (SELECT count(*)::int FROM ordering_cursor WHERE handler = $1 AND blocked_by IS NOT NULL) AS blocked,
+    (SELECT count(*)::int FROM ordering_waiting WHERE handler = $1) AS waiting,
+    (SELECT count(*)::int FROM gaps) AS gaps,
+    (SELECT coalesce(json_agg(g), '[]'::json) FROM (SELECT * FROM gaps ORDER BY since LIMIT 10) g) AS sample`

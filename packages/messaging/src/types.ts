@@ -43,6 +43,12 @@ export interface MessageContract<P = unknown> {
    * `dataschema` by `firstEvent` and `nextEvent`. Optional.
    */
   readonly dataschema?: string | undefined
+  /**
+   * `'per-key'`: every event of this contract takes the next sequence number of its aggregate id
+   * at `firstEvent`/`nextEvent` + `enqueue` (as `OutgoingMessage.orderingKey`), so a handler with
+   * `ordering: 'per-key'` handles one key's events in the producer's commit order.
+   */
+  readonly ordering?: 'per-key' | undefined
 }
 
 /**
@@ -68,6 +74,13 @@ export interface OutgoingMessage<P = unknown> {
   occurredAt?: Date | undefined
   /** The URI of the payload's schema, published as CloudEvents `dataschema`. */
   dataschema?: string | undefined
+  /**
+   * Sequence this message per key: `enqueue` takes the next number of (routing key, this key) in
+   * the caller's transaction (table `ordering_sequence`), sent as CloudEvents `partitionkey` and
+   * `sequence`, so handlers with `ordering: 'per-key'` handle the key's messages in commit order.
+   * Absent: no number, no cost.
+   */
+  orderingKey?: string | undefined
 }
 
 /**
@@ -92,6 +105,10 @@ export interface Envelope<P = unknown> {
   traceparent?: string | undefined
   /** W3C `tracestate` (vendor trace data) beside `traceparent`, when the producer's context had one. */
   tracestate?: string | undefined
+  /** CloudEvents Partitioning extension: the key a sequenced message is ordered by. */
+  partitionkey?: string | undefined
+  /** CloudEvents Sequence extension: the message's number within its key, 20 zero-padded decimal digits. */
+  sequence?: string | undefined
   data: P
 }
 
@@ -113,15 +130,18 @@ export interface ConsumedMessage<P = unknown> {
   payload: P
   /** 1 on the first delivery to this handler, counting retries after handler errors. */
   attempt: number
+  /** The producer's key and sequence number (1, 2, ...) of a sequenced message (`orderingKey`). */
+  ordering?: { key: string; sequence: number } | undefined
 }
 
 /**
  * A transaction a handler or producer writes in. Messaging accepts either a Prisma interactive
- * transaction client (anything with `$executeRawUnsafe` and no `$connect`) or a
+ * transaction client (anything with `$executeRawUnsafe`/`$queryRawUnsafe` and no `$connect`) or a
  * `pg` client inside `BEGIN`.
  */
 export interface PrismaTransactionLike {
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>
 }
 
 export interface PgClientLike {
@@ -147,6 +167,20 @@ export interface Database<Tx extends TransactionClient> {
    * INSERT as the first statement of `transaction`.
    */
   inboxTransaction?<T>(entry: InboxEntry, fn: (tx: Tx) => Promise<T>): Promise<InboxOutcome<T>>
+  /**
+   * Optional, a cheaper form of `transaction` for per-key order: opens the transaction with `first`
+   * (statements with their values inlined, one simple query) in BEGIN's round trip, checks their
+   * results' commands against `expect` and gives `fn` those results. Errors as `transaction`.
+   * Where it is absent the consumer sends them as statements of `transaction`.
+   */
+  beginWith?<T>(
+    first: string,
+    expect: readonly string[],
+    fn: (
+      tx: Tx,
+      results: readonly { command: string; rowCount: number | null; rows: unknown[] }[],
+    ) => Promise<T>,
+  ): Promise<T>
   /**
    * Optional, lets the consumer batch deliveries of one queue: opens the transaction with one
    * multi-row inbox INSERT of `entries` (no pair twice) and runs `fn` with the message ids that were
@@ -191,6 +225,14 @@ export interface HandlerDefinition<Tx extends TransactionClient = TransactionCli
    * the inbox row, or not at all. Throwing rolls everything back and the delivery is retried.
    */
   handle(message: ConsumedMessage<P>, tx: Tx): Promise<void>
+  /**
+   * `'per-key'`: the sequenced messages of one key from one producer are handled in the order the
+   * producer committed them, one per transaction, across instances, retries and crashes; one that
+   * comes early is held (table `ordering_waiting`) until its predecessor is handled, and a
+   * dead-lettered one blocks its key until it is requeued or skipped (README, "Per-key order").
+   * A message without a sequence is handled at once. Default: no order, batching allowed.
+   */
+  ordering?: 'per-key' | undefined
 }
 
 /** Turns the payload of an older version of a message into the one a handler takes. */

@@ -3,6 +3,7 @@
  * them type-only, so a change of shape fails its typecheck. No runtime code, no fastify types.
  */
 import type { ServiceName } from '@saga/contracts'
+import type { SkipOutcome, StuckKey } from '@saga/messaging-admin'
 
 export type {
   FleetSnapshot,
@@ -152,4 +153,33 @@ export interface BulkProgress {
   /** The recorded actions, as `service:id`: one per service that acted. */
   actionIds: string[]
   services: BulkServiceJob[]
+}
+
+/**
+ * An ordered key that does not move, as a service's `GET /admin/messaging/ordered-keys` lists it
+ * (@saga/messaging-admin `StuckKey`: `blocked` by a dead letter or with a `gap`; since when, by
+ * which message, how many wait), with its service.
+ */
+export type OrderedKey = StuckKey & { service: ServiceName }
+
+/** `GET /api/ordered-keys`: every service's stuck ordered keys, oldest first, and which could be read. */
+export interface OrderedKeysPage {
+  keys: OrderedKey[]
+  sources: Record<string, { ok: boolean; reason: string | null }>
+}
+
+/** `POST /api/ordered-keys/skip` body: the key to skip past its dead letter or over its gap. */
+export interface SkipRequest {
+  service: ServiceName
+  handler: string
+  producer: string
+  key: string
+  dryRun: boolean
+}
+
+/** A skip's answer, as the service gives it (@saga/messaging-admin `skipOrdered`). */
+export interface SkipAnswer {
+  dryRun: boolean
+  actionId: string | null
+  results: SkipOutcome[]
 }

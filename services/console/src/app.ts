@@ -6,6 +6,7 @@ import { readFleet, type FleetSnapshot } from './fleet.js'
 import { Poller } from './poller.js'
 import { actionRoutes } from './routes/actions.js'
 import { bulkRoutes } from './routes/bulk.js'
+import { orderedKeyRoutes } from './routes/ordered-keys.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { orderRoutes } from './routes/orders.js'
 import { readerGuard, sessionRoutes } from './routes/session.js'
@@ -77,6 +78,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}) {
   await app.register(sessionRoutes, { sessions, token, viewerToken: config.CONSOLE_VIEWER_TOKEN })
   await app.register(actionRoutes, { upstream, sessions, token })
   await app.register(bulkRoutes, { upstream, sessions, token })
+  await app.register(orderedKeyRoutes, { upstream, sessions, token })
   await app.register(uiRoutes, { root: options.uiDir ?? DEFAULT_UI_DIR })
   return app
 }

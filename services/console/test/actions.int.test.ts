@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { OrderedKeysPage } from '../src/api-types.js'
 import { startConsole, type RunningConsole } from './support/console.js'
-import { startStubFleet, type StubFleet } from './support/stubs.js'
+import { blockedOrderedKey, startStubFleet, type StubFleet } from './support/stubs.js'
 
 const TOKEN = `tok-${randomUUID()}`
 
@@ -441,6 +442,12 @@ describe('two roles', () => {
       ),
       await write(url, '/api/bulk', { kind: 'requeue', filter: {}, dryRun: true }, cookie),
       await write(url, `/api/bulk/${randomUUID()}/stop`, {}, cookie),
+      await write(
+        url,
+        '/api/ordered-keys/skip',
+        { service: 'inventory', handler: 'h', producer: 'p', key: 'k', dryRun: true },
+        cookie,
+      ),
     ]
     for (const response of refusals) {
       expect(response.status).toBe(403)
@@ -615,5 +622,90 @@ describe('POST /api/bulk, run, progress and stop', () => {
     expect(await stopped.json()).toMatchObject({ state: 'stopped', done: 5, actionIds: ['order:41'] })
     const unknown = await fetch(`${url}/api/bulk/${randomUUID()}`)
     expect(unknown.status).toBe(404)
+  })
+})
+
+describe('ordered keys', () => {
+  it('when a service has a blocked key and another does not answer, then the key is listed with its service and the other named', async () => {
+    const { url, fleet } = await start()
+    const key = blockedOrderedKey()
+    fleet.stubs.inventory.behaviour.answers.set('/admin/messaging/ordered-keys', {
+      status: 200,
+      body: { service: 'inventory', keys: [key] },
+    })
+    const down = { error: 'Internal Server Error', message: 'boom', details: [] }
+    fleet.stubs.shipment.behaviour.answers.set('/admin/messaging/ordered-keys', { status: 500, body: down })
+    const response = await fetch(`${url}/api/ordered-keys`)
+    expect(response.status).toBe(200)
+    const page = (await response.json()) as OrderedKeysPage
+    expect(page.keys).toEqual([{ ...key, service: 'inventory' }])
+    expect(page.sources).toMatchObject({
+      inventory: { ok: true },
+      order: { ok: true },
+      shipment: { ok: false },
+    })
+    expect(page.sources.shipment?.reason).toContain('500')
+  })
+})
+
+describe('ordered keys skipped', () => {
+  it('when an operator skips a key, then the dry run and the skip reach its service with the actor and role, and the answers come back', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url, 'ada')
+    const target = { handler: 'apply-stock-change', producer: 'order', key: randomUUID() }
+    const dry = await write(
+      url,
+      '/api/ordered-keys/skip',
+      { service: 'inventory', ...target, dryRun: true },
+      cookie,
+    )
+    expect(await dry.json()).toEqual({
+      dryRun: true,
+      actionId: null,
+      results: [{ outcome: 'would-skip', from: '3', to: '4', skipped: null }],
+    })
+    const done = await write(
+      url,
+      '/api/ordered-keys/skip',
+      { service: 'inventory', ...target, dryRun: false },
+      cookie,
+    )
+    expect(await done.json()).toMatchObject({
+      dryRun: false,
+      actionId: '10',
+      results: [{ outcome: 'skipped' }],
+    })
+    const sent = fleet.stubs.inventory.received.filter((r) => r.path === '/admin/messaging/ordered-keys/skip')
+    expect(sent.map((r) => r.body)).toEqual([
+      { ...target, dryRun: true },
+      { ...target, dryRun: false },
+    ])
+    expect(sent[1]?.headers).toMatchObject({
+      authorization: `Bearer ${TOKEN}`,
+      'x-admin-actor': 'ada',
+      'x-admin-role': 'operator',
+    })
+  })
+
+  it('when a skip misses its key or names no service, then 400 naming the field and no service is asked', async () => {
+    const { url, fleet } = await start()
+    const { cookie } = await signIn(url)
+    const missing = await write(
+      url,
+      '/api/ordered-keys/skip',
+      { service: 'inventory', handler: 'h', producer: 'p', dryRun: true },
+      cookie,
+    )
+    expect(missing.status).toBe(400)
+    expect(JSON.stringify(await missing.json())).toContain('key')
+    const unknown = await write(
+      url,
+      '/api/ordered-keys/skip',
+      { service: 'billing', handler: 'h', producer: 'p', key: 'k', dryRun: true },
+      cookie,
+    )
+    expect(unknown.status).toBe(400)
+    for (const stub of Object.values(fleet.stubs))
+      expect(stub.count('/admin/messaging/ordered-keys/skip')).toBe(0)
   })
 })

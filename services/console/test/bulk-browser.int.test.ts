@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { eventually } from '@saga/testkit'
-import { launchBrowser } from './support/browser.js'
+import { launchBrowser, signedInAtRepair } from './support/browser.js'
 import { startConsole, type RunningConsole } from './support/console.js'
 import { startMessagingService, type MessagingService } from './support/messaging-service.js'
 import { orderFixture, startStubFleet, type OrderFixture, type StubFleet } from './support/stubs.js'
@@ -19,17 +19,8 @@ let console_: RunningConsole
 let browser: Browser
 const fixture: OrderFixture = orderFixture()
 
-/** A page in a browser context of its own, signed in as `actor` with `token`. */
-async function signedIn(actor: string, token: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, timezoneId: 'UTC' })
-  const page = await context.newPage()
-  await page.goto(`${console_.url}/repair`)
-  await page.getByTestId('sign-in-actor').fill(actor)
-  await page.getByTestId('sign-in-token').fill(token)
-  await page.getByTestId('sign-in-submit').click()
-  await page.getByTestId('session-actor').waitFor()
-  return { context, page }
-}
+/** A page on /repair signed in as `actor` with `token`. */
+const signedIn = (actor: string, token: string) => signedInAtRepair(browser, console_.url, actor, token)
 
 const recordedActions = async (): Promise<number> =>
   (await payment.db.pool.query('SELECT 1 FROM messaging_admin_action')).rowCount ?? 0

@@ -82,6 +82,12 @@ function readRoutes(app: FastifyInstance, admin: MessagingAdmin): void {
     { schema: schema('listParked', 'Parked outbox rows, oldest parked first', query(parked)) },
     async (request) => ({ service, rows: await admin.parked(request.query) }),
   )
+  const stuck = { handler: text(200), limit: limit(1_000, 100) }
+  app.get<{ Querystring: { handler?: string; limit: number } }>(
+    '/ordered-keys',
+    { schema: schema('listStuckKeys', 'Ordered keys blocked by a dead letter or with a gap', query(stuck)) },
+    async (request) => ({ service, keys: await admin.stuckKeys(request.query) }),
+  )
   app.get<{ Querystring: { limit: number } }>(
     '/actions',
     {
@@ -124,6 +130,18 @@ const retryBody = {
   },
 } as const
 
+const skipBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['handler', 'producer', 'key'],
+  properties: {
+    handler: text(200),
+    producer: text(200),
+    key: text(500),
+    dryRun: { type: 'boolean', default: false },
+  },
+} as const
+
 /** POST routes: behind `adminWriteGuard` (as `onRequest`, so refused before the body is read). */
 function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: AdminGuard): void {
   app.post<{ Body: MoveBody }>(
@@ -156,6 +174,17 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
       })
     },
   )
+  app.post<{ Body: { handler: string; producer: string; key: string; dryRun: boolean } }>(
+    '/ordered-keys/skip',
+    {
+      onRequest,
+      schema: schema('skipOrderedKey', 'Skip what holds an ordered key back', { body: skipBody }, true),
+    },
+    (request) => {
+      const { dryRun, ...target } = request.body
+      return admin.skipOrdered(target, { actor: adminActor(request), role: adminRole(request), dryRun })
+    },
+  )
   app.post<{ Body: { ids: string[]; dryRun: boolean } }>(
     '/parked/retry',
     {
@@ -172,8 +201,9 @@ function writeRoutes(app: FastifyInstance, admin: MessagingAdmin, onRequest: Adm
 /**
  * The messaging admin surface of one service as fastify routes, under `/admin/messaging` (see
  * this package's README.md, "Routes"): GET `summary`, `records?aggregateId=`,
- * `inbox?messageId=…`, `dead-letters`, `parked`, `actions`, `bulk/:id`; POST `dead-letters/requeue`,
- * `dead-letters/discard`, `parked/retry`, `bulk`, `bulk/:id/stop` (guarded by `adminWriteGuard(options)`). Inputs are
+ * `inbox?messageId=…`, `dead-letters`, `parked`, `ordered-keys`, `actions`, `bulk/:id`; POST
+ * `dead-letters/requeue`, `dead-letters/discard`, `ordered-keys/skip`, `parked/retry`, `bulk`,
+ * `bulk/:id/stop` (guarded by `adminWriteGuard(options)`). Inputs are
  * validated with the routes' JSON Schemas by the plugin's own ajv; errors (validation, 4xx of the
  * guard and the admin) carry `statusCode` for the app's error handler. Not wrapped with
  * fastify-plugin: its validator stays inside.

@@ -143,6 +143,43 @@ export const ADMIN_RESPONSES = {
     200: writeResult('messageId', ['discarded', 'would-discard', 'not-found']),
     ...errors(400, 401, 403, 404, 415, 503),
   },
+  listStuckKeys: {
+    200: object({
+      service: str,
+      keys: list(
+        object({
+          handler: str,
+          producer: str,
+          key: str,
+          state: { type: 'string', enum: ['blocked', 'gap'] },
+          lastSeq: str,
+          blockedBy: nullableStr,
+          blockedSeq: nullableStr,
+          blockedSince: nullableDateTime,
+          reason: nullableStr,
+          waiting: int,
+          firstWaiting: nullableStr,
+          waitingSince: nullableDateTime,
+        }),
+      ),
+    }),
+    ...errors(400, 500),
+  },
+  skipOrderedKey: {
+    200: object({
+      dryRun: { type: 'boolean' },
+      actionId: nullableStr,
+      results: list(
+        object({
+          outcome: { type: 'string', enum: ['skipped', 'would-skip', 'not-stuck', 'not-found'] },
+          from: nullableStr,
+          to: nullableStr,
+          skipped: nullableStr,
+        }),
+      ),
+    }),
+    ...errors(400, 401, 403, 404, 415, 500),
+  },
   startBulk: {
     200: object({
       service: str,

@@ -218,9 +218,10 @@ class ConsumedQueue implements QueueChannel {
   /** A session for `channel`: ack, requeue and dead-letter on it, and a signal that ends with it. */
   #newSession(channel: ConfirmChannel, gone: AbortController): ChannelSession & { closeReason?: string } {
     const signal = AbortSignal.any([this.#stopping.signal, gone.signal])
-    // Every unacked delivery may listen on it (a slot wait or a retry wait), and a batcher once:
+    // Every unacked delivery may listen on it (a slot wait or a retry wait), and a batcher once, or
+    // for an ordered handler the drain of each handled delivery's key (its slot wait) and the sweep's:
     // without this, a prefetch above 10 prints MaxListenersExceededWarning.
-    setMaxListeners(this.#options.prefetch + 2, signal)
+    setMaxListeners(2 * this.#options.prefetch + 2, signal)
     const publish = createDeadLetterPublisher(channel)
     const { logger, logFields, queue, deadLetterQueue } = this.#options
     const session: ChannelSession & { closeReason?: string } = {

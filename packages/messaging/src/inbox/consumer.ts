@@ -10,6 +10,7 @@ import { noCounters } from './counters.js'
 import { createHandlerQueue, type HandlerQueue } from './handler-queue.js'
 import { createSlots, type Slots } from './slots.js'
 import { checkUpcasts } from './versions.js'
+import { DEFAULT_ORDERING, type OrderingSettings } from './ordering.js'
 
 /** Options of `createConsumer`. Durations in milliseconds. */
 export interface ConsumerOptions<Tx extends TransactionClient> {
@@ -67,6 +68,15 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
   drainTimeoutMs?: number
   /** Called after each handler transaction committed; the facade wakes the relay here. */
   onCommitted?: () => void
+  /**
+   * Per-key order of handlers with `ordering: 'per-key'` (README, "Per-key order"), ms: `sweepMs`
+   * (5,000) how often held deliveries whose predecessor is done are put back and blocked keys and
+   * gaps counted; `gapAfterMs` (300,000) when a held delivery's missing predecessor is reported;
+   * `putBackAgainMs` (30,000) when a copy put back but not yet handled is put back again;
+   * `startSettleMs` (5,000) how long a key first seen above sequence 1 holds its deliveries before
+   * its order starts at the lowest held one.
+   */
+  ordering?: Partial<OrderingSettings>
 }
 
 /**
@@ -164,6 +174,7 @@ export function createConsumer<Tx extends TransactionClient>(options: ConsumerOp
     logger: options.logger ?? silent,
     onCommitted: options.onCommitted ?? (() => undefined),
     slots: createSlots(options.concurrency ?? DEFAULT_CONSUMER_CONCURRENCY),
+    orderingSettings: { ...DEFAULT_ORDERING, ...options.ordering },
   }
   options.handlers.forEach(checkUpcasts)
   const queues = options.handlers.map((handler) => {

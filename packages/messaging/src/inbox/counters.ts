@@ -12,4 +12,11 @@ export const noCounters = (): HandlerCounters => ({
   transientRetriedTotal: 0,
   heldTotal: 0,
   held: 0,
+  orderWaitedTotal: 0,
+  orderReleasedTotal: 0,
+  orderPutBackTotal: 0,
+  orderSettledTotal: 0,
+  orderBlocked: 0,
+  orderWaiting: 0,
+  orderGaps: 0,
 })

@@ -144,5 +144,6 @@ function eventOf<P>(
     occurredAt: options.occurredAt,
     ...context,
     ...(contract.dataschema === undefined ? {} : { dataschema: contract.dataschema }),
+    ...(contract.ordering === 'per-key' ? { orderingKey: options.aggregateId } : {}),
   }
 }

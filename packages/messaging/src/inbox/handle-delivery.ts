@@ -6,6 +6,8 @@ import { isTransientDatabaseError } from '../database-errors.js'
 import { errorCode, errorMessage } from '../errors.js'
 import type { HandlerPace } from './batch-size.js'
 import { inInbox } from './inbox-record.js'
+import { blockKey, inOrder, startKey } from './ordering.js'
+import type { OrderedRuntime } from './ordering-sweep.js'
 import { reportDeadLettered } from './dead-letter.js'
 import { holdNewer, parseForHandler, routingKeyOf } from './versions.js'
 import { afterFailure, pause, retryDelayMs, type RetryPolicy } from './retry-policy.js'
@@ -33,6 +35,20 @@ export interface HandlerCounters {
   heldTotal: number
   /** Such deliveries held now (in `inFlight` too). */
   held: number
+  /** Ordered deliveries that came before their predecessor and were held (inbox/ordering.ts). */
+  orderWaitedTotal: number
+  /** Held ordered deliveries handled in this process once their predecessor was (inbox/ordering-drain.ts). */
+  orderReleasedTotal: number
+  /** Held ordered deliveries that failed there and were put back into the queue for its retries. */
+  orderPutBackTotal: number
+  /** Keys first seen above sequence 1 whose cursor this process's sweep started after `startSettleMs`. */
+  orderSettledTotal: number
+  /** Keys blocked by a dead-lettered message now, as the last sweep saw them (per database). */
+  orderBlocked: number
+  /** Ordered deliveries held now, as the last sweep saw them (per database). */
+  orderWaiting: number
+  /** Keys whose held deliveries wait past `gapAfterMs` for a predecessor that has not come (per database). */
+  orderGaps: number
 }
 
 /** What the pipeline needs from the channel the delivery came on. */
@@ -41,6 +57,8 @@ export interface DeliveryControl {
   readonly delivery: { exchange: string; deliveryTag: number | undefined }
   /** Acks the delivery; a channel that closed meanwhile is logged, not thrown (redelivery is a duplicate). */
   ack(): void
+  /** The delivery itself: what an ordered handler stores when it comes before its predecessor. */
+  readonly original?: Message | undefined
   /** Puts the delivery back in the queue (nack with requeue). */
   requeue(): void
   /** Publishes the dead-letter copy, confirmed; rejects when the broker did not take it. */
@@ -73,11 +91,15 @@ export interface DeliveryRuntime<Tx extends TransactionClient> {
    * transaction feeds them; batches are sized by them, see `batchSize`).
    */
   pace: HandlerPace
+  /** Present for a handler with `ordering: 'per-key'`: puts the held successor of a handled message back. */
+  ordering?: OrderedRuntime | undefined
 }
 
 type Attempt =
-  | { kind: 'handled' }
+  | { kind: 'handled'; next?: () => boolean }
   | { kind: 'duplicate' }
+  /** An ordered delivery that came before its predecessor, now held in the database. */
+  | { kind: 'waiting' }
   | { kind: 'handler-failed'; error: unknown }
   /** The transaction failed before the handler ran (database down): not the message's fault. */
   | { kind: 'unavailable'; error: unknown }
@@ -90,6 +112,28 @@ const priorDeliveries = (delivery: Message): number => {
   const count: unknown = delivery.properties.headers?.['x-delivery-count']
   if (typeof count === 'number' && Number.isInteger(count) && count >= 0) return count
   return delivery.fields.redelivered ? 1 : 0
+}
+
+/** Whether `message` goes through per-key order: an ordered handler, a sequenced message, its delivery at hand. */
+const orderedOf = <Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+): boolean =>
+  runtime.ordering !== undefined && message.ordering !== undefined && control.original !== undefined
+
+/** Runs `fn` in `message`'s turn of its key (`OrderedRuntime.turn`). */
+async function inTurn<Tx extends TransactionClient, T>(
+  runtime: DeliveryRuntime<Tx>,
+  message: ConsumedMessage,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const end = await (runtime.ordering as OrderedRuntime).turn(message.source, message.ordering?.key ?? '')
+  try {
+    return await fn()
+  } finally {
+    end()
+  }
 }
 
 /**
@@ -108,23 +152,30 @@ async function attemptOnce<Tx extends TransactionClient>(
   const began = performance.now()
   let handlerMs = 0
   try {
+    const run = async (tx: Tx): Promise<void> => {
+      handlerRan = true
+      const started = performance.now()
+      try {
+        await handler.handle(message, tx)
+      } catch (error) {
+        handlerError = { error }
+        throw error
+      } finally {
+        handlerMs = performance.now() - started
+        runtime.pace.record(handlerMs)
+      }
+    }
     const outcome = await inConsumerSpan(handler.name, runtime.queue, message, control.delivery, () =>
-      inInbox(database, { messageId: message.id, handler: handler.name }, async (tx) => {
-        handlerRan = true
-        const started = performance.now()
-        try {
-          await handler.handle(message, tx)
-        } catch (error) {
-          handlerError = { error }
-          throw error
-        } finally {
-          handlerMs = performance.now() - started
-          runtime.pace.record(handlerMs)
-        }
-      }),
+      orderedOf(message, control, runtime)
+        ? inTurn(runtime, message, () =>
+            inOrder(database, handler.name, message, control.original as Message, run),
+          )
+        : inInbox(database, { messageId: message.id, handler: handler.name }, run).then((inbox): Attempt =>
+            inbox.fresh ? { kind: 'handled' } : { kind: 'duplicate' },
+          ),
     )
     runtime.pace.recordOverhead(performance.now() - began - handlerMs)
-    return outcome.fresh ? { kind: 'handled' } : { kind: 'duplicate' }
+    return outcome
   } catch (error) {
     if (!handlerRan) return { kind: 'unavailable', error }
     return { kind: 'handler-failed', error: handlerError ? handlerError.error : error }
@@ -186,6 +237,21 @@ export function settleCommitted<Tx extends TransactionClient>(
     logger.debug({ messageId: id, type, handler: handler.name, correlationId }, 'duplicate message skipped')
     signals.emit('duplicate', { id, type, handler: handler.name })
   }
+}
+
+/** Acks an ordered delivery held in the database until its predecessor is handled, and counts it. */
+function settleWaiting<Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+): void {
+  control.ack()
+  runtime.counters.orderWaitedTotal += 1
+  const { id, type, correlationId, ordering } = message
+  runtime.logger.debug(
+    { messageId: id, type, handler: runtime.handler.name, correlationId, ...ordering },
+    'ordered message came before its predecessor; held',
+  )
 }
 
 /** What forms batches of one channel's valid deliveries (inbox/batch.ts); see `handleDelivery`. */
@@ -287,10 +353,12 @@ export async function runAlone<Tx extends TransactionClient>(
     } finally {
       release()
     }
+    if (outcome.kind === 'waiting') return settleWaiting(message, control, runtime)
     if (outcome.kind === 'handled' || outcome.kind === 'duplicate') {
       const fresh = outcome.kind === 'handled'
       settleCommitted({ ...message, attempt }, control, runtime, fresh, performance.now() - started)
       if (fresh) runtime.onCommitted()
+      if (outcome.kind === 'handled' && outcome.next?.()) runtime.ordering?.release(message)
       return
     }
 
@@ -307,6 +375,8 @@ export async function runAlone<Tx extends TransactionClient>(
 
     // The channel went while the transaction ran: the redelivered copy takes over from here.
     if (stopping.aborted) return
+    const ordered = orderedOf(message, control, runtime)
+    if (ordered) await startKey(runtime.database, handler.name, message, logger)
     if (isTransientDatabaseError(outcome.error)) {
       transientSince ??= performance.now()
       if (performance.now() - transientSince <= policy.transientMaxMs) {
@@ -317,6 +387,7 @@ export async function runAlone<Tx extends TransactionClient>(
     }
     const error = errorMessage(outcome.error)
     if (afterFailure(attempt, policy) === 'dead-letter') {
+      if (ordered) await blockKey(runtime.database, handler.name, message, error, logger)
       await deadLetter(control, runtime, `handler failed after ${attempt} attempts: ${error}`, attempt, {
         id,
         type,

@@ -2,6 +2,8 @@ import type { Channel, ConsumeMessage } from 'amqplib'
 import type { AmqpConnection } from '../amqp/connection.js'
 import { createQueueChannel, type ChannelSession, type QueueChannel } from '../amqp/queue-channel.js'
 import type { TransactionClient } from '../types.js'
+import type { OrderingSettings } from './ordering.js'
+import { createOrderedParts } from './ordering-sweep.js'
 import { Batcher, type BatchSettings } from './batch.js'
 import { createHandlerPace } from './batch-size.js'
 import { noCounters } from './counters.js'
@@ -28,6 +30,8 @@ export interface HandlerQueueOptions<Tx extends TransactionClient> extends Omit<
   drainTimeoutMs: number
   /** Declares this queue's topology before each consume (see `QueueChannelOptions.declare`). */
   declare?: ((channel: Channel) => Promise<void>) | undefined
+  /** Per-key order's settings, used when the handler has `ordering: 'per-key'`. */
+  orderingSettings: OrderingSettings
 }
 
 /** One handler queue consumed on its own channel; `createConsumer` runs one per handler. */
@@ -54,6 +58,16 @@ interface SessionParts<Tx extends TransactionClient> {
   batcher: DeliveryBatcher | undefined
 }
 
+/** The `DeliveryControl` of `delivery` on the channel `session` it came on. */
+const controlOf = (delivery: ConsumeMessage, session: ChannelSession, handler: string): DeliveryControl => ({
+  delivery: { exchange: delivery.fields.exchange, deliveryTag: delivery.fields.deliveryTag },
+  original: delivery,
+  ack: () => session.ack(delivery),
+  requeue: () => session.requeue(delivery),
+  deadLetter: (reason, attempts) => session.deadLetter(delivery, { reason, attempts, handler }),
+  putBack: (headers) => session.putBack(delivery, headers),
+})
+
 /**
  * Consumes one handler queue on a channel of its own (own prefetch, own errors): each delivery goes
  * through `handleDelivery`; a second delivery of one message id waits for the first's chain.
@@ -69,26 +83,24 @@ export function createHandlerQueue<Tx extends TransactionClient>(
   const chains = new Map<string, Promise<void>>()
   const inFlight = new Set<Promise<void>>()
   let parts: SessionParts<Tx> | undefined
+  const ordered = options.handler.ordering === 'per-key'
+  const settings = options.orderingSettings
+  const ordering = ordered ? createOrderedParts({ ...options, counters, settings }) : undefined
 
   /** The runtime and batcher of `session`, made on its first delivery: a batch never mixes channels. */
   const partsOf = (session: ChannelSession): SessionParts<Tx> => {
     if (parts?.session === session) return parts
     const runtime: DeliveryRuntime<Tx> = { ...options, counters, pace, stopping: session.gone }
-    const batcher = options.batch.max > 1 ? new Batcher(runtime, options.batch) : undefined
+    if (ordering) runtime.ordering = ordering.on(session, runtime as DeliveryRuntime<never>)
+    // Ordered handlers take one delivery per transaction: a batch would hold many keys' cursors.
+    const batcher = options.batch.max > 1 && !ordered ? new Batcher(runtime, options.batch) : undefined
     parts = { session, runtime, batcher }
     return parts
   }
 
   const onDelivery = (delivery: ConsumeMessage, session: ChannelSession): void => {
     const { runtime, batcher } = partsOf(session)
-    const control: DeliveryControl = {
-      delivery: { exchange: delivery.fields.exchange, deliveryTag: delivery.fields.deliveryTag },
-      ack: () => session.ack(delivery),
-      requeue: () => session.requeue(delivery),
-      deadLetter: (reason, attempts) =>
-        session.deadLetter(delivery, { reason, attempts, handler: handlerName }),
-      putBack: (headers) => session.putBack(delivery, headers),
-    }
+    const control = controlOf(delivery, session, handlerName)
     counters.inFlight += 1
     const id = delivery.properties.messageId as string | undefined
     const previous = id === undefined ? undefined : chains.get(id)
@@ -127,7 +139,13 @@ export function createHandlerQueue<Tx extends TransactionClient>(
       const batcher = channel.consuming ? parts?.batcher : undefined
       return { waiting: batcher?.waiting ?? 0, asking: batcher?.asking ?? false }
     },
-    start: () => channel.start(),
-    stop: () => channel.stop(),
+    start() {
+      ordering?.sweep.start()
+      channel.start()
+    },
+    stop() {
+      ordering?.sweep.stop()
+      return channel.stop()
+    },
   }
 }

@@ -107,6 +107,8 @@ function envelopeProblems(body: Fields, expectedType: string): string[] {
   optional('tracestate')
   optional('subject')
   optional('dataschema')
+  optional('partitionkey')
+  optional('sequence')
   if (!('data' in body)) problems.push('data: missing')
   return problems
 }
@@ -165,8 +167,19 @@ export async function parseDelivery<P>(
       tracestate: envelope.tracestate,
       routingKey: delivery.routingKey,
       payload: result.value,
+      ordering: orderingOf(envelope),
     },
   }
+}
+
+/** A decimal sequence number of at most 15 digits after its zero padding (a safe integer). */
+const SEQUENCE = /^0*([1-9]\d{0,14})$/
+
+/** The key and number of a sequenced message (`partitionkey` and `sequence`), else undefined. */
+function orderingOf(envelope: Envelope<unknown>): { key: string; sequence: number } | undefined {
+  const { partitionkey: key, sequence } = envelope
+  const digits = sequence === undefined ? null : SEQUENCE.exec(sequence)
+  return key && digits ? { key, sequence: Number(digits[1]) } : undefined
 }
 
 /**

@@ -123,7 +123,7 @@ const INSTANCE: readonly Definition<Read>[] = [
 /** A counter's key as its metric name: `deadLetteredTotal` -> `dead_lettered_total`. */
 const snake = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
-/** The HELP text of every handler counter, in the order they are listed; `inFlight` and `held` are gauges. */
+/** The HELP text of every handler counter, in the order they are listed (gauges in `HANDLER_GAUGES`). */
 const HANDLER_HELP: Record<keyof HandlerCounters, string> = {
   handledTotal: 'Deliveries whose handler transaction committed, by handler.',
   duplicatesTotal:
@@ -139,10 +139,30 @@ const HANDLER_HELP: Record<keyof HandlerCounters, string> = {
     'Such batch transactions rolled back (a handler or the commit failed), whose deliveries were then handled one by one, by handler.',
   heldTotal: 'Holds of a newer version than the handler takes, by handler.',
   held: 'Deliveries of a newer version than the handler takes held now, by handler.',
+  orderWaitedTotal:
+    'Ordered deliveries that came before their predecessor and were held in the database, by handler.',
+  orderReleasedTotal:
+    'Held ordered deliveries handled once their predecessor was (in handled_total too), by handler.',
+  orderPutBackTotal:
+    'Held ordered deliveries that failed when released and were put back into the queue for its retries, by handler.',
+  orderSettledTotal:
+    'Keys first seen above sequence 1 (numbered before the handler saw them) whose cursor started just below their lowest held delivery after the settle window, by handler.',
+  orderBlocked: `Keys blocked by a dead-lettered message, by handler. ${PER_DATABASE}`,
+  orderWaiting: `Ordered deliveries held for their predecessor, by handler. ${PER_DATABASE}`,
+  orderGaps: `Keys whose held deliveries wait past the gap time for a predecessor that has not come, by handler. ${PER_DATABASE}`,
 }
 
+/** The handler counters that are gauges (a value now, not a running total). */
+const HANDLER_GAUGES: ReadonlySet<string> = new Set([
+  'inFlight',
+  'held',
+  'orderBlocked',
+  'orderWaiting',
+  'orderGaps',
+])
+
 const HANDLERS: readonly Definition<ReadPer>[] = Object.entries(HANDLER_HELP).map(([key, help]) => ({
-  kind: key === 'inFlight' || key === 'held' ? 'gauge' : 'counter',
+  kind: HANDLER_GAUGES.has(key) ? 'gauge' : 'counter',
   name: `consumer_${snake(key)}`,
   help,
   read: consumerCounter(key as keyof HandlerCounters),

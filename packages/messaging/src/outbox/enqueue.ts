@@ -1,8 +1,8 @@
 import { positiveInteger } from '../errors.js'
 import { v7 as uuidv7 } from 'uuid'
-import { assertInTransaction, deferOutboxRow, execute } from '../database.js'
+import { assertInTransaction, deferOutboxRow, execute, queryRows } from '../database.js'
 import { activeTraceCarrier } from '../tracing.js'
-import { OUTBOX_INSERT } from '../sql.js'
+import { NEXT_SEQUENCE, OUTBOX_INSERT } from '../sql.js'
 import { toPublishable, type OutboxHeaders } from './envelope.js'
 import type { OutgoingMessage, TransactionClient } from '../types.js'
 
@@ -29,6 +29,12 @@ function serialise(payload: unknown, type: string): string {
   }
   if (json === undefined) throw new InvalidMessageError(`enqueue: payload of ${type} is missing`)
   return json
+}
+
+/** The next sequence number of `key` under `routingKey`, taken in `tx` (`NEXT_SEQUENCE`). */
+async function nextSequence(tx: TransactionClient, routingKey: string, key: string): Promise<number> {
+  const [row] = await queryRows<{ seq: string }>(tx, NEXT_SEQUENCE, [routingKey, key])
+  return Number(row?.seq)
 }
 
 /** Options of one `enqueue`. */
@@ -97,6 +103,7 @@ export async function enqueue<P>(
   if (active.tracestate) headers.tracestate = active.tracestate
   if (message.occurredAt) headers.occurredAt = validTime(message.occurredAt, type)
   if (message.dataschema) headers.dataschema = message.dataschema
+  if (message.orderingKey !== undefined) headers.orderingKey = required(message.orderingKey, 'orderingKey')
   const payload = serialise(message.payload, type)
   const id = uuidv7()
   const aggregateId = message.aggregateId ?? null
@@ -112,6 +119,9 @@ export async function enqueue<P>(
   if (options?.maxMessageBytes !== undefined)
     assertFits({ ...row, payload: undefined, occurred_at: new Date() }, options.maxMessageBytes)
   await assertInTransaction(tx, 'enqueue')
+  // At once, not with COMMIT: the sequence row's lock, held to the end, orders the key's commits.
+  if (headers.orderingKey !== undefined)
+    headers.sequence = await nextSequence(tx, routingKey, headers.orderingKey)
   // In a pgDatabase transaction the INSERT goes with COMMIT, one round trip fewer (database.ts).
   if (!deferOutboxRow(tx, row))
     await execute(tx, OUTBOX_INSERT, [id, type, routingKey, payload, JSON.stringify(headers), aggregateId])

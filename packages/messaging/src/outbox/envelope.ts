@@ -12,6 +12,10 @@ export interface OutboxHeaders {
   occurredAt?: string
   /** The payload's schema URI, sent as CloudEvents `dataschema`. */
   dataschema?: string
+  /** A sequenced message's key (`OutgoingMessage.orderingKey`), sent as CloudEvents `partitionkey`. */
+  orderingKey?: string
+  /** Its number within the key and routing key, from 1, sent as CloudEvents `sequence`. */
+  sequence?: number
 }
 
 /** An outbox row as the relay reads it (column names as in sql/messaging.sql). */
@@ -63,6 +67,9 @@ export function toPublishable(row: OutboxRow, source: string): Publishable {
     causationid: headers.causationId,
     traceparent: headers.traceparent,
     tracestate: headers.tracestate,
+    ...(headers.sequence === undefined
+      ? {}
+      : { partitionkey: headers.orderingKey, sequence: String(headers.sequence).padStart(20, '0') }),
     data: row.payload_json === undefined ? row.payload : undefined,
   }
   const amqpHeaders: Record<string, string> = {}

@@ -1,4 +1,4 @@
-import { SERVICES, type ServiceName } from '@saga/contracts'
+import { SERVICES } from '@saga/contracts'
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { SessionStore } from '../session.js'
@@ -6,6 +6,7 @@ import type { ActionRequest, ActionsPage, CancelResult, ErrorDetail } from '../a
 import type { AdminAction } from '../shapes.js'
 import type { Actor, Answer, Upstream } from '../upstream.js'
 import { operatorOf, operatorWrite } from './session.js'
+import { readEveryService } from './every-service.js'
 import { replyAnswer } from './upstream-reply.js'
 
 /** Most orders one cancel action takes (each is one request to the order service, in turn). */
@@ -147,22 +148,14 @@ export const actionRoutes: FastifyPluginCallbackZod<ActionRoutesOptions> = (
   )
 
   app.get('/api/actions', { schema: { hide: true } }, async () => {
-    const read = await Promise.all(
-      SERVICES.map(async (service: ServiceName) => {
-        try {
-          const page = await upstream.json<{ actions: AdminAction[] }>(
-            service,
-            '/admin/messaging/actions?limit=50',
-          )
-          return { service, actions: page.actions.map((a) => ({ ...a, service })), reason: null }
-        } catch (error) {
-          return { service, actions: [], reason: (error as Error).message }
-        }
-      }),
+    const { rows, sources } = await readEveryService(
+      upstream,
+      '/admin/messaging/actions?limit=50',
+      (body: { actions: AdminAction[] }) => body.actions,
     )
     const page: ActionsPage = {
-      actions: read.flatMap((r) => r.actions).sort((a, b) => Date.parse(b.at) - Date.parse(a.at)),
-      sources: Object.fromEntries(read.map((r) => [r.service, { ok: r.reason === null, reason: r.reason }])),
+      actions: rows.sort((a, b) => Date.parse(b.at) - Date.parse(a.at)),
+      sources,
     }
     return page
   })

@@ -293,6 +293,9 @@ function messagingAnswer(
     }
     case '/admin/messaging/actions':
       return ok(actionsOf(service, fixtures))
+    case '/admin/messaging/ordered-keys':
+      // The fleet has no ordered handler: none stuck (tests set a service's keys in `answers`).
+      return ok({ service, keys: [] })
     default:
       return undefined
   }
@@ -345,6 +348,10 @@ function postAnswer(path: string, body: { messageIds?: string[]; ids?: string[];
   if (path.endsWith('/parked/retry')) {
     const results = (body.ids ?? []).map((id) => ({ id, outcome: dryRun ? 'would-retry' : 'retried' }))
     return { status: 200, body: { dryRun, actionId: dryRun ? null : '8', results } }
+  }
+  if (path.endsWith('/ordered-keys/skip')) {
+    const results = [{ outcome: dryRun ? 'would-skip' : 'skipped', from: '3', to: '4', skipped: null }]
+    return { status: 200, body: { dryRun, actionId: dryRun ? null : '10', results } }
   }
   if (/^\/admin\/orders\/[^/]+\/cancel$/.test(path))
     return {
@@ -437,5 +444,26 @@ export async function startStubFleet(fixtures: OrderFixture[] = []): Promise<Stu
     close: async () => {
       await Promise.all(Object.values(stubs).map((s) => s.close()))
     },
+  }
+}
+
+/**
+ * A key of inventory's ordered handler blocked by a dead letter (message 4, 7 waiting behind it),
+ * as `GET /admin/messaging/ordered-keys` lists it; a stub answers it when a test sets it.
+ */
+export function blockedOrderedKey() {
+  return {
+    handler: 'apply-stock-change',
+    producer: 'order',
+    key: randomUUID(),
+    state: 'blocked' as const,
+    lastSeq: '3',
+    blockedBy: randomUUID(),
+    blockedSeq: '4',
+    blockedSince: '2026-12-06T10:00:00.000Z',
+    reason: 'handler failed after 3 attempts: no such item',
+    waiting: 7,
+    firstWaiting: '5',
+    waitingSince: '2026-12-06T10:00:01.000Z',
   }
 }

@@ -11,9 +11,12 @@ import type {
   BulkRequest,
   FleetSnapshot,
   OrderDetail,
+  OrderedKeysPage,
   OrderPage,
   SearchAnswer,
   SessionView,
+  SkipAnswer,
+  SkipRequest,
 } from '../../api-types.js'
 
 export type * from '../../api-types.js'
@@ -68,6 +71,8 @@ export const api = {
   search: (text: string) => call<SearchAnswer>(`/api/search?q=${encodeURIComponent(text)}`),
   actions: () => call<ActionsPage>('/api/actions'),
   act: (body: ActionRequest) => call<ActionAnswer>('/api/actions', write('POST', body)),
+  orderedKeys: () => call<OrderedKeysPage>('/api/ordered-keys'),
+  skipOrdered: (body: SkipRequest) => call<SkipAnswer>('/api/ordered-keys/skip', write('POST', body)),
   bulkPreview: (body: BulkRequest) =>
     call<BulkPreview>('/api/bulk', write('POST', { ...body, dryRun: true })),
   bulkStart: (body: BulkRequest) =>

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react'
 import { api, type BulkPreview, type BulkProgress, type BulkRequest, type FleetSnapshot } from './api.js'
 import { canAct, errorMessage, useConsole } from './context.js'
 import { inputToIso, type Zone } from './format.js'
+import { OrderedKeys } from './ordered-keys.js'
 
 /** How often a running bulk action's progress is read, ms. */
 const PROGRESS_EVERY_MS = 500
@@ -396,6 +397,7 @@ export function BulkPage() {
           stop={() => call(() => api.bulkStop(progress.id), setProgress)}
         />
       )}
+      <OrderedKeys />
     </>
   )
 }
