@@ -349,7 +349,7 @@ describe('metrics and documentation', () => {
       expect(words.join(' ')).not.toMatch(/_ms\b|@saga\/messaging [a-z_]+$/)
     }
     // A handler's name is a label, never part of a metric name.
-    expect(res.body).not.toMatch(/^saga_messaging_[a-z_]*(reserve|release)/m)
+    expect(res.body).not.toMatch(/^saga_messaging_[a-z_]*(reserve|release)_stock/m)
   })
 
   it('when the OpenAPI document is requested, then it lists the zod-typed route', async () => {
