@@ -14,11 +14,13 @@
  * - `medium`: BENCH_MEDIUM_BACKLOG messages (default 400) whose handler waits 5 ms: four fit in
  *   the budget.
  * - `ordered`: BENCH_ORDERED_BACKLOG sequenced messages (default 3,000), 20 per key, the keys
- *   interleaved; variants `off` (batchMax 1), `off, batched` (batchMax 20) and `per-key` (the
- *   handler with `ordering: 'per-key'`): what per-key order costs per message.
+ *   interleaved; variants `off` (batchMax 1), `off, batched` (batchMax 20), `per-key` (the
+ *   handler with `ordering: 'per-key'`, batchMax 1) and `per-key, batched` (batchMax 20): what
+ *   per-key order costs per message.
  * - `poison`: the same backlog, `per-key` against `per-key poisoned` (one key's message 2 always
- *   throws, 3 attempts, then dead-lettered: its key blocks); timed until every message of the
- *   other keys (and the poisoned key's first) is handled: what one blocked key costs the others.
+ *   throws, 3 attempts, then dead-lettered: its key blocks), and the same batched; timed until
+ *   every message of the other keys (and the poisoned key's first) is handled: what one blocked
+ *   key costs the others.
  * Rounds interleave the variants of a case (off, 5, 20, off, 5, 20, ...), so each sees the same
  * machine. Per round it prints messages/s, this process's CPU per message
  * (process.cpuUsage: the consumer, amqplib, pg and the handler) and the PostgreSQL backends' CPU
@@ -107,6 +109,7 @@ CASES.push(
       { name: 'off', batchMax: 1 },
       { name: 'off, batched', batchMax: 20 },
       { name: 'per-key', batchMax: 1, ordered: true },
+      { name: 'per-key, batched', batchMax: 20, ordered: true },
     ],
   },
   {
@@ -116,6 +119,8 @@ CASES.push(
     variants: [
       { name: 'per-key', batchMax: 1, ordered: true },
       { name: 'per-key poisoned', batchMax: 1, ordered: true, poison: true },
+      { name: 'per-key, batched', batchMax: 20, ordered: true },
+      { name: 'per-key, batched poisoned', batchMax: 20, ordered: true, poison: true },
     ],
   },
 )
@@ -261,7 +266,7 @@ async function round({ batchMax, budgetMs, ordered = false, poison = false }: Va
   const inner = pgDatabase(pool)
   let transactions = 0
   const database: Database<pg.PoolClient> = {
-    // Per-key order's transactions (and its sweep's) go through here.
+    // Per-key order's slow paths and its sweep go through here.
     transaction: async (fn) => {
       const result = await inner.transaction(fn)
       transactions += 1
@@ -274,6 +279,11 @@ async function round({ batchMax, budgetMs, ordered = false, poison = false }: Va
     },
     inboxBatchTransaction: async (entries, fn) => {
       const result = await inner.inboxBatchTransaction!(entries, fn)
+      transactions += 1
+      return result
+    },
+    beginWith: async (first, expect, fn) => {
+      const result = await inner.beginWith!(first, expect, fn)
       transactions += 1
       return result
     },
