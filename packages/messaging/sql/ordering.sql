@@ -15,7 +15,9 @@ CREATE TABLE IF NOT EXISTS ordering_sequence (
 -- Per ordered handler, producer (CloudEvents source) and key: the last sequence handled (or
 -- skipped), and the dead-lettered message that blocks the key, if any. A key first seen with a
 -- sequence above 1 is settling (settling_since set, last_seq 0): its deliveries are held until the
--- settle window passed, then the cursor starts just below the lowest held one.
+-- settle window passed, then the cursor starts just below the lowest held one. `held` is true
+-- whenever ordering_waiting may have a delivery of the key (set with each hold, cleared under the
+-- row's lock when none is left), so a move that finds it false needs no probe of ordering_waiting.
 CREATE TABLE IF NOT EXISTS ordering_cursor (
   handler         text NOT NULL,
   producer        text NOT NULL,
@@ -26,8 +28,11 @@ CREATE TABLE IF NOT EXISTS ordering_cursor (
   blocked_since   timestamptz(3),
   blocked_reason  text,
   settling_since  timestamptz(3),
+  held            boolean NOT NULL DEFAULT true,
   PRIMARY KEY (handler, producer, key)
 );
+-- Tables made before `held` existed: their cursors count as holding until their next move checks.
+ALTER TABLE ordering_cursor ADD COLUMN IF NOT EXISTS held boolean NOT NULL DEFAULT true;
 CREATE INDEX IF NOT EXISTS ordering_cursor_blocked_idx ON ordering_cursor (handler, blocked_since)
   WHERE blocked_by IS NOT NULL;
 CREATE INDEX IF NOT EXISTS ordering_cursor_settling_idx ON ordering_cursor (handler, settling_since)

@@ -282,12 +282,18 @@ const inboxValues = (entry: InboxEntry): string =>
   `(${literal(entry.messageId)}::uuid, ${literal(entry.handler)})`
 
 /**
+ * `INBOX_INSERT` of `entries` (at least one) in one statement with the values inlined.
+ * @throws SqlValueError for a value with a NUL character
+ */
+export const inboxInsert = (entries: readonly InboxEntry[]): string =>
+  `INSERT INTO inbox_message (message_id, handler) VALUES ${entries.map(inboxValues).join(', ')} ON CONFLICT DO NOTHING`
+
+/**
  * BEGIN and `INBOX_INSERT` of `entry` with its values inlined, one round trip. Answers `BEGIN`,
  * `INSERT` (1 row: new; 0: a duplicate).
  * @throws SqlValueError for a value with a NUL character
  */
-export const beginWithInboxInsert = (entry: InboxEntry): string =>
-  `BEGIN;\nINSERT INTO inbox_message (message_id, handler) VALUES ${inboxValues(entry)} ON CONFLICT DO NOTHING`
+export const beginWithInboxInsert = (entry: InboxEntry): string => `BEGIN;\n${inboxInsert([entry])}`
 
 /**
  * BEGIN and one multi-row inbox INSERT of `entries`, one round trip. Answers `BEGIN`, `INSERT`
@@ -378,8 +384,8 @@ export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq, settling_since IS
  * Creates the cursor of handler $1, producer $2, key $3 at 0 unless it exists (then `LOCK_CURSOR`
  * again); settling from now when $4 is true (its first delivery is above sequence 1).
  */
-export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, key, settling_since)
-  VALUES ($1, $2, $3, CASE WHEN $4::boolean THEN now() END) ON CONFLICT DO NOTHING`
+export const CREATE_CURSOR = `INSERT INTO ordering_cursor (handler, producer, key, settling_since, held)
+  VALUES ($1, $2, $3, CASE WHEN $4::boolean THEN now() END, false) ON CONFLICT DO NOTHING`
 
 /**
  * After the handler of sequence $4 (handler $1, producer $2, key $3) failed and rolled back: a
@@ -407,21 +413,31 @@ export const START_SETTLED = `UPDATE ordering_cursor c SET settling_since = NULL
 
 /** The cursor's identity and a sequence number, as SQL text (parameters or inlined values). */
 type CursorText = { handler: string; producer: string; key: string; seq: string }
+const CURSOR_PARAMS: CursorText = { handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' }
 
 // A plain UPDATE, not an upsert: ON CONFLICT DO UPDATE locks the row before updating it, one more
-// row write per message; a new cursor takes the slower path once (LOCK_CURSOR creates it).
-const moveCursorSql = ({ handler, producer, key, seq }: CursorText): string =>
-  `UPDATE ordering_cursor SET last_seq = ${seq}, blocked_by = NULL, blocked_seq = NULL,
-    blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
+// row write per message. Sequence 1 makes the cursor instead (a key's first message); a cursor
+// that exists already then takes the slower path (LOCK_CURSOR).
+const moveCursorSql = ({ handler, producer, key, seq }: CursorText, first: boolean): string =>
+  first
+    ? `INSERT INTO ordering_cursor (handler, producer, key, last_seq, held)
+  VALUES (${handler}, ${producer}, ${key}, 1, false) ON CONFLICT DO NOTHING RETURNING true AS moved, false AS marked`
+    : `UPDATE ordering_cursor SET last_seq = ${seq}
   WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND last_seq = ${seq} - 1
-  RETURNING true AS moved`
+  RETURNING true AS moved, held OR blocked_by IS NOT NULL OR settling_since IS NOT NULL AS marked`
 
 /**
- * Moves the cursor of handler $1, producer $2, key $3 to sequence $4 when $4 is its next,
- * unblocking it (the row stays locked for the transaction). Returns `moved` true then; no row when
- * the cursor is not there yet or $4 is not its next.
+ * Moves the cursor of handler $1, producer $2, key $3 to sequence $4 when $4 is its next (the row
+ * stays locked for the transaction); sequence 1 makes the cursor at 1 unless it exists. Returns
+ * `moved` true then, and `marked`: whether deliveries of the key may be held, or the cursor is
+ * blocked or settling (the transaction's end then runs `FINISH_MOVE`, which probes
+ * `ordering_waiting` and clears those; otherwise it needs only the inbox pair). No row when the
+ * cursor is not there yet (or already there, for sequence 1) or $4 is not its next.
  */
-export const MOVE_CURSOR = moveCursorSql({ handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' })
+export const MOVE_CURSOR = moveCursorSql(CURSOR_PARAMS, false)
+
+/** `MOVE_CURSOR` for sequence 1 (parameters $1-$3 only): makes the cursor at 1 unless it exists. */
+export const FIRST_CURSOR = moveCursorSql(CURSOR_PARAMS, true)
 
 /** The cursor's identity and a sequence as inlined SQL values. @throws SqlValueError (NUL, not an integer) */
 const inlined = (cursor: readonly [string, string, string], seq: number): CursorText => ({
@@ -431,27 +447,86 @@ const inlined = (cursor: readonly [string, string, string], seq: number): Cursor
   seq: `${int(seq, 'sequence')}::bigint`,
 })
 
-/** `MOVE_CURSOR` with its values inlined, to send with BEGIN. Answers `UPDATE`. @throws SqlValueError */
-export const moveCursor = (cursor: readonly [string, string, string], seq: number): string =>
-  moveCursorSql(inlined(cursor, seq))
+/**
+ * `MOVE_CURSOR` (`FIRST_CURSOR` for sequence 1) with its values inlined, to send with BEGIN, and
+ * the command it answers. @throws SqlValueError
+ */
+export const moveCursor = (
+  cursor: readonly [string, string, string],
+  seq: number,
+): { sql: string; command: 'UPDATE' | 'INSERT' } => ({
+  sql: moveCursorSql(inlined(cursor, seq), seq === 1),
+  command: seq === 1 ? 'INSERT' : 'UPDATE',
+})
+
+/** One ordered delivery of a batch: its producer, key and sequence number. */
+export interface CursorMove {
+  producer: string
+  key: string
+  sequence: number
+}
+
+/**
+ * The statements that move the cursors of `handler` for a batch of ordered deliveries (no key
+ * twice), to send with BEGIN, and the commands they answer: one multi-row `MOVE_CURSOR` for those
+ * above sequence 1 and one multi-row `FIRST_CURSOR` for those at 1 (either absent when it has none).
+ * Both return the `producer`, `key` and `marked` of each cursor that moved. The rows are listed in
+ * (producer, key) order, so a plan that follows the list takes their locks in one order; where two
+ * instances' batches deadlock on cursors anyway, PostgreSQL aborts one, and its deliveries fall
+ * back to a transaction each (inbox/batch.ts).
+ * @throws SqlValueError (NUL, not an integer)
+ */
+export function moveCursors(
+  handler: string,
+  moves: readonly CursorMove[],
+): { sql: string; commands: Array<'UPDATE' | 'INSERT'> } {
+  const sorted = [...moves].sort((a, b) =>
+    a.producer < b.producer ? -1 : a.producer > b.producer ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+  )
+  const h = literal(handler)
+  const later = sorted.filter((move) => move.sequence !== 1)
+  const first = sorted.filter((move) => move.sequence === 1)
+  const statements: string[] = []
+  const commands: Array<'UPDATE' | 'INSERT'> = []
+  if (later.length > 0) {
+    const values = later
+      .map((m) => `(${literal(m.producer)}, ${literal(m.key)}, ${int(m.sequence, 'sequence')}::bigint)`)
+      .join(', ')
+    statements.push(`UPDATE ordering_cursor c SET last_seq = v.seq
+  FROM (VALUES ${values}) AS v (producer, key, seq)
+  WHERE c.handler = ${h} AND c.producer = v.producer AND c.key = v.key AND c.last_seq = v.seq - 1
+  RETURNING c.producer, c.key, c.held OR c.blocked_by IS NOT NULL OR c.settling_since IS NOT NULL AS marked`)
+    commands.push('UPDATE')
+  }
+  if (first.length > 0) {
+    const values = first.map((m) => `(${h}, ${literal(m.producer)}, ${literal(m.key)}, 1, false)`).join(', ')
+    statements.push(`INSERT INTO ordering_cursor (handler, producer, key, last_seq, held) VALUES ${values}
+  ON CONFLICT DO NOTHING RETURNING producer, key, false AS marked`)
+    commands.push('INSERT')
+  }
+  return { sql: statements.join(';\n'), commands }
+}
 
 const finishMoveSql = ({ handler, producer, key, seq }: CursorText, messageId: string): string =>
   `WITH dropped AS (DELETE FROM ordering_waiting
       WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND seq = ${seq}),
     inbox AS (INSERT INTO inbox_message (message_id, handler) VALUES (${messageId}::uuid, ${handler})
-      ON CONFLICT DO NOTHING)
+      ON CONFLICT DO NOTHING),
+    flag AS (UPDATE ordering_cursor SET blocked_by = NULL, blocked_seq = NULL, blocked_since = NULL,
+        blocked_reason = NULL, settling_since = NULL, held = EXISTS (SELECT 1 FROM ordering_waiting
+          WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND seq <> ${seq})
+      WHERE handler = ${handler} AND producer = ${producer} AND key = ${key})
   SELECT EXISTS (SELECT 1 FROM ordering_waiting
     WHERE handler = ${handler} AND producer = ${producer} AND key = ${key} AND seq = ${seq} + 1) AS next`
 
 /**
  * After the handler of message $5 ran on a moved cursor (handler $1, producer $2, key $3, sequence
- * $4): drops a held copy of the message, records the inbox pair, and returns `next`: whether
- * sequence $4 + 1 is held now.
+ * $4) that was `marked`: drops a held copy of the message, records the inbox pair, unblocks and
+ * starts the cursor, keeps `held` true only while another delivery of the key is held, and returns
+ * `next`: whether sequence $4 + 1 is held now. (The cursor's row lock, taken by the move, keeps
+ * holds of the key out meanwhile.) An unmarked cursor needs only the inbox pair (`INBOX_INSERT`).
  */
-export const FINISH_MOVE = finishMoveSql(
-  { handler: '$1', producer: '$2', key: '$3', seq: '$4::bigint' },
-  '$5',
-)
+export const FINISH_MOVE = finishMoveSql(CURSOR_PARAMS, '$5')
 
 /** `FINISH_MOVE` with its values inlined, to send with COMMIT. Answers `SELECT`. @throws SqlValueError */
 export const finishMove = (
@@ -462,24 +537,30 @@ export const finishMove = (
 
 /**
  * Holds a delivery that came before its predecessor: handler $1, producer $2, key $3, sequence $4,
- * message id $5, routing key $6, body $7 (bytea), AMQP properties $8 (JSON). A copy put back that
- * came before its predecessor again makes the held row claimable again (`put_back_at` NULL).
+ * message id $5, routing key $6, body $7 (bytea), AMQP properties $8 (JSON), and marks the cursor
+ * (locked by the caller) as holding. A copy put back that came before its predecessor again makes
+ * the held row claimable again (`put_back_at` NULL).
  */
-export const HOLD_WAITING = `INSERT INTO ordering_waiting
+export const HOLD_WAITING = `WITH flag AS (UPDATE ordering_cursor SET held = true
+    WHERE handler = $1 AND producer = $2 AND key = $3 AND NOT held)
+  INSERT INTO ordering_waiting
   (handler, producer, key, seq, message_id, routing_key, content, properties)
   VALUES ($1, $2, $3, $4::bigint, $5::uuid, $6, $7::bytea, $8::jsonb)
   ON CONFLICT (handler, producer, key, seq) DO UPDATE SET put_back_at = NULL`
 
 /**
  * After the handler of message $5 (sequence $4 of handler $1, producer $2, key $3) ran: the cursor
- * moves to $4 and is unblocked, a held copy of the message is dropped, the inbox records the pair.
+ * moves to $4 and is unblocked, a held copy of the message is dropped, the inbox records the pair,
+ * `held` stays true only while another delivery of the key is held.
  * Returns `next`: whether sequence $4 + 1 waits now.
  */
 export const ADVANCE_CURSOR = `WITH dropped AS (
     DELETE FROM ordering_waiting WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint),
   inbox AS (INSERT INTO inbox_message (message_id, handler) VALUES ($5::uuid, $1) ON CONFLICT DO NOTHING)
   UPDATE ordering_cursor SET last_seq = $4::bigint, blocked_by = NULL, blocked_seq = NULL,
-    blocked_since = NULL, blocked_reason = NULL, settling_since = NULL
+    blocked_since = NULL, blocked_reason = NULL, settling_since = NULL,
+    held = EXISTS (SELECT 1 FROM ordering_waiting
+      WHERE handler = $1 AND producer = $2 AND key = $3 AND seq <> $4::bigint)
   WHERE handler = $1 AND producer = $2 AND key = $3
   RETURNING EXISTS (SELECT 1 FROM ordering_waiting
     WHERE handler = $1 AND producer = $2 AND key = $3 AND seq = $4::bigint + 1) AS next`

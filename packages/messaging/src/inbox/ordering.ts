@@ -3,15 +3,19 @@
  *
  * The producer numbers each sequenced message 1, 2, ... per (routing key, key) in its enqueuing
  * transaction (`NEXT_SEQUENCE`), so for one key sequence order is commit order. The consumer keeps a
- * cursor per (handler, producer, key): the last sequence handled. Each ordered delivery runs in one
- * transaction that first upserts its cursor row (`MOVE_CURSOR`: moved to n when n is its next,
- * locked either way; two instances serialise per key there, and only there), then, by its number n
- * against the cursor's last:
+ * cursor per (handler, producer, key): the last sequence handled, and `held` (deliveries of the key
+ * may wait in `ordering_waiting`). Each ordered delivery runs in one transaction that first moves
+ * its cursor row (`MOVE_CURSOR`: to n when n is its next; sequence 1 makes the row; two instances
+ * serialise per key there, and only there), then, by its number n against the cursor's last:
  *
- *   n == last + 1   (moved) run the handler; with COMMIT drop a held copy, record the inbox pair and
+ *   n == last + 1   (moved) run the handler; with COMMIT record the inbox pair and, when the cursor
+ *                   was `marked` (held, blocked or settling), drop a held copy, clear the marks and
  *                   read whether n + 1 is held; ack. If it is, `release` drains the key.
  *   n <= last       a duplicate (handled or skipped before): commit, ack.
  *   n >  last + 1   hold it: store the delivery in `ordering_waiting` (same transaction); commit, ack.
+ *
+ * Under load many keys' deliveries share one transaction instead (ordering-batch.ts: one multi-row
+ * move, no key twice; a delivery whose cursor did not move there comes back here).
  *
  * Draining (ordering-drain.ts) handles the held deliveries that are next, in this process, one
  * transaction each under the cursor's lock; one that fails there is put back into the queue (a
@@ -41,6 +45,9 @@ import {
   BLOCK_CURSOR,
   FINISH_MOVE,
   finishMove,
+  FIRST_CURSOR,
+  INBOX_INSERT,
+  inboxInsert,
   MOVE_CURSOR,
   moveCursor,
   CREATE_CURSOR,
@@ -112,15 +119,17 @@ export async function lockCursor(
   return Number(row?.last_seq ?? 0)
 }
 
-/** What a cursor's move answered: a row with `moved` true when the cursor moved to the sequence. */
-const movedOf = (result: { rows: unknown[] } | undefined): boolean =>
-  (result?.rows[0] as { moved?: boolean } | undefined)?.moved === true
+/** What a cursor's move answered (`MOVE_CURSOR`): no row when it did not move. */
+type Moved = { moved: true; marked: boolean } | undefined
+const movedOf = (result: { rows: unknown[] } | undefined): Moved => result?.rows[0] as Moved
 
 /**
  * One ordered transaction of `message` (which has `ordering`) for `handler`: see the file's
  * comment. The cursor is moved first (`MOVE_CURSOR`, with BEGIN where the database can) and the
- * handler runs when it moved; the held copy's drop, the inbox row and whether the next one is held
- * go with COMMIT where the database can (then `next` is read after COMMIT). A cursor that did not
+ * handler runs when it moved; then the inbox row, and when the cursor was `marked` (it may hold
+ * deliveries, or was blocked or settling) the held copy's drop, the cursor's unblocking and
+ * whether the next one is held, go with COMMIT where the database can (then `next` is read after
+ * COMMIT). A cursor that did not
  * move is read under its lock: a duplicate, or an early delivery to hold. `original` is the
  * delivery, stored when it is held. Errors: the transaction's and `run`'s (all rolled back).
  */
@@ -135,8 +144,8 @@ export function inOrder<Tx extends TransactionClient>(
   const sequence = (message.ordering as { sequence: number }).sequence
   let next = false
   const handled: OrderedOutcome = { kind: 'handled', next: () => next }
-  const body = async (tx: Tx, moved: boolean): Promise<OrderedOutcome> => {
-    if (!moved) {
+  const body = async (tx: Tx, moved: Moved): Promise<OrderedOutcome> => {
+    if (!moved?.moved) {
       const outcome = await notMoved(tx, cursor, sequence, message, original)
       if (outcome !== 'next') return outcome
       // A new cursor, at this its first sequence: handle it, then move the cursor.
@@ -145,18 +154,24 @@ export function inOrder<Tx extends TransactionClient>(
       return handled
     }
     await run(tx)
+    if (!moved.marked) {
+      // Nothing of the key is held, nor is it blocked or settling: only the inbox pair to record.
+      const entry = { messageId: message.id, handler }
+      if (!deferToCommit(tx, inboxInsert([entry]), 'INSERT', () => undefined))
+        await execute(tx, INBOX_INSERT, [message.id, handler])
+      return handled
+    }
     const finish = finishMove(cursor, sequence, message.id)
     if (deferToCommit(tx, finish, 'SELECT', (result) => (next = movedNext(result.rows)))) return handled
     next = movedNext(await queryRows(tx, FINISH_MOVE, [...cursor, sequence, message.id]))
     return handled
   }
-  if (database.beginWith)
-    return database.beginWith(moveCursor(cursor, sequence), ['UPDATE'], (tx, [moved]) =>
-      body(tx, movedOf(moved)),
-    )
-  return database.transaction(async (tx) =>
-    body(tx, movedOf({ rows: await queryRows(tx, MOVE_CURSOR, [...cursor, sequence]) })),
-  )
+  if (database.beginWith) {
+    const move = moveCursor(cursor, sequence)
+    return database.beginWith(move.sql, [move.command], (tx, [moved]) => body(tx, movedOf(moved)))
+  }
+  const [sql, params] = sequence === 1 ? [FIRST_CURSOR, cursor] : [MOVE_CURSOR, [...cursor, sequence]]
+  return database.transaction(async (tx) => body(tx, movedOf({ rows: await queryRows(tx, sql, params) })))
 }
 
 const movedNext = (rows: unknown[]): boolean => (rows[0] as { next?: boolean } | undefined)?.next === true
