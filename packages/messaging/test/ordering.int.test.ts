@@ -78,6 +78,8 @@ describe('per-key order', () => {
       const metrics = local.consumer.metrics()
       expect(metrics.orderWaitedTotal).toBeGreaterThan(0)
       expect(metrics.orderReleasedTotal).toBeGreaterThan(0)
+      // Many keys' deliveries shared transactions (the consumer's default batchMax).
+      expect(metrics.batchesTotal).toBeGreaterThan(0)
     } finally {
       await child.kill()
       await producer.stop()

@@ -9,6 +9,7 @@ import {
   type DeliveryRuntime,
 } from './handle-delivery.js'
 import { batchSize } from './batch-size.js'
+import { inOrderBatch } from './ordering-batch.js'
 import type { Release } from './slots.js'
 
 /**
@@ -70,11 +71,14 @@ export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   readonly #runtime: DeliveryRuntime<Tx>
   readonly #settings: BatchSettings
   readonly #transaction: Database<Tx>['inboxBatchTransaction']
+  /** An ordered handler's batches open with their cursors' move (inbox/ordering-batch.ts). */
+  readonly #beginWith: Database<Tx>['beginWith']
 
   constructor(runtime: DeliveryRuntime<Tx>, settings: BatchSettings) {
     this.#runtime = runtime
     this.#settings = settings
     this.#transaction = runtime.database.inboxBatchTransaction?.bind(runtime.database)
+    this.#beginWith = runtime.ordering && runtime.database.beginWith?.bind(runtime.database)
     // The channel or the consumer stopped: whatever still waits is left for redelivery.
     runtime.stopping.addEventListener('abort', () => this.#abandon(), { once: true })
   }
@@ -136,12 +140,15 @@ export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
     const batch = this.#take(size)
     const [first] = batch
     if (!first) release()
-    else if (batch.length === 1 || !this.#transaction) {
+    else if (batch.length === 1 || !(this.#runtime.ordering ? this.#beginWith : this.#transaction)) {
       // Deliveries that came meanwhile need not wait for this one: ask for another slot now.
       this.#ask()
       void runAlone(first.message, first.control, this.#runtime, release).finally(first.settled)
     } else {
-      void this.#runBatch(batch, release, this.#transaction)
+      // An ordered batch takes its keys' turns now, ahead of any later delivery of those keys.
+      const ordering = this.#runtime.ordering
+      const turns = ordering && batch.map(({ message }) => ordering.turn(message.source, keyOf(message)))
+      void this.#runBatch(batch, release, turns)
         .catch((error: unknown) =>
           this.#runtime.logger.error(
             { err: error, handler: this.#runtime.handler.name },
@@ -169,51 +176,63 @@ export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
 
   /**
    * Up to `size` waiting deliveries, in delivery order, never two of one message id (an envelope id
-   * that differs from the AMQP message id slips past the queue's per-id chains).
+   * that differs from the AMQP message id slips past the queue's per-id chains). For an ordered
+   * handler never two of one key (a later one waits for the next batch), and a delivery that is
+   * not sequenced only alone (it takes the plain inbox path).
    */
   #take(size: number): Waiting[] {
     const batch: Waiting[] = []
     const ids = new Set<string>()
     const rest: Waiting[] = []
+    const ordered = this.#runtime.ordering !== undefined
     for (const item of this.#pending) {
-      const id = item.message.id.toLowerCase()
-      if (batch.length < size && !ids.has(id)) {
+      const id = ordered ? orderedId(item) : item.message.id.toLowerCase()
+      if (batch.length < size && !ids.has(id) && !(id === '' && batch.length > 0)) {
         ids.add(id)
         batch.push(item)
+        if (id === '') size = 1
       } else rest.push(item)
     }
     this.#pending = rest
     return batch
   }
 
-  /** `batchRunning`: one transaction for `batch`; settles each delivery, or falls back to one by one. */
-  async #runBatch(
-    batch: Waiting[],
-    release: Release,
-    transaction: NonNullable<Database<Tx>['inboxBatchTransaction']>,
-  ): Promise<void> {
+  /**
+   * `batchRunning`: one transaction for `batch` (an ordered one once it has its keys' `turns`);
+   * settles each delivery, or falls back to one by one.
+   */
+  async #runBatch(batch: Waiting[], release: Release, turns?: Array<Promise<() => void>>): Promise<void> {
     const runtime = this.#runtime
     this.#batchRunning = true
     const started = performance.now()
-    let fresh: ReadonlySet<string> | undefined
+    let settled: { fresh: ReadonlySet<string>; next: Waiting[]; rest: Waiting[] } | undefined
     let failure: unknown
+    const ends = turns ? await Promise.all(turns) : []
     try {
-      fresh = await inOneTransaction(batch, runtime, transaction)
+      settled = turns
+        ? await inOrderedTransaction(batch, runtime, this.#beginWith!)
+        : { fresh: await inOneTransaction(batch, runtime, this.#transaction!), next: [], rest: [] }
     } catch (error) {
       failure = error
     } finally {
+      ends.forEach((end) => end())
       release()
       this.#batchRunning = false
       // What waited meanwhile is the next batch (acks and fallbacks below need no slot).
       this.#ask()
     }
-    if (fresh) {
+    if (settled) {
+      const { fresh, next, rest } = settled
       const durationMs = performance.now() - started
       runtime.counters.batchesTotal += 1
       // Acked in delivery order, each after the COMMIT that holds its effect.
-      for (const { message, control } of batch)
+      for (const { message, control } of batch) {
+        if (rest.some((item) => item.message === message)) continue
         settleCommitted(message, control, runtime, fresh.has(message.id.toLowerCase()), durationMs)
+      }
       if (fresh.size > 0) runtime.onCommitted()
+      for (const { message } of next) runtime.ordering?.release(message)
+      await Promise.all(rest.map((item) => runAlone(item.message, item.control, runtime)))
       return
     }
     runtime.counters.batchFallbacksTotal += 1
@@ -226,41 +245,89 @@ export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
   }
 }
 
+/** The batch's identity of an ordered delivery: its producer and key; '' when it is not sequenced. */
+const orderedId = ({ message, control }: Waiting): string =>
+  message.ordering && control.original ? `${message.source}\u0000${message.ordering.key}` : ''
+
+const keyOf = (message: ConsumedMessage): string => message.ordering?.key ?? ''
+
+/**
+ * Runs `runtime`'s handler for one delivery of a batch in `tx`, in its own consumer span, and adds
+ * its time to the queue's pace and to `time.handlersMs`. Errors: the handler's.
+ */
+async function handleInBatch<Tx extends TransactionClient>(
+  runtime: DeliveryRuntime<Tx>,
+  { message, control }: Waiting,
+  tx: Tx,
+  time: { handlersMs: number },
+): Promise<void> {
+  const { handler, pace } = runtime
+  const began = performance.now()
+  try {
+    await inConsumerSpan(handler.name, runtime.queue, message, control.delivery, () =>
+      handler.handle(message, tx),
+    )
+  } finally {
+    const ms = performance.now() - began
+    time.handlersMs += ms
+    pace.record(ms)
+  }
+}
+
+/** Runs `fn` and records its time beyond the handlers' (`time.handlersMs`) as the queue's overhead. */
+async function timed<T>(
+  runtime: DeliveryRuntime<TransactionClient>,
+  fn: (time: { handlersMs: number }) => Promise<T>,
+): Promise<T> {
+  const started = performance.now()
+  const time = { handlersMs: 0 }
+  try {
+    return await fn(time)
+  } finally {
+    runtime.pace.recordOverhead(performance.now() - started - time.handlersMs)
+  }
+}
+
 /**
  * One inbox transaction for `batch`: the multi-row inbox INSERT, then each new message's handler in
  * lock order, in its own consumer span. Resolves with the ids that were new; throws what the
  * transaction threw (everything rolled back).
  */
-async function inOneTransaction<Tx extends TransactionClient>(
+function inOneTransaction<Tx extends TransactionClient>(
   batch: readonly Waiting[],
   runtime: DeliveryRuntime<Tx>,
   transaction: NonNullable<Database<Tx>['inboxBatchTransaction']>,
 ): Promise<ReadonlySet<string>> {
-  const { handler, pace } = runtime
   const ordered = lockOrder(batch)
-  const started = performance.now()
-  let handlersMs = 0
-  try {
-    return await transaction(
-      ordered.map(({ message }) => ({ messageId: message.id, handler: handler.name })),
-      async (tx, inserted) => {
-        for (const { message, control } of ordered) {
-          if (!inserted.has(message.id.toLowerCase())) continue
-          const began = performance.now()
-          try {
-            await inConsumerSpan(handler.name, runtime.queue, message, control.delivery, () =>
-              handler.handle(message, tx),
-            )
-          } finally {
-            const ms = performance.now() - began
-            handlersMs += ms
-            pace.record(ms)
-          }
-        }
-        return inserted
-      },
-    )
-  } finally {
-    pace.recordOverhead(performance.now() - started - handlersMs)
+  const entries = ordered.map(({ message }) => ({ messageId: message.id, handler: runtime.handler.name }))
+  return timed(runtime, (time) =>
+    transaction(entries, async (tx, inserted) => {
+      for (const item of ordered)
+        if (inserted.has(item.message.id.toLowerCase())) await handleInBatch(runtime, item, tx, time)
+      return inserted
+    }),
+  )
+}
+
+/**
+ * One ordered transaction for `batch` (sequenced deliveries, no key twice; inbox/ordering-batch.ts),
+ * handlers in lock order. Resolves with the handled ids, the handled deliveries whose key's next
+ * delivery is held (`next`), and those left for a transaction of their own (`rest`); throws what
+ * the transaction threw (everything rolled back).
+ */
+async function inOrderedTransaction<Tx extends TransactionClient>(
+  batch: readonly Waiting[],
+  runtime: DeliveryRuntime<Tx>,
+  beginWith: NonNullable<Database<Tx>['beginWith']>,
+): Promise<{ fresh: ReadonlySet<string>; next: Waiting[]; rest: Waiting[] }> {
+  const { handled, rest } = await timed(runtime, (time) =>
+    inOrderBatch(beginWith, runtime.handler.name, lockOrder(batch), (tx, item) =>
+      handleInBatch(runtime, item, tx, time),
+    ),
+  )
+  return {
+    fresh: new Set(handled.map(({ item }) => item.message.id.toLowerCase())),
+    next: handled.filter(({ next }) => next).map(({ item }) => item),
+    rest,
   }
 }

@@ -92,8 +92,7 @@ export function createHandlerQueue<Tx extends TransactionClient>(
     if (parts?.session === session) return parts
     const runtime: DeliveryRuntime<Tx> = { ...options, counters, pace, stopping: session.gone }
     if (ordering) runtime.ordering = ordering.on(session, runtime as DeliveryRuntime<never>)
-    // Ordered handlers take one delivery per transaction: a batch would hold many keys' cursors.
-    const batcher = options.batch.max > 1 && !ordered ? new Batcher(runtime, options.batch) : undefined
+    const batcher = options.batch.max > 1 ? new Batcher(runtime, options.batch) : undefined
     parts = { session, runtime, batcher }
     return parts
   }
