@@ -13,6 +13,8 @@ export interface PollerOptions<T> {
   intervalMs: number
   /** Told of a `read` that threw anyway; the poller goes on. */
   onError?: ((error: unknown) => void) | undefined
+  /** The clock snapshots' ages are measured with, ms. Default `performance.now`. */
+  now?: (() => number) | undefined
 }
 
 /**
@@ -32,7 +34,11 @@ export class Poller<T> {
   /** A tick is awaiting its read or its timer is set. */
   private running = false
 
-  constructor(private readonly options: PollerOptions<T>) {}
+  private readonly now: () => number
+
+  constructor(private readonly options: PollerOptions<T>) {
+    this.now = options.now ?? (() => performance.now())
+  }
 
   /** The last snapshot read, if any. */
   latest(): T | undefined {
@@ -58,7 +64,7 @@ export class Poller<T> {
   subscribe(listener: SnapshotListener<T>): () => void {
     this.listeners.add(listener)
     const last = this.latestValue
-    if (last !== undefined && performance.now() - last.at < 2 * this.options.intervalMs)
+    if (last !== undefined && this.now() - last.at < 2 * this.options.intervalMs)
       listener(last.snapshot)
     if (!this.running) void this.tick()
     return () => {
@@ -69,7 +75,7 @@ export class Poller<T> {
 
   /** A snapshot at most one interval old: the last one, the poll in flight, or a new poll. */
   current(): Promise<T> {
-    if (this.latestValue !== undefined && performance.now() - this.latestValue.at < this.options.intervalMs)
+    if (this.latestValue !== undefined && this.now() - this.latestValue.at < this.options.intervalMs)
       return Promise.resolve(this.latestValue.snapshot)
     return this.inFlight ?? this.poll()
   }
@@ -81,8 +87,8 @@ export class Poller<T> {
    */
   recent(maxAgeMs: number): Promise<T> {
     const last = this.latestValue
-    if (last === undefined || performance.now() - last.at >= maxAgeMs) return this.current()
-    if (performance.now() - last.at >= this.options.intervalMs && this.inFlight === undefined)
+    if (last === undefined || this.now() - last.at >= maxAgeMs) return this.current()
+    if (this.now() - last.at >= this.options.intervalMs && this.inFlight === undefined)
       void this.poll().catch((error: unknown) => this.options.onError?.(error))
     return Promise.resolve(last.snapshot)
   }
@@ -103,7 +109,7 @@ export class Poller<T> {
 
   private poll(): Promise<T> {
     this.seq += 1
-    const started = performance.now()
+    const started = this.now()
     const reading = this.options.read(this.seq, this.latestValue?.snapshot).then((snapshot) => {
       this.latestValue = { snapshot, at: started }
       for (const listener of this.listeners) listener(snapshot)
@@ -122,7 +128,7 @@ export class Poller<T> {
     this.timer = undefined
     this.running = !this.closed && this.listeners.size > 0
     if (!this.running) return
-    const started = performance.now()
+    const started = this.now()
     try {
       await (this.inFlight ?? this.poll())
     } catch (error) {
@@ -130,7 +136,7 @@ export class Poller<T> {
     }
     this.running = !this.closed && this.listeners.size > 0
     if (!this.running) return
-    const wait = Math.max(0, this.options.intervalMs - (performance.now() - started))
+    const wait = Math.max(0, this.options.intervalMs - (this.now() - started))
     this.timer = setTimeout(() => void this.tick(), wait)
   }
 }

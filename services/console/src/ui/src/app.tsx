@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from 'react'
 import { api, type SessionView } from './api.js'
-import { Console, errorMessage } from './context.js'
+import { Console, errorMessage, SIGNED_OUT } from './context.js'
 import { zoneName, type Zone } from './format.js'
 import { BulkPage } from './bulk-page.js'
 import { FleetPage } from './fleet-page.js'
@@ -29,15 +29,6 @@ function ZoneToggle({ zone, setZone }: { zone: Zone; setZone: (zone: Zone) => vo
       times in {zone === 'utc' ? 'UTC' : `${local} (${zoneName('local')})`}
     </button>
   )
-}
-
-const NO_SESSION: SessionView = {
-  signedIn: false,
-  actor: null,
-  role: null,
-  writesEnabled: false,
-  signInEnabled: false,
-  readsNeedSignIn: false,
 }
 
 /** The page of a path: `/` fleet, `/orders` list, `/orders/:id` one order, `/repair` bulk repair. */
@@ -69,7 +60,7 @@ export function App() {
   useEffect(refreshSession, [refreshSession])
   const context = useMemo(
     () => ({
-      session: session ?? NO_SESSION,
+      session: session ?? SIGNED_OUT,
       sessionKnown: session !== null,
       refreshSession,
       reportError: setError,

@@ -15,16 +15,19 @@ export interface ConsoleContext {
   setZone: (zone: Zone) => void
 }
 
+/** The session before `GET /api/session` has answered, or without one: signed out, nothing enabled. */
+export const SIGNED_OUT: SessionView = {
+  signedIn: false,
+  actor: null,
+  role: null,
+  writesEnabled: false,
+  signInEnabled: false,
+  readsNeedSignIn: false,
+}
+
 /** The React context holding the `ConsoleContext`; `App` provides it. */
 export const Console = createContext<ConsoleContext>({
-  session: {
-    signedIn: false,
-    actor: null,
-    role: null,
-    writesEnabled: false,
-    signInEnabled: false,
-    readsNeedSignIn: false,
-  },
+  session: SIGNED_OUT,
   sessionKnown: false,
   refreshSession: () => undefined,
   reportError: () => undefined,
