@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { createAmqpConnection, type AmqpConnection } from './amqp/connection.js'
 import { pgDatabase } from './database.js'
-import { createConsumer, type Consumer, type ConsumerOptions } from './inbox/consumer.js'
+import { createConsumer, silent, type Consumer, type ConsumerOptions } from './inbox/consumer.js'
 import { createInboxRetention } from './inbox/inbox-retention.js'
 import { messagingHealth, type HealthSettings, type MessagingHealth } from './observability/health.js'
 import { messagingMetrics, type MetricDescriptor } from './observability/metrics.js'
@@ -110,8 +110,6 @@ export interface Messaging<Tx extends TransactionClient = pg.PoolClient> {
    */
   stop(): Promise<void>
 }
-
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
 // pg.Pool's own default `max` (https://node-postgres.com/apis/pool).
 const PG_POOL_DEFAULT_MAX = 10

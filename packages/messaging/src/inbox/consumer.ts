@@ -143,7 +143,8 @@ export interface Consumer {
   metrics(): ConsumerMetrics
 }
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
+/** The logger used when none is given: it drops everything. */
+export const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
 /**
  * Creates the consumer: each handler's queue on its own channel with a bounded prefetch. Per delivery:
