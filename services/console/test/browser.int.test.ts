@@ -44,6 +44,25 @@ describe('the order page in a browser', () => {
     }
   })
 
+  it('when a service\'s inbox cannot be read, then its handlers\' hops say unknown, not "not consumed"', async () => {
+    const { context, page } = await openPage('UTC')
+    const inbox = fleet.stubs.payment.behaviour.answers
+    inbox.set('/admin/messaging/inbox', { status: 503, body: { error: { code: 'unavailable' } } })
+    try {
+      await page.goto(`${console_.url}/orders/${fixture.orderId}`)
+      const created = page.locator(`[data-testid="hop-row"][data-message-id="${fixture.ids.created}"]`)
+      const payment = created.locator(
+        '[data-testid="hop-consumer"][data-handler="process-payment-when-order-created"]',
+      )
+      await expect.poll(() => payment.innerText()).toContain('unknown: payment could not be read')
+      expect(await payment.getAttribute('data-consumed')).toBe('false')
+      await expect.poll(() => page.getByTestId('source-warning').count()).toBe(1)
+    } finally {
+      inbox.delete('/admin/messaging/inbox')
+      await context.close()
+    }
+  })
+
   it('when times are shown, then one format in the local zone named, and the toggle switches every one to UTC', async () => {
     const { context, page } = await openPage('America/New_York')
     try {

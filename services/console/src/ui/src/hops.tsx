@@ -1,9 +1,12 @@
 import { useConsole } from './context.js'
-import type { FactNode } from './api.js'
+import type { FactNode, SourceStates } from './api.js'
 import { clock, duration, factName, shortId, sinceCommit } from './format.js'
 
-/** One fact's row: committed → published → consumed by each handler, attempts, state and errors. */
-function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
+/**
+ * One fact's row: committed → published → consumed by each handler, attempts, state and errors. A
+ * handler of a service whose inbox could not be read (`sources`) is "unknown", not "not consumed".
+ */
+function HopRow({ f, trace, sources }: { f: FactNode; trace: string | null; sources: SourceStates }) {
   const { zone } = useConsole()
   return (
     <tr data-testid="hop-row" data-message-id={f.id} data-branch={f.branch} data-late={f.late}>
@@ -34,7 +37,9 @@ function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
           >
             {c.service}/{c.handler}:{' '}
             {c.receivedAt === null ? (
-              <span className="muted">not consumed</span>
+              <span className="muted">
+                {sources[c.service].ok ? 'not consumed' : `unknown: ${c.service} could not be read`}
+              </span>
             ) : (
               `+${duration(sinceCommit(f.occurredAt, c.receivedAt))}`
             )}
@@ -60,9 +65,11 @@ function HopRow({ f, trace }: { f: FactNode; trace: string | null }) {
 export function HopsTable({
   facts,
   traceUrl,
+  sources,
 }: {
   facts: FactNode[]
   traceUrl: (id: string) => string | null
+  sources: SourceStates
 }) {
   return (
     <table data-testid="hops">
@@ -79,7 +86,7 @@ export function HopsTable({
       </thead>
       <tbody>
         {facts.map((f) => (
-          <HopRow key={f.id} f={f} trace={traceUrl(f.id)} />
+          <HopRow key={f.id} f={f} trace={traceUrl(f.id)} sources={sources} />
         ))}
       </tbody>
     </table>

@@ -207,7 +207,7 @@ export function OrderPage({ id }: { id: string }) {
       <Choreography detail={detail} now={now} />
       <section className="card">
         <h2>Hops</h2>
-        <HopsTable facts={detail.nodes} traceUrl={traceUrl} />
+        <HopsTable facts={detail.nodes} traceUrl={traceUrl} sources={detail.sources} />
       </section>
       <div className="grid">
         <section className="card">
