@@ -64,8 +64,7 @@ export class Poller<T> {
   subscribe(listener: SnapshotListener<T>): () => void {
     this.listeners.add(listener)
     const last = this.latestValue
-    if (last !== undefined && this.now() - last.at < 2 * this.options.intervalMs)
-      listener(last.snapshot)
+    if (last !== undefined && this.now() - last.at < 2 * this.options.intervalMs) listener(last.snapshot)
     if (!this.running) void this.tick()
     return () => {
       this.listeners.delete(listener)
