@@ -7,12 +7,26 @@ import type { DeliveryRuntime } from './handle-delivery.js'
 import { lockCursor, type OrderingSettings, type PutBack } from './ordering.js'
 import { parseForHandler } from './versions.js'
 
-/** A held delivery as `NEXT_HELD` reads it. */
+/** A held delivery as `NEXT_HELD` reads it, its body as a Buffer (`heldRow`). */
 interface HeldRow {
   message_id: string
   routing_key: string
   content: Buffer
   properties: ConsumeMessage['properties']
+}
+
+/** A held delivery as the database gives it: its `bytea` body a Buffer from pg, a Uint8Array from Prisma. */
+type StoredRow = Omit<HeldRow, 'content'> & { content: Uint8Array }
+
+/**
+ * `row` with its body as a Buffer: Prisma's `$queryRawUnsafe` reads `bytea` as a plain Uint8Array,
+ * whose `toString` lists its bytes (no JSON to parse) and which amqplib will not publish (the copy
+ * put back). The Uint8Array's memory is shared, not copied; pg's Buffer is taken as it is.
+ */
+function heldRow(row: StoredRow): HeldRow {
+  const { content } = row
+  if (Buffer.isBuffer(content)) return row as HeldRow
+  return { ...row, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) }
 }
 
 /** One step of a drain: handled (`more`: the next is held too), nothing ready, or put back. */
@@ -79,16 +93,18 @@ async function drainOne<Tx extends TransactionClient>(
   try {
     return await runtime.database.transaction(async (tx): Promise<DrainStep> => {
       const sequence = (await lockCursor(tx, cursor)) + 1
-      const [row] = await queryRows<HeldRow>(tx, NEXT_HELD, [...cursor, sequence, settings.putBackAgainMs])
-      if (!row) return { kind: 'done' }
+      const params = [...cursor, sequence, settings.putBackAgainMs]
+      const [found] = await queryRows<StoredRow>(tx, NEXT_HELD, params)
+      if (!found) return { kind: 'done' }
+      const row = heldRow(found)
       held = { row, sequence }
       const raw = { content: row.content, routingKey: row.routing_key, properties: row.properties }
       const parsed = await parseForHandler(raw, handler)
       if (parsed.ok !== true) throw new Error('not valid for the handler here; the queue decides')
       const message: ConsumedMessage = { ...parsed.message, attempt: 1 }
       await handler.handle(message, tx)
-      const params = [...cursor, sequence, message.id]
-      const [advanced] = await queryRows<{ next: boolean }>(tx, ADVANCE_CURSOR, params)
+      const advance = [...cursor, sequence, message.id]
+      const [advanced] = await queryRows<{ next: boolean }>(tx, ADVANCE_CURSOR, advance)
       return { kind: 'handled', message, more: advanced?.next === true }
     })
   } catch (error) {
