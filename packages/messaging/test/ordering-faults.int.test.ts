@@ -1,0 +1,262 @@
+import { createHash, randomUUID } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import amqp from 'amqplib'
+import { describe, expect, it } from 'vitest'
+import { AMQP_URL, useFixture } from '@saga/testkit'
+import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
+import { createConsumer, type Consumer } from '../src/inbox/consumer.js'
+import { pgDatabase } from '../src/database.js'
+import { declareTopology } from '../src/topology.js'
+import type { HandlerDefinition } from '../src/types.js'
+import {
+  closeConnectionsNamed,
+  createInboxFixture,
+  envelope,
+  eventually,
+  recordingHandler,
+  type Happened,
+  type InboxFixture,
+  type Tx,
+} from './inbox-fixture.js'
+
+// Per-key order in batches under faults: three batching consumers on one queue, keys' messages
+// out of order, duplicated (same id, and same sequence under another id), a key with a gap,
+// handlers that throw on first attempts, PostgreSQL backends terminated and a broker connection
+// closed mid-run.
+
+const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
+
+const fixture = useFixture(async () => {
+  const created = await createInboxFixture('ordering_faults')
+  await created.db.pool.query(await readFile(ORDERING_SQL, 'utf8'))
+  // Idle clients whose backend the test terminates report it here (a service's pool listens too).
+  created.db.pool.on('error', () => undefined)
+  return created
+})
+
+/** Whether `id` is one of about `percent` in 100 (stable per id). */
+const oneIn = (id: string, salt: string, percent: number): boolean =>
+  createHash('sha1')
+    .update(salt + id)
+    .digest()[0]! %
+    100 <
+  percent
+
+/** Declares `handler`'s queue (marked for cleanup), so what is published before its consumers start waits there. */
+async function declareQueue(f: InboxFixture, handler: HandlerDefinition<Tx, Happened>): Promise<void> {
+  f.adopt(handler.name)
+  const connection = await amqp.connect(AMQP_URL)
+  try {
+    await declareTopology(await connection.createChannel(), {
+      exchange: f.exchange,
+      queuePrefix: f.prefix,
+      handlers: [handler],
+    })
+  } finally {
+    await connection.close()
+  }
+}
+
+interface Named {
+  consumer: Consumer
+  connection: AmqpConnection
+  name: string
+}
+
+/** Warnings and errors a consumer logged: their messages and the SQLSTATE of their error, if any. */
+type Logged = Array<{ msg: string; code: string | undefined }>
+
+function startNamed(
+  f: InboxFixture,
+  handler: HandlerDefinition<Tx, Happened>,
+  name: string,
+  logged: Logged,
+): Named {
+  const log = (obj: object, msg = ''): void => {
+    logged.push({ msg, code: (obj as { err?: { code?: string } }).err?.code })
+  }
+  const connection = createAmqpConnection({ url: AMQP_URL, name })
+  const consumer = createConsumer<Tx>({
+    connection,
+    database: pgDatabase(f.db.pool),
+    handlers: [handler],
+    queuePrefix: f.prefix,
+    declare: { exchange: f.exchange },
+    retryBaseMs: 20,
+    retryMaxMs: 100,
+    maxAttempts: 50,
+    prefetch: 40,
+    batchMax: 10,
+    batchBudgetMs: Number.POSITIVE_INFINITY,
+    concurrency: 4,
+    logger: { debug: () => undefined, info: () => undefined, warn: log, error: log },
+    ordering: { sweepMs: 300, startSettleMs: 60_000, putBackAgainMs: 1_000 },
+  })
+  consumer.start()
+  connection.start()
+  return { consumer, connection, name }
+}
+
+describe('per-key order in batches under faults', () => {
+  it('when three batching consumers take overlapping keys out of order with duplicates, failing first attempts, terminated database backends and a closed broker connection, then every key is handled once each in order and nothing is left held but the gap', async () => {
+    const f = fixture
+    const handler = 'ordered-faults'
+    f.adopt(handler)
+    const keys = Array.from({ length: Number(process.env.FAULT_KEYS ?? 40) }, () => randomUUID())
+    const gapKey = keys[0] as string
+    const perKey = 10
+    const ordered = {
+      ...recordingHandler(handler, async (message) => {
+        if (message.attempt === 1 && oneIn(message.id, 'fail', Number(process.env.FAULT_FAIL ?? 15)))
+          throw new Error('first attempt fails')
+        if (oneIn(message.id, 'slow', 20)) await new Promise((r) => setTimeout(r, 3))
+      }),
+      ordering: 'per-key' as const,
+    }
+    await declareQueue(f, ordered)
+
+    // Each key's sequences in pairs swapped (2, 1, 4, 3, ...): every key's first delivery is
+    // sequence 2, so it starts settling and sequence 1 comes after; the gap key lacks 5.
+    const published: Array<Record<string, unknown>> = []
+    for (let pair = 0; pair < perKey / 2; pair += 1)
+      for (const key of keys)
+        for (const n of [2 * pair + 2, 2 * pair + 1]) {
+          if (key === gapKey && n === 5) continue
+          const body = envelope({ partitionkey: key, sequence: String(n), correlationid: key, data: { n } })
+          published.push(body)
+          await f.publish(body)
+          const id = body.id as string
+          if (oneIn(id, 'dup', 10)) await f.publish(body)
+          if (oneIn(id, 'twin', 5)) {
+            const twin = { ...body, id: randomUUID() }
+            published.push(twin)
+            await f.publish(twin)
+          }
+        }
+
+    // All of it waits in the queue before the consumers start: their batches fill at once.
+    const logged: Logged = []
+    const consumers = ['a', 'b', 'c'].map((s) => startNamed(f, ordered, `${f.prefix}-${s}`, logged))
+    // Meanwhile, every snapshot of the tables: no cursor of a key with held deliveries reads held = false.
+    const unflagged: string[] = []
+    let watching = true
+    const watch = (async () => {
+      while (watching) {
+        const { rows } = await f.db.pool
+          .query<{ key: string }>(
+            `SELECT DISTINCT w.key FROM ordering_waiting w JOIN ordering_cursor c
+             ON c.handler = w.handler AND c.producer = w.producer AND c.key = w.key WHERE NOT c.held`,
+          )
+          .catch(() => ({ rows: [] }))
+        unflagged.push(...rows.map((row) => row.key))
+      }
+    })()
+    const count = async (sql: string): Promise<number> =>
+      (await f.db.pool.query<{ n: number }>(sql)).rows[0]?.n ?? 0
+    const expected = keys.length * perKey - (perKey - 4)
+    await eventually(
+      'a third handled',
+      async () => (await count('SELECT count(*)::int AS n FROM effect')) >= expected / 3,
+    )
+    await f.db.pool.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    )
+    expect(await closeConnectionsNamed(`${f.prefix}-b`)).toBe(1)
+    await eventually(
+      'two thirds handled',
+      async () => (await count('SELECT count(*)::int AS n FROM effect')) >= (2 * expected) / 3,
+    )
+    await f.db.pool.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    )
+    await eventually(
+      'all but the gap handled, the gap held',
+      async () =>
+        (await count('SELECT count(*)::int AS n FROM effect')) >= expected &&
+        (await count('SELECT count(*)::int AS n FROM ordering_waiting')) === perKey - 5,
+      60_000,
+    )
+    watching = false
+    await watch
+    for (const { consumer, connection } of consumers) {
+      await consumer.stop()
+      await connection.close()
+    }
+    const metrics = consumers.map(({ consumer }) => consumer.metrics())
+    const sum = (pick: (m: (typeof metrics)[number]) => number): number =>
+      metrics.reduce((total, m) => total + pick(m), 0)
+    if (process.env.FAULT_REPORT)
+      console.log({
+        batches: sum((m) => m.batchesTotal),
+        fallbacks: sum((m) => m.batchFallbacksTotal),
+        waited: sum((m) => m.orderWaitedTotal),
+        released: sum((m) => m.orderReleasedTotal),
+        duplicates: sum((m) => m.duplicatesTotal),
+        deadlocks: logged.filter(({ code }) => code === '40P01').length,
+        logged: [...new Set(logged.map(({ msg }) => msg))],
+      })
+    // The paths under test were taken: shared transactions, holds released by their predecessor.
+    expect(sum((m) => m.batchesTotal)).toBeGreaterThan(0)
+    expect(sum((m) => m.orderReleasedTotal)).toBeGreaterThan(0)
+    expect(unflagged).toEqual([])
+    // Nothing was given up on: no dead letter, no blocked key (checked below), nothing unexpected logged.
+    expect(sum((m) => m.deadLetteredTotal)).toBe(0)
+
+    const { rows } = await f.db.pool.query<{ key: string; n: number }>(
+      `SELECT w.key, e.n FROM effect e JOIN (SELECT DISTINCT ON (message_id) message_id, key FROM (VALUES ${published
+        .map((b, i) => `($${2 * i + 1}::uuid, $${2 * i + 2})`)
+        .join(', ')}) AS v (message_id, key)) w ON w.message_id = e.message_id ORDER BY e.id`,
+      published.flatMap((b) => [b.id, b.partitionkey]),
+    )
+    // A twin (another id, same sequence) is handled in place of its original, never beside it.
+    const byKey = new Map<string, number[]>()
+    for (const row of rows) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row.n])
+    expect(rows).toHaveLength(expected)
+    const all = Array.from({ length: perKey }, (_, i) => i + 1)
+    for (const key of keys) expect([key, byKey.get(key)]).toEqual([key, key === gapKey ? [1, 2, 3, 4] : all])
+    const { rows: cursors } = await f.db.pool.query<{
+      key: string
+      last_seq: string
+      held: boolean
+      blocked: boolean
+    }>(
+      'SELECT key, last_seq::text, held, blocked_by IS NOT NULL AS blocked FROM ordering_cursor WHERE handler = $1',
+      [handler],
+    )
+    expect(cursors).toHaveLength(keys.length)
+    for (const cursor of cursors)
+      expect(cursor).toEqual({
+        key: cursor.key,
+        last_seq: cursor.key === gapKey ? '4' : String(perKey),
+        held: cursor.key === gapKey,
+        blocked: false,
+      })
+    expect(await count(`SELECT count(*)::int AS n FROM ordering_waiting WHERE key <> '${gapKey}'`)).toBe(0)
+    expect(await f.ready(f.queue(handler))).toBe(0)
+    expect(await f.drainDeadLetters(handler)).toHaveLength(0)
+  }, 120_000)
+
+  it("when an ordered message's partition key holds a NUL character, then it is dead-lettered as poison at once and the other keys of its batch are handled", async () => {
+    const f = fixture
+    const handler = 'ordered-nul'
+    const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
+    await declareQueue(f, ordered)
+    const keys = Array.from({ length: 5 }, () => randomUUID())
+    const poison = envelope({ partitionkey: 'nul\u0000key', sequence: '1', data: { n: 1 } })
+    await f.publish(poison)
+    for (const key of keys)
+      await f.publish(envelope({ partitionkey: key, sequence: '1', correlationid: key }))
+    const { consumer } = await f.startConsumer([ordered], {
+      prefetch: 40,
+      batchMax: 10,
+      batchBudgetMs: Number.POSITIVE_INFINITY,
+      ordering: { sweepMs: 600_000 },
+    })
+    await eventually('the other keys handled', async () => (await f.effects(handler)).length === keys.length)
+    // Poison never reaches a handler: it is dead-lettered, not retried as if the database were down.
+    await eventually('the NUL key dead-lettered', () => consumer.metrics().deadLetteredTotal === 1, 5_000)
+    const dead = await f.drainDeadLetters(handler)
+    expect(dead.map((m) => m.properties.messageId as unknown)).toEqual([poison.id])
+  })
+})
