@@ -109,6 +109,10 @@ function envelopeProblems(body: Fields, expectedType: string): string[] {
   optional('dataschema')
   optional('partitionkey')
   optional('sequence')
+  // An ordered handler stores both in PostgreSQL text (its cursor), which cannot hold U+0000: such
+  // a message could never be handled, so it is poison, not a database outage retried forever.
+  for (const key of ['source', 'partitionkey'])
+    if (text(body, key)?.includes('\0')) problems.push(`${key}: holds a NUL character (U+0000)`)
   if (!('data' in body)) problems.push('data: missing')
   return problems
 }
