@@ -259,4 +259,35 @@ describe('per-key order in batches under faults', () => {
     const dead = await f.drainDeadLetters(handler)
     expect(dead.map((m) => m.properties.messageId as unknown)).toEqual([poison.id])
   })
+
+  it("when an ordered message's partition key holds a lone surrogate and shares a batch with other keys, then it is not acked unhandled as a duplicate", async () => {
+    const f = fixture
+    const handler = 'ordered-surrogate'
+    const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
+    await declareQueue(f, ordered)
+    const keys = Array.from({ length: 12 }, () => randomUUID())
+    // PostgreSQL gets the key as UTF-8, where a lone surrogate becomes U+FFFD: the cursor's key
+    // then differs from the message's. Four such keys sit among the others, so batches take them.
+    const odd = (i: number): Record<string, unknown> =>
+      envelope({ partitionkey: `odd\ud800${randomUUID()}${i}`, sequence: '1', data: { n: 1 } })
+    for (const [i, key] of keys.entries()) {
+      if (i % 3 === 1) await f.publish(odd(i))
+      await f.publish(envelope({ partitionkey: key, sequence: '1', correlationid: key }))
+    }
+    const { consumer } = await f.startConsumer([ordered], {
+      prefetch: 40,
+      batchMax: 10,
+      batchBudgetMs: Number.POSITIVE_INFINITY,
+      ordering: { sweepMs: 600_000 },
+    })
+    await eventually('the other keys handled', async () => (await f.effects(handler)).length >= keys.length)
+    const settled = (): number => {
+      const m = consumer.metrics()
+      return m.handledTotal + m.deadLetteredTotal + m.duplicatesTotal
+    }
+    await eventually('every delivery settled', () => settled() === keys.length + 4)
+    // Each odd one handled, or dead-lettered as poison; never acked as if handled before.
+    expect(consumer.metrics().batchesTotal).toBeGreaterThan(0)
+    expect(consumer.metrics().duplicatesTotal).toBe(0)
+  })
 })
