@@ -260,7 +260,7 @@ describe('per-key order in batches under faults', () => {
     expect(dead.map((m) => m.properties.messageId as unknown)).toEqual([poison.id])
   })
 
-  it("when an ordered message's partition key holds a lone surrogate and shares a batch with other keys, then it is not acked unhandled as a duplicate", async () => {
+  it("when an ordered message's partition key holds a lone surrogate and shares a batch with other keys, then it is dead-lettered as poison, never acked unhandled as a duplicate", async () => {
     const f = fixture
     const handler = 'ordered-surrogate'
     const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
@@ -286,8 +286,10 @@ describe('per-key order in batches under faults', () => {
       return m.handledTotal + m.deadLetteredTotal + m.duplicatesTotal
     }
     await eventually('every delivery settled', () => settled() === keys.length + 4)
-    // Each odd one handled, or dead-lettered as poison; never acked as if handled before.
+    // Each odd one dead-lettered as poison; none acked as if handled before.
     expect(consumer.metrics().batchesTotal).toBeGreaterThan(0)
     expect(consumer.metrics().duplicatesTotal).toBe(0)
+    expect(consumer.metrics().deadLetteredTotal).toBe(4)
+    expect((await f.effects(handler)).length).toBe(keys.length)
   })
 })
