@@ -292,4 +292,33 @@ describe('per-key order in batches under faults', () => {
     expect(consumer.metrics().deadLetteredTotal).toBe(4)
     expect((await f.effects(handler)).length).toBe(keys.length)
   })
+
+  it("when an ordered message's partition key is too long for a btree index, then it is dead-lettered as poison", async () => {
+    const f = fixture
+    const handler = 'ordered-long'
+    const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
+    await declareQueue(f, ordered)
+    const keys = Array.from({ length: 6 }, () => randomUUID())
+    // 300 UUIDs: 10.8 kB that do not compress; the cursor's primary key cannot index them (SQLSTATE
+    // 54000), a failure before the handler ran, which the inbox takes for a database outage.
+    const long = envelope({
+      partitionkey: Array.from({ length: 300 }, () => randomUUID()).join(''),
+      sequence: '1',
+    })
+    for (const [i, key] of keys.entries()) {
+      if (i === 3) await f.publish(long)
+      await f.publish(envelope({ partitionkey: key, sequence: '1', correlationid: key }))
+    }
+    const { consumer } = await f.startConsumer([ordered], {
+      prefetch: 40,
+      batchMax: 10,
+      batchBudgetMs: Number.POSITIVE_INFINITY,
+      ordering: { sweepMs: 600_000 },
+    })
+    await eventually('the other keys handled', async () => (await f.effects(handler)).length === keys.length)
+    await eventually('the long key dead-lettered', () => consumer.metrics().deadLetteredTotal === 1, 5_000)
+    expect((await f.drainDeadLetters(handler)).map((m) => m.properties.messageId as unknown)).toEqual([
+      long.id,
+    ])
+  })
 })
