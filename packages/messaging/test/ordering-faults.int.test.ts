@@ -321,4 +321,45 @@ describe('per-key order in batches under faults', () => {
       long.id,
     ])
   })
+
+  it("when a new key's sequence 1 waits in one consumer for a slot past the settle window while its sequence 2 is held in another, then sequence 1 is still handled, before 2", async () => {
+    const f = fixture
+    const handler = 'ordered-settle'
+    const key = randomUUID()
+    const blocker = randomUUID()
+    let open = (): void => undefined
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    let blocking = (): void => undefined
+    const blocked = new Promise<void>((resolve) => (blocking = resolve))
+    const ordered = {
+      ...recordingHandler(handler, async (message) => {
+        if (message.correlationId !== blocker) return
+        blocking()
+        await gate
+      }),
+      ordering: 'per-key' as const,
+    }
+    // A: one transaction at a time, two deliveries unacked at most, no batches.
+    const a = await f.startConsumer([ordered], { concurrency: 1, prefetch: 2, batchMax: 1 })
+    await f.publish(envelope({ partitionkey: blocker, sequence: '1', correlationid: blocker }))
+    await blocked
+    // Sequence 1 of the key reaches A (the handler has seen it) and waits for A's only slot.
+    const first = envelope({ partitionkey: key, sequence: '1', correlationid: key, data: { n: 1 } })
+    const second = envelope({ partitionkey: key, sequence: '2', correlationid: key, data: { n: 2 } })
+    await f.publish(first)
+    const b = await f.startConsumer([ordered], { ordering: { sweepMs: 100, startSettleMs: 500 } })
+    // A's prefetch is full: sequence 2 goes to B, which has not seen the key: held, settling.
+    await f.publish(second)
+    await eventually(
+      'B started the key past its settle window',
+      () => b.consumer.metrics().orderSettledTotal === 1,
+    )
+    open()
+    await eventually('A settled both of its deliveries', () => {
+      const m = a.consumer.metrics()
+      return m.handledTotal + m.duplicatesTotal === 2
+    })
+    const ofKey = (await f.effects(handler)).filter((row) => [first.id, second.id].includes(row.message_id))
+    expect(ofKey.map((row) => row.n)).toEqual([1, 2])
+  })
 })
