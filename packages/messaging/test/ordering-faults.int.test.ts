@@ -335,6 +335,34 @@ describe('per-key order in batches under faults', () => {
     ])
   })
 
+  it('when an early ordered delivery carries a header PostgreSQL cannot store (a NUL in jsonb), then it is dead-lettered, not retried forever as a database outage', async () => {
+    const f = fixture
+    const handler = 'ordered-header'
+    const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
+    await declareQueue(f, ordered)
+    const { consumer } = await f.startConsumer([ordered], { ordering: { sweepMs: 600_000 } })
+    const key = randomUUID()
+    // Sequence 2 before 1: it is held, its AMQP properties stored as jsonb, which refuses U+0000.
+    const early = envelope({ partitionkey: key, sequence: '2', correlationid: key, data: { n: 2 } })
+    const connection = await amqp.connect(AMQP_URL)
+    try {
+      const channel = await connection.createConfirmChannel()
+      channel.publish(f.exchange, 'test.happened', Buffer.from(JSON.stringify(early)), {
+        persistent: true,
+        contentType: 'application/json',
+        messageId: early.id as string,
+        headers: { 'x-note': 'a\u0000b' },
+      })
+      await channel.waitForConfirms()
+    } finally {
+      await connection.close()
+    }
+    await eventually('the early one dead-lettered', () => consumer.metrics().deadLetteredTotal === 1, 5_000)
+    expect((await f.drainDeadLetters(handler)).map((m) => m.properties.messageId as unknown)).toEqual([
+      early.id,
+    ])
+  })
+
   it("when a new key's sequence 1 waits in one consumer for a slot past the settle window while its sequence 2 is held in another, then sequence 1 is still handled, before 2", async () => {
     const f = fixture
     const handler = 'ordered-settle'
