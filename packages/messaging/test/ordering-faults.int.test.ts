@@ -24,7 +24,7 @@ import {
 // PostgreSQL and RabbitMQ. Costs on a 2-core machine: the fault storm 3-5 s (400 messages; set
 // FAULT_KEYS for more keys, FAULT_FAIL for the percentage of failing first attempts, FAULT_REPORT
 // to print the counters), the requeue about 0.5 s, each message-shape case under 0.5 s, the
-// too-long key and the settle window fail (known defects, see their comments): 5 s and 1 s.
+// settle window about 1 s. The settle window's case fails: a known defect, see its comment.
 
 const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
 
@@ -364,6 +364,10 @@ describe('per-key order in batches under faults', () => {
   })
 
   it("when a new key's sequence 1 waits in one consumer for a slot past the settle window while its sequence 2 is held in another, then sequence 1 is still handled, before 2", async () => {
+    // Fails: the settle window is a timer on the cursor, blind to a delivery another instance has
+    // received but not yet begun (waiting for a slot, a turn or its batch). The README's "a key's
+    // message that arrives more than startSettleMs after a later one" counts from that transaction,
+    // not from the arrival; at the default 5 s a backlog of slow handlers is enough.
     const f = fixture
     const handler = 'ordered-settle'
     const key = randomUUID()
