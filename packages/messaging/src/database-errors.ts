@@ -113,6 +113,22 @@ export function isTransientDatabaseError(error: unknown): boolean {
   return someInChain(error, (e) => matches(e) || hasCode(e, RETRYABLE_SQLSTATES))
 }
 
+/**
+ * Whether `error` is PostgreSQL refusing a statement's values rather than failing to serve it:
+ * SQLSTATE class 22 (data exception: a NUL character in text or jsonb, a value out of range) or 54
+ * (program limit exceeded: an index row too large), or `SqlValueError` (a value that cannot be
+ * inlined into SQL text). Run again with the same values, the statement fails again. Looks through
+ * the error's chain (`someInChain`).
+ */
+export function isRejectedValue(error: unknown): boolean {
+  return someInChain(
+    error,
+    (e) =>
+      (e as { name?: unknown }).name === 'SqlValueError' ||
+      codesOf(e).some((code) => /^(22|54)[0-9A-Z]{3}$/.test(code)),
+  )
+}
+
 /** SQLSTATEs that end the session itself: 57P01 admin_shutdown (pg_terminate_backend, a restart), 57P02
  * crash_shutdown, 57P05 idle_session_timeout, 25P03 idle_in_transaction_session_timeout. */
 const SESSION_ENDED_SQLSTATES = new Set(['57P01', '57P02', '57P05', '25P03'])

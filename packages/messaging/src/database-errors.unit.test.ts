@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { isDatabaseUnavailable, isSessionEnded, isTransientDatabaseError } from './database-errors.js'
+import {
+  isDatabaseUnavailable,
+  isRejectedValue,
+  isSessionEnded,
+  isTransientDatabaseError,
+} from './database-errors.js'
+import { SqlValueError } from './sql.js'
 
 // The shapes @prisma/adapter-pg 7 throws, as captured from a real server (P2039/P2010 wrap the pg
 // error in meta.driverAdapterError.cause).
@@ -94,6 +100,25 @@ describe('isTransientDatabaseError', () => {
     ['a bug in the handler', new TypeError('cannot read properties of undefined')],
   ])('when the error is %s, then it is the handler’s own', (_name, error) => {
     expect(isTransientDatabaseError(error)).toBe(false)
+  })
+})
+
+describe('isRejectedValue', () => {
+  it.each([
+    ['an index row too large', Object.assign(new Error('index row requires 10832 bytes'), { code: '54000' })],
+    ['a NUL in jsonb', Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' })],
+    ['a value SQL text cannot inline', new SqlValueError('a NUL character (U+0000) cannot be sent')],
+    ['one under a cause', new Error('wrapped', { cause: Object.assign(new Error('x'), { code: '22021' }) })],
+  ])('when the error is %s, then the same values fail again', (_name, error) => {
+    expect(isRejectedValue(error)).toBe(true)
+  })
+
+  it.each([
+    ['a terminated session', Object.assign(new Error('terminating connection'), { code: '57P01' })],
+    ['a deadlock victim', Object.assign(new Error('deadlock detected'), { code: '40P01' })],
+    ['a lost connection (no code)', new Error('Connection terminated unexpectedly')],
+  ])('when the error is %s, then it is not the values', (_name, error) => {
+    expect(isRejectedValue(error)).toBe(false)
   })
 })
 

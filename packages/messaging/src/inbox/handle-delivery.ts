@@ -2,7 +2,7 @@ import type { Message } from 'amqplib'
 import type { Signals } from '../signals.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import { inConsumerSpan } from '../tracing.js'
-import { isTransientDatabaseError } from '../database-errors.js'
+import { isRejectedValue, isTransientDatabaseError } from '../database-errors.js'
 import { errorCode, errorMessage } from '../errors.js'
 import type { HandlerPace } from './batch-size.js'
 import { inInbox } from './inbox-record.js'
@@ -103,6 +103,11 @@ type Attempt =
   | { kind: 'handler-failed'; error: unknown }
   /** The transaction failed before the handler ran (database down): not the message's fault. */
   | { kind: 'unavailable'; error: unknown }
+  /**
+   * A statement before the handler refused the message's values (`isRejectedValue`: an ordered
+   * key too long for its index, a NUL in a header it holds): it would fail every time.
+   */
+  | { kind: 'rejected'; error: unknown }
 
 /**
  * Deliveries this message had before this one: a quorum queue's `x-delivery-count` (so the attempt
@@ -177,7 +182,8 @@ async function attemptOnce<Tx extends TransactionClient>(
     runtime.pace.recordOverhead(performance.now() - began - handlerMs)
     return outcome
   } catch (error) {
-    if (!handlerRan) return { kind: 'unavailable', error }
+    if (!handlerRan)
+      return isRejectedValue(error) ? { kind: 'rejected', error } : { kind: 'unavailable', error }
     return { kind: 'handler-failed', error: handlerError ? handlerError.error : error }
   }
 }
@@ -317,6 +323,24 @@ async function retryTransient<Tx extends TransactionClient>(
 }
 
 /**
+ * Dead-letters a delivery whose values the database refused before its handler ran (`rejected`:
+ * retrying cannot help, and waiting as for an outage would hold it forever); an ordered one blocks
+ * its key first, as one out of attempts does. Never throws.
+ */
+async function rejected<Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+  error: unknown,
+  ordered: boolean,
+): Promise<void> {
+  const { handler, logger } = runtime
+  const reason = `rejected by the database before the handler ran: ${errorMessage(error)}`
+  if (ordered) await blockKey(runtime.database, handler.name, message, reason, logger)
+  await deadLetter(control, runtime, reason, message.attempt, { id: message.id, type: message.type })
+}
+
+/**
  * A valid message in transactions of its own: runs its handler in an inbox transaction and acks
  * after COMMIT; a handler error is retried in-process with backoff (unacked) until the attempts are
  * used up, then dead-lettered; a transient database failure (`isTransientDatabaseError`) spends no
@@ -376,6 +400,8 @@ export async function runAlone<Tx extends TransactionClient>(
     // The channel went while the transaction ran: the redelivered copy takes over from here.
     if (stopping.aborted) return
     const ordered = orderedOf(message, control, runtime)
+    if (outcome.kind === 'rejected')
+      return rejected({ ...message, attempt }, control, runtime, outcome.error, ordered)
     if (ordered) await startKey(runtime.database, handler.name, message, logger)
     if (isTransientDatabaseError(outcome.error)) {
       transientSince ??= performance.now()

@@ -75,6 +75,9 @@ function readEvent(delivery: RawDelivery): Fields | string {
   return { ...attributes, data: body }
 }
 
+/** A UTF-16 surrogate not paired with another (with the `u` flag a pair is one code point). */
+const LONE_SURROGATE = /\p{Surrogate}/u
+
 /** Problems with the envelope attributes, each as `attribute: what is wrong`; empty when valid. */
 function envelopeProblems(body: Fields, expectedType: string): string[] {
   const problems: string[] = []
@@ -109,6 +112,15 @@ function envelopeProblems(body: Fields, expectedType: string): string[] {
   optional('dataschema')
   optional('partitionkey')
   optional('sequence')
+  // An ordered handler keys its cursor by both in PostgreSQL text, which holds no U+0000 (such a
+  // message could never be handled: poison, not a database outage retried forever) and gets a lone
+  // surrogate as U+FFFD (two keys would share a cursor, and a batch's cursor rows would not match
+  // its messages). Neither is a Unicode string, as CloudEvents' String type requires.
+  for (const key of ['source', 'partitionkey']) {
+    const value = text(body, key)
+    if (value?.includes('\0')) problems.push(`${key}: holds a NUL character (U+0000)`)
+    if (value !== undefined && LONE_SURROGATE.test(value)) problems.push(`${key}: holds a lone surrogate`)
+  }
   if (!('data' in body)) problems.push('data: missing')
   return problems
 }

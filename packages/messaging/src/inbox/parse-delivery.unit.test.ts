@@ -93,6 +93,25 @@ describe('parseDelivery', () => {
     )
   })
 
+  it('when the source or partition key holds a NUL character, then it is poison (PostgreSQL text cannot store it)', async () => {
+    const parsed = await deliver(
+      envelope({ source: 'pay\u0000ment', partitionkey: 'order\u0000-1', sequence: '1' }),
+    )
+    expect(!parsed.ok && parsed.reason).toBe(
+      'invalid envelope: source: holds a NUL character (U+0000); partitionkey: holds a NUL character (U+0000)',
+    )
+  })
+
+  it('when the source or partition key holds a lone surrogate, then it is poison; a surrogate pair is a character', async () => {
+    const parsed = await deliver(
+      envelope({ source: 'pay\ud800ment', partitionkey: 'order-\udc001', sequence: '1' }),
+    )
+    expect(!parsed.ok && parsed.reason).toBe(
+      'invalid envelope: source: holds a lone surrogate; partitionkey: holds a lone surrogate',
+    )
+    expect((await deliver(envelope({ partitionkey: 'order-\u{1f600}', sequence: '1' }))).ok).toBe(true)
+  })
+
   it('when the payload fails the schema, then the reason carries the issue path', async () => {
     const parsed = await deliver(envelope({ data: { orderId: 'order-1', amount: '12.50' } }))
     expect(parsed).toMatchObject({ ok: false, id: '0190f1d2-3c4b-7a5e-8f00-000000000001' })
