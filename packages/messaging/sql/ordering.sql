@@ -18,6 +18,8 @@ CREATE TABLE IF NOT EXISTS ordering_sequence (
 -- settle window passed, then the cursor starts just below the lowest held one. `held` is true
 -- whenever ordering_waiting may have a delivery of the key (set with each hold, cleared under the
 -- row's lock when none is left), so a move that finds it false needs no probe of ordering_waiting.
+-- `settled_past` is where a settled cursor started (its sequences up to it were never handled here:
+-- one that comes later is dead-lettered, not taken for a duplicate).
 CREATE TABLE IF NOT EXISTS ordering_cursor (
   handler         text NOT NULL,
   producer        text NOT NULL,
@@ -29,10 +31,13 @@ CREATE TABLE IF NOT EXISTS ordering_cursor (
   blocked_reason  text,
   settling_since  timestamptz(3),
   held            boolean NOT NULL DEFAULT true,
+  settled_past    bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (handler, producer, key)
 );
--- Tables made before `held` existed: their cursors count as holding until their next move checks.
+-- Tables made before `held` and `settled_past` existed: their cursors count as holding until their
+-- next move checks, and as never settled.
 ALTER TABLE ordering_cursor ADD COLUMN IF NOT EXISTS held boolean NOT NULL DEFAULT true;
+ALTER TABLE ordering_cursor ADD COLUMN IF NOT EXISTS settled_past bigint NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS ordering_cursor_blocked_idx ON ordering_cursor (handler, blocked_since)
   WHERE blocked_by IS NOT NULL;
 CREATE INDEX IF NOT EXISTS ordering_cursor_settling_idx ON ordering_cursor (handler, settling_since)

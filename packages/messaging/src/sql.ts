@@ -374,10 +374,12 @@ export const NEXT_SEQUENCE = `INSERT INTO ordering_sequence (routing_key, key, s
   ON CONFLICT (routing_key, key) DO UPDATE SET seq = ordering_sequence.seq + 1 RETURNING seq::text AS seq`
 
 /**
- * The cursor of handler $1, producer $2, key $3, locked for the transaction: `last_seq` (text) and
- * `settling` (not started yet: its key was first seen above sequence 1); no row when it is new.
+ * The cursor of handler $1, producer $2, key $3, locked for the transaction: `last_seq` (text),
+ * `settling` (not started yet: its key was first seen above sequence 1) and `settled_past` (text:
+ * where a settled cursor started; 0 otherwise); no row when it is new.
  */
-export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq, settling_since IS NOT NULL AS settling
+export const LOCK_CURSOR = `SELECT last_seq::text AS last_seq, settling_since IS NOT NULL AS settling,
+    settled_past::text AS settled_past
   FROM ordering_cursor WHERE handler = $1 AND producer = $2 AND key = $3 FOR UPDATE`
 
 /**
@@ -400,11 +402,13 @@ export const START_CURSOR = `INSERT INTO ordering_cursor AS c (handler, producer
 
 /**
  * Starts handler $1's cursors that have settled for more than $2 ms just below their lowest held
- * sequence; returns each one's `producer`, `key` and that sequence `seq` (text), now ready to
+ * sequence (recorded as `settled_past`); returns each one's `producer`, `key` and that sequence `seq` (text), now ready to
  * drain. A settling cursor without a held delivery stays as it is.
  */
 export const START_SETTLED = `UPDATE ordering_cursor c SET settling_since = NULL,
     last_seq = (SELECT min(w.seq) FROM ordering_waiting w
+      WHERE w.handler = c.handler AND w.producer = c.producer AND w.key = c.key) - 1,
+    settled_past = (SELECT min(w.seq) FROM ordering_waiting w
       WHERE w.handler = c.handler AND w.producer = c.producer AND w.key = c.key) - 1
   WHERE c.handler = $1 AND c.settling_since < now() - $2::int * interval '1 millisecond'
     AND EXISTS (SELECT 1 FROM ordering_waiting w

@@ -24,7 +24,7 @@ import {
 // PostgreSQL and RabbitMQ. Costs on a 2-core machine: the fault storm 3-5 s (400 messages; set
 // FAULT_KEYS for more keys, FAULT_FAIL for the percentage of failing first attempts, FAULT_REPORT
 // to print the counters), the requeue about 0.5 s, each message-shape case under 0.5 s, the
-// settle window about 1 s. The settle window's case fails: a known defect, see its comment.
+// settle window about 1 s.
 
 const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
 
@@ -363,11 +363,10 @@ describe('per-key order in batches under faults', () => {
     ])
   })
 
-  it("when a new key's sequence 1 waits in one consumer for a slot past the settle window while its sequence 2 is held in another, then sequence 1 is still handled, before 2", async () => {
-    // Fails: the settle window is a timer on the cursor, blind to a delivery another instance has
-    // received but not yet begun (waiting for a slot, a turn or its batch). The README's "a key's
-    // message that arrives more than startSettleMs after a later one" counts from that transaction,
-    // not from the arrival; at the default 5 s a backlog of slow handlers is enough.
+  it("when a new key's sequence 1 waits in one consumer for a slot past the settle window while its sequence 2 is held in another, then 2 is handled and 1 is dead-lettered with the reason, neither handled out of order nor dropped as a duplicate", async () => {
+    // The settle window is a timer on the cursor, blind to a delivery another instance has
+    // received but not yet begun (waiting for a slot, a turn or its batch): a predecessor that
+    // begins after the key started past it is late, and dead-lettered (inbox/ordering.ts).
     const f = fixture
     const handler = 'ordered-settle'
     const key = randomUUID()
@@ -400,12 +399,17 @@ describe('per-key order in batches under faults', () => {
       () => b.consumer.metrics().orderSettledTotal === 1,
     )
     open()
-    await eventually('A settled both of its deliveries', () => {
-      const m = a.consumer.metrics()
-      return m.handledTotal + m.duplicatesTotal === 2
-    })
+    await eventually(
+      'A dead-lettered the late sequence 1',
+      () => a.consumer.metrics().deadLetteredTotal === 1,
+    )
     const ofKey = (await f.effects(handler)).filter((row) => [first.id, second.id].includes(row.message_id))
-    expect(ofKey.map((row) => row.n)).toEqual([1, 2])
+    expect(ofKey.map((row) => row.n)).toEqual([2])
+    const [late] = await f.drainDeadLetters(handler)
+    expect(late?.properties.messageId).toBe(first.id)
+    expect(String(late?.properties.headers?.['x-dead-letter-reason'])).toContain(
+      "ordered message 1 came after its key's order had started at 2",
+    )
   })
 
   it('when a key blocked by a dead-lettered message has it requeued while its successors are held and other keys flow in batches, then the key resumes in order and nothing stays held or flagged', async () => {

@@ -73,7 +73,7 @@ export interface ConsumerOptions<Tx extends TransactionClient> {
    * (5,000) how often held deliveries whose predecessor is done are put back and blocked keys and
    * gaps counted; `gapAfterMs` (300,000) when a held delivery's missing predecessor is reported;
    * `putBackAgainMs` (30,000) when a copy put back but not yet handled is put back again;
-   * `startSettleMs` (5,000) how long a key first seen above sequence 1 holds its deliveries before
+   * `startSettleMs` (30,000) how long a key first seen above sequence 1 holds its deliveries before
    * its order starts at the lowest held one.
    */
   ordering?: Partial<OrderingSettings>

@@ -100,6 +100,8 @@ type Attempt =
   | { kind: 'duplicate' }
   /** An ordered delivery that came before its predecessor, now held in the database. */
   | { kind: 'waiting' }
+  /** An ordered delivery that came after its key's cursor settled past it (inbox/ordering.ts). */
+  | { kind: 'late'; settledPast: number }
   | { kind: 'handler-failed'; error: unknown }
   /** The transaction failed before the handler ran (database down): not the message's fault. */
   | { kind: 'unavailable'; error: unknown }
@@ -341,6 +343,25 @@ async function rejected<Tx extends TransactionClient>(
 }
 
 /**
+ * Dead-letters an ordered delivery that came after its key's cursor settled past it: handling it
+ * now would break the key's order, and acking it as a duplicate would drop a message never
+ * handled. It does not block the key. Never throws.
+ */
+async function deadLetterLate<Tx extends TransactionClient>(
+  message: ConsumedMessage,
+  control: DeliveryControl,
+  runtime: DeliveryRuntime<Tx>,
+  settledPast: number,
+): Promise<void> {
+  const sequence = message.ordering?.sequence
+  const reason =
+    `ordered message ${sequence} came after its key's order had started at ${settledPast + 1} ` +
+    '(the settle window, consumer.ordering.startSettleMs, had passed): not handled out of order'
+  const { id, type } = message
+  await deadLetter(control, runtime, reason, message.attempt, { id, type })
+}
+
+/**
  * A valid message in transactions of its own: runs its handler in an inbox transaction and acks
  * after COMMIT; a handler error is retried in-process with backoff (unacked) until the attempts are
  * used up, then dead-lettered; a transient database failure (`isTransientDatabaseError`) spends no
@@ -378,6 +399,7 @@ export async function runAlone<Tx extends TransactionClient>(
       release()
     }
     if (outcome.kind === 'waiting') return settleWaiting(message, control, runtime)
+    if (outcome.kind === 'late') return deadLetterLate(message, control, runtime, outcome.settledPast)
     if (outcome.kind === 'handled' || outcome.kind === 'duplicate') {
       const fresh = outcome.kind === 'handled'
       settleCommitted({ ...message, attempt }, control, runtime, fresh, performance.now() - started)

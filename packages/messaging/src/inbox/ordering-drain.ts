@@ -92,7 +92,7 @@ async function drainOne<Tx extends TransactionClient>(
   let held: { row: HeldRow; sequence: number } | undefined
   try {
     return await runtime.database.transaction(async (tx): Promise<DrainStep> => {
-      const sequence = (await lockCursor(tx, cursor)) + 1
+      const sequence = (await lockCursor(tx, cursor)).last + 1
       const params = [...cursor, sequence, settings.putBackAgainMs]
       const [found] = await queryRows<StoredRow>(tx, NEXT_HELD, params)
       if (!found) return { kind: 'done' }

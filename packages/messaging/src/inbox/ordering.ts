@@ -28,7 +28,9 @@
  * delivery is sequence 1 starts at once; one first seen above 1 (numbered before the handler saw
  * it, e.g. a handler added to a running system) gets a settling cursor: its deliveries are held
  * for `startSettleMs`, then the sweep starts the cursor just below the lowest held one
- * (`START_SETTLED`) and drains them in order. A first delivery whose handler fails starts its
+ * (`START_SETTLED`, recorded as `settled_past`) and drains them in order. A predecessor that
+ * begins its transaction only after that (delayed longer than the window in another instance, say)
+ * is `late`: dead-lettered with the reason, never handled out of order nor taken for a duplicate. A first delivery whose handler fails starts its
  * cursor before it (`startKey`), so the window never passes over it.
  *
  * A failing message retries with backoff as any other (unacked, outside any transaction); its
@@ -68,7 +70,9 @@ export interface OrderingSettings {
   putBackAgainMs: number
   /**
    * A key first seen above sequence 1 (numbered before this handler saw it) holds its deliveries
-   * this long, then its cursor starts just below the lowest held one. Default 5,000.
+   * this long, then its cursor starts just below the lowest held one; a predecessor that comes
+   * later is dead-lettered. Set it above the longest a delivery may wait in a consumer for its
+   * transaction (prefetch x handler time / concurrency). Default 30,000.
    */
   startSettleMs: number
 }
@@ -78,13 +82,20 @@ export const DEFAULT_ORDERING: OrderingSettings = {
   sweepMs: 5_000,
   gapAfterMs: 300_000,
   putBackAgainMs: 30_000,
-  startSettleMs: 5_000,
+  startSettleMs: 30_000,
 }
 
 /** The outcome of one ordered transaction. */
 export type OrderedOutcome =
   /** `next()`: whether the next sequence of the key is held (known once the transaction committed). */
-  { kind: 'handled'; next: () => boolean } | { kind: 'duplicate' } | { kind: 'waiting' }
+  | { kind: 'handled'; next: () => boolean }
+  | { kind: 'duplicate' }
+  | { kind: 'waiting' }
+  /**
+   * A predecessor that came after its key's cursor settled past it (`settledPast`): never handled
+   * here, and too late to be handled in order. Nothing was written; the caller dead-letters it.
+   */
+  | { kind: 'late'; settledPast: number }
 
 /** What the sweep found for one handler: blocked keys, held deliveries, keys with a gap. */
 export interface OrderingReport {
@@ -104,19 +115,21 @@ export const cursorOf = (handler: string, message: ConsumedMessage): [string, st
 
 /**
  * Locks the cursor of (handler, producer, key) for the transaction, creating it at 0 (settling
- * when `settle`: its first delivery is above sequence 1); its last sequence.
+ * when `settle`: its first delivery is above sequence 1); its last sequence, and where it started
+ * when it settled (`settledPast`, 0 when it did not).
  */
 export async function lockCursor(
   tx: TransactionClient,
   cursor: [string, string, string],
   settle = false,
-): Promise<number> {
-  let [row] = await queryRows<{ last_seq: string }>(tx, LOCK_CURSOR, cursor)
+): Promise<{ last: number; settledPast: number }> {
+  type Row = { last_seq: string; settled_past: string }
+  let [row] = await queryRows<Row>(tx, LOCK_CURSOR, cursor)
   if (!row) {
     await execute(tx, CREATE_CURSOR, [...cursor, settle])
-    ;[row] = await queryRows<{ last_seq: string }>(tx, LOCK_CURSOR, cursor)
+    ;[row] = await queryRows<Row>(tx, LOCK_CURSOR, cursor)
   }
-  return Number(row?.last_seq ?? 0)
+  return { last: Number(row?.last_seq ?? 0), settledPast: Number(row?.settled_past ?? 0) }
 }
 
 /** What a cursor's move answered (`MOVE_CURSOR`): no row when it did not move. */
@@ -178,8 +191,9 @@ const movedNext = (rows: unknown[]): boolean => (rows[0] as { next?: boolean } |
 
 /**
  * A cursor that did not move to `sequence`, read under its lock (made at 0 when new, settling when
- * `sequence` is above 1): a duplicate, an early delivery held (on a settling cursor every delivery
- * but sequence 1 is), or `'next'` (a new or settling cursor, and this sequence 1).
+ * `sequence` is above 1): a late predecessor of a settled key, a duplicate, an early delivery held
+ * (on a settling cursor every delivery but sequence 1 is), or `'next'` (a new or settling cursor,
+ * and this sequence 1).
  */
 async function notMoved(
   tx: TransactionClient,
@@ -188,7 +202,8 @@ async function notMoved(
   message: ConsumedMessage,
   original: Message,
 ): Promise<OrderedOutcome | 'next'> {
-  const last = await lockCursor(tx, cursor, sequence > 1)
+  const { last, settledPast } = await lockCursor(tx, cursor, sequence > 1)
+  if (sequence <= settledPast) return { kind: 'late', settledPast }
   if (sequence <= last) return { kind: 'duplicate' }
   if (sequence === last + 1) return 'next'
   // Not the next (that one moves the cursor): hold it for its predecessor.
