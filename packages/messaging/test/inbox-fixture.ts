@@ -23,7 +23,7 @@ import { createConsumer, type Consumer, type ConsumerOptions } from '../src/inbo
 import { pgDatabase } from '../src/database.js'
 import type { Queryable } from '../src/recorder/types.js'
 import { createSignals, type Signals } from '../src/signals.js'
-import { deadLetterQueueName, queueName } from '../src/topology.js'
+import { deadLetterQueueName, declareTopology, queueName } from '../src/topology.js'
 import type {
   ConsumedMessage,
   Envelope,
@@ -157,6 +157,11 @@ export interface InboxFixture {
   /** Deletes a queue behind the consumer's back. */
   deleteQueue(queue: string): Promise<void>
   /**
+   * Declares `handler`'s queue and dead-letter queue (marked for cleanup) before any consumer of it
+   * runs, so what is published meanwhile waits there.
+   */
+  declare(handler: HandlerDefinition<Tx, Happened>): Promise<void>
+  /**
    * Marks a handler's queue and dead-letter queue, declared under `prefix` by a consumer this
    * fixture did not start (e.g. `createMessaging`), for deletion by `cleanup`.
    */
@@ -246,6 +251,10 @@ export async function createInboxFixture(name: string): Promise<InboxFixture> {
       return (await channel.checkQueue(name)).messageCount
     },
     adopt,
+    async declare(handler) {
+      adopt(handler.name)
+      await declareTopology(channel, { exchange, queuePrefix: prefix, handlers: [handler] })
+    },
     async deleteQueue(name) {
       await channel.deleteQueue(name)
     },

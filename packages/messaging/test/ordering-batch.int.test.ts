@@ -1,55 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
-import amqp from 'amqplib'
 import { describe, expect, it } from 'vitest'
-import { AMQP_URL, useFixture } from '@saga/testkit'
-import { declareTopology } from '../src/topology.js'
-import type { HandlerDefinition } from '../src/types.js'
-import {
-  createInboxFixture,
-  envelope,
-  eventually,
-  recordingHandler,
-  type Happened,
-  type InboxFixture,
-  type Tx,
-} from './inbox-fixture.js'
+import { useFixture } from '@saga/testkit'
+import { envelope, eventually, recordingHandler, type InboxFixture } from './inbox-fixture.js'
+import { createOrderingFixture, ORDERED_BATCHING } from './ordering/fixture.js'
 
 // Per-key order in batches (inbox/ordering-batch.ts): many keys' deliveries share a transaction,
 // early ones are held and released by their predecessor's commit, a poisoned one blocks only its
 // key. About 3 s.
 
-const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
-
-const fixture = useFixture(async () => {
-  const created = await createInboxFixture('ordering_batch')
-  await created.db.pool.query(await readFile(ORDERING_SQL, 'utf8'))
-  return created
-})
-
-/** Batches of up to 10 from the first delivery on; a sweep that never runs in a test's time. */
-const BATCHING = {
-  prefetch: 40,
-  batchMax: 10,
-  batchBudgetMs: Number.POSITIVE_INFINITY,
-  ordering: { sweepMs: 600_000 },
-}
-
-/** Declares `handler`'s queue (marked for cleanup), so what is published before its consumer starts waits there. */
-async function declareQueue(f: InboxFixture, handler: HandlerDefinition<Tx, Happened>): Promise<void> {
-  f.adopt(handler.name)
-  const connection = await amqp.connect(AMQP_URL)
-  try {
-    await declareTopology(await connection.createChannel(), {
-      exchange: f.exchange,
-      queuePrefix: f.prefix,
-      handlers: [handler],
-    })
-  } finally {
-    await connection.close()
-  }
-}
+const fixture = useFixture(() => createOrderingFixture('ordering_batch'))
 
 /** Publishes sequence `sequence` of `key` (payload `n` = the sequence); returns its message id. */
 async function publishSequenced(f: InboxFixture, key: string, sequence: number): Promise<string> {
@@ -86,7 +45,7 @@ describe('per-key order in batches', () => {
     const handler = 'ordered-batch'
     const keyOf = new Map<string, string>()
     const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
-    await declareQueue(f, ordered)
+    await f.declare(ordered)
     const late = randomUUID()
     const others = Array.from({ length: 10 }, () => randomUUID())
     // The queue's order: late 1, then the other keys interleaved with late 4, 3, 2.
@@ -95,7 +54,7 @@ describe('per-key order in batches', () => {
       for (const key of others) keyOf.set(await publishSequenced(f, key, n), key)
       if (n > 1) keyOf.set(await publishSequenced(f, late, 6 - n), late)
     }
-    const { consumer } = await f.startConsumer([ordered], BATCHING)
+    const { consumer } = await f.startConsumer([ordered], ORDERED_BATCHING)
     await eventually('every message handled', async () => (await f.effects(handler)).length === 44)
 
     const byKey = await handledByKey(f, handler, keyOf)
@@ -126,17 +85,14 @@ describe('per-key order in batches', () => {
       }),
       ordering: 'per-key' as const,
     }
-    await declareQueue(f, throwing)
+    await f.declare(throwing)
     for (let n = 1; n <= 4; n += 1)
       for (const key of [poisoned, ...others]) {
         const id = await publishSequenced(f, key, n)
         keyOf.set(id, key)
         if (key === poisoned && n === 2) blocker = id
       }
-    const { consumer } = await f.startConsumer([throwing], {
-      ...BATCHING,
-      maxAttempts: 2,
-    })
+    const { consumer } = await f.startConsumer([throwing], { ...ORDERED_BATCHING, maxAttempts: 2 })
     await eventually('the key blocked', async () => {
       const { rows } = await f.db.pool.query<{ blocked_by: string | null }>(
         'SELECT blocked_by::text FROM ordering_cursor WHERE handler = $1 AND key = $2',

@@ -1,17 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
-import amqp from 'amqplib'
 import { describe, expect, it } from 'vitest'
+import amqp from 'amqplib'
 import { AMQP_URL, useFixture } from '@saga/testkit'
 import { createAmqpConnection, type AmqpConnection } from '../src/amqp/connection.js'
 import { createConsumer, type Consumer } from '../src/inbox/consumer.js'
 import { pgDatabase } from '../src/database.js'
-import { declareTopology } from '../src/topology.js'
 import type { HandlerDefinition } from '../src/types.js'
 import {
   closeConnectionsNamed,
-  createInboxFixture,
   envelope,
   eventually,
   recordingHandler,
@@ -19,6 +15,7 @@ import {
   type InboxFixture,
   type Tx,
 } from './inbox-fixture.js'
+import { createOrderingFixture, ORDERED_BATCHING } from './ordering/fixture.js'
 
 // Attacks on per-key order in batches (inbox/ordering-batch.ts, inbox/batch.ts), each on real
 // PostgreSQL and RabbitMQ. Costs on a 2-core machine: the fault storm 3-5 s (400 messages; set
@@ -26,11 +23,8 @@ import {
 // to print the counters), the requeue about 0.5 s, each message-shape case under 0.5 s, the
 // settle window about 1 s.
 
-const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
-
 const fixture = useFixture(async () => {
-  const created = await createInboxFixture('ordering_faults')
-  await created.db.pool.query(await readFile(ORDERING_SQL, 'utf8'))
+  const created = await createOrderingFixture('ordering_faults')
   // A terminated backend is reported on the pool for an idle client and on the client otherwise,
   // also in pg-pool's hand-over window before its new holder listens (node-postgres #2762):
   // listen on every client, as service-kit's database plugin does.
@@ -46,21 +40,6 @@ const oneIn = (id: string, salt: string, percent: number): boolean =>
     .digest()[0]! %
     100 <
   percent
-
-/** Declares `handler`'s queue (marked for cleanup), so what is published before its consumers start waits there. */
-async function declareQueue(f: InboxFixture, handler: HandlerDefinition<Tx, Happened>): Promise<void> {
-  f.adopt(handler.name)
-  const connection = await amqp.connect(AMQP_URL)
-  try {
-    await declareTopology(await connection.createChannel(), {
-      exchange: f.exchange,
-      queuePrefix: f.prefix,
-      handlers: [handler],
-    })
-  } finally {
-    await connection.close()
-  }
-}
 
 interface Named {
   consumer: Consumer
@@ -118,7 +97,7 @@ describe('per-key order in batches under faults', () => {
       }),
       ordering: 'per-key' as const,
     }
-    await declareQueue(f, ordered)
+    await f.declare(ordered)
 
     // Each key's sequences in pairs swapped (2, 1, 4, 3, ...): every key's first delivery is
     // sequence 2, so it starts settling and sequence 1 comes after; the gap key lacks 5.
@@ -254,18 +233,13 @@ describe('per-key order in batches under faults', () => {
     const f = fixture
     const handler = 'ordered-nul'
     const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
-    await declareQueue(f, ordered)
+    await f.declare(ordered)
     const keys = Array.from({ length: 5 }, () => randomUUID())
     const poison = envelope({ partitionkey: 'nul\u0000key', sequence: '1', data: { n: 1 } })
     await f.publish(poison)
     for (const key of keys)
       await f.publish(envelope({ partitionkey: key, sequence: '1', correlationid: key }))
-    const { consumer } = await f.startConsumer([ordered], {
-      prefetch: 40,
-      batchMax: 10,
-      batchBudgetMs: Number.POSITIVE_INFINITY,
-      ordering: { sweepMs: 600_000 },
-    })
+    const { consumer } = await f.startConsumer([ordered], ORDERED_BATCHING)
     await eventually('the other keys handled', async () => (await f.effects(handler)).length === keys.length)
     // Poison never reaches a handler: it is dead-lettered, not retried as if the database were down.
     await eventually('the NUL key dead-lettered', () => consumer.metrics().deadLetteredTotal === 1, 5_000)
@@ -277,7 +251,7 @@ describe('per-key order in batches under faults', () => {
     const f = fixture
     const handler = 'ordered-surrogate'
     const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
-    await declareQueue(f, ordered)
+    await f.declare(ordered)
     const keys = Array.from({ length: 12 }, () => randomUUID())
     // PostgreSQL gets the key as UTF-8, where a lone surrogate becomes U+FFFD: the cursor's key
     // then differs from the message's. Four such keys sit among the others, so batches take them.
@@ -287,12 +261,7 @@ describe('per-key order in batches under faults', () => {
       if (i % 3 === 1) await f.publish(odd(i))
       await f.publish(envelope({ partitionkey: key, sequence: '1', correlationid: key }))
     }
-    const { consumer } = await f.startConsumer([ordered], {
-      prefetch: 40,
-      batchMax: 10,
-      batchBudgetMs: Number.POSITIVE_INFINITY,
-      ordering: { sweepMs: 600_000 },
-    })
+    const { consumer } = await f.startConsumer([ordered], ORDERED_BATCHING)
     await eventually('the other keys handled', async () => (await f.effects(handler)).length >= keys.length)
     const settled = (): number => {
       const m = consumer.metrics()
@@ -310,7 +279,7 @@ describe('per-key order in batches under faults', () => {
     const f = fixture
     const handler = 'ordered-long'
     const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
-    await declareQueue(f, ordered)
+    await f.declare(ordered)
     const keys = Array.from({ length: 6 }, () => randomUUID())
     // 300 UUIDs: 10.8 kB that do not compress; the cursor's primary key cannot index them (SQLSTATE
     // 54000), a failure before the handler ran, which the inbox takes for a database outage.
@@ -322,12 +291,7 @@ describe('per-key order in batches under faults', () => {
       if (i === 3) await f.publish(long)
       await f.publish(envelope({ partitionkey: key, sequence: '1', correlationid: key }))
     }
-    const { consumer } = await f.startConsumer([ordered], {
-      prefetch: 40,
-      batchMax: 10,
-      batchBudgetMs: Number.POSITIVE_INFINITY,
-      ordering: { sweepMs: 600_000 },
-    })
+    const { consumer } = await f.startConsumer([ordered], ORDERED_BATCHING)
     await eventually('the other keys handled', async () => (await f.effects(handler)).length === keys.length)
     await eventually('the long key dead-lettered', () => consumer.metrics().deadLetteredTotal === 1, 5_000)
     expect((await f.drainDeadLetters(handler)).map((m) => m.properties.messageId as unknown)).toEqual([
@@ -339,7 +303,7 @@ describe('per-key order in batches under faults', () => {
     const f = fixture
     const handler = 'ordered-header'
     const ordered = { ...recordingHandler(handler), ordering: 'per-key' as const }
-    await declareQueue(f, ordered)
+    await f.declare(ordered)
     const { consumer } = await f.startConsumer([ordered], { ordering: { sweepMs: 600_000 } })
     const key = randomUUID()
     // Sequence 2 before 1: it is held, its AMQP properties stored as jsonb, which refuses U+0000.
@@ -425,7 +389,7 @@ describe('per-key order in batches under faults', () => {
       }),
       ordering: 'per-key' as const,
     }
-    await declareQueue(f, ordered)
+    await f.declare(ordered)
     const keyOf = new Map<string, string>()
     const publishKeys = async (from: number, to: number): Promise<void> => {
       for (let n = from; n <= to; n += 1)
@@ -436,13 +400,7 @@ describe('per-key order in batches under faults', () => {
         }
     }
     await publishKeys(1, 3)
-    const { consumer } = await f.startConsumer([ordered], {
-      prefetch: 40,
-      batchMax: 10,
-      batchBudgetMs: Number.POSITIVE_INFINITY,
-      maxAttempts: 2,
-      ordering: { sweepMs: 600_000 },
-    })
+    const { consumer } = await f.startConsumer([ordered], { ...ORDERED_BATCHING, maxAttempts: 2 })
     await eventually('the key blocked, its 3 held', async () => {
       const { rows } = await f.db.pool.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ordering_cursor c JOIN ordering_waiting w USING (handler, producer, key)

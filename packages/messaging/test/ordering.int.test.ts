@@ -1,19 +1,17 @@
-import { readFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import type pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { useFixture } from '@saga/testkit'
-import { createInboxFixture, eventually } from './inbox-fixture.js'
+import { eventually } from './inbox-fixture.js'
 import { startOrderedConsumer, type OrderedConsumerSettings } from './ordering/ordered-consumer.js'
-import { effectsByKey, orderedProducer, produce, startConsumerChild } from './ordering/fixture.js'
+import {
+  createOrderingFixture,
+  effectsByKey,
+  orderedProducer,
+  produce,
+  startConsumerChild,
+} from './ordering/fixture.js'
 
-const ORDERING_SQL = fileURLToPath(new URL('../sql/ordering.sql', import.meta.url))
-
-const fixture = useFixture(async () => {
-  const created = await createInboxFixture('ordering')
-  await created.db.pool.query(await readFile(ORDERING_SQL, 'utf8'))
-  return created
-})
+const fixture = useFixture(() => createOrderingFixture('ordering'))
 
 const KEYS = Number(process.env.ORDERING_KEYS ?? 500)
 const PER_KEY = 20

@@ -6,15 +6,36 @@
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { AMQP_URL } from '@saga/testkit'
 import type pg from 'pg'
 import { createMessaging, type Messaging } from '../../src/messaging.js'
 import { enqueue } from '../../src/outbox/enqueue.js'
-import { happened } from '../inbox-fixture.js'
+import { createInboxFixture, happened, type InboxFixture } from '../inbox-fixture.js'
 import type { OrderedConsumerSettings } from './ordered-consumer.js'
 
 const CHILD = fileURLToPath(new URL('./consumer-process.ts', import.meta.url))
+const ORDERING_SQL = fileURLToPath(new URL('../../sql/ordering.sql', import.meta.url))
+
+/** `createInboxFixture(name)` with per-key order's tables (sql/ordering.sql) in its database too. */
+export async function createOrderingFixture(name: string): Promise<InboxFixture> {
+  const created = await createInboxFixture(name)
+  await created.db.pool.query(await readFile(ORDERING_SQL, 'utf8'))
+  return created
+}
+
+/**
+ * Consumer options of the ordered batching tests: batches of up to 10 from the first delivery on
+ * (no budget to learn), and a sweep that never runs in a test's time, so what a test sees was done
+ * by the deliveries themselves.
+ */
+export const ORDERED_BATCHING = {
+  prefetch: 40,
+  batchMax: 10,
+  batchBudgetMs: Number.POSITIVE_INFINITY,
+  ordering: { sweepMs: 600_000 },
+}
 
 /** A producer of sequenced `test.happened.v1` messages: `n` is the message's place in its key (1, 2, ...). */
 export function orderedProducer(pool: pg.Pool, exchange: string): Messaging<pg.PoolClient> {
