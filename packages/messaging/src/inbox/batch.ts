@@ -9,6 +9,7 @@ import {
   type DeliveryRuntime,
 } from './handle-delivery.js'
 import { batchSize } from './batch-size.js'
+import { keyId } from './ordering.js'
 import { inOrderBatch } from './ordering-batch.js'
 import type { Release } from './slots.js'
 
@@ -226,8 +227,10 @@ export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
       const durationMs = performance.now() - started
       runtime.counters.batchesTotal += 1
       // Acked in delivery order, each after the COMMIT that holds its effect.
-      for (const { message, control } of batch) {
-        if (rest.some((item) => item.message === message)) continue
+      const left = new Set(rest)
+      for (const item of batch) {
+        if (left.has(item)) continue
+        const { message, control } = item
         settleCommitted(message, control, runtime, fresh.has(message.id.toLowerCase()), durationMs)
       }
       if (fresh.size > 0) runtime.onCommitted()
@@ -247,7 +250,7 @@ export class Batcher<Tx extends TransactionClient> implements DeliveryBatcher {
 
 /** The batch's identity of an ordered delivery: its producer and key; '' when it is not sequenced. */
 const orderedId = ({ message, control }: Waiting): string =>
-  message.ordering && control.original ? `${message.source}\u0000${message.ordering.key}` : ''
+  message.ordering && control.original ? keyId(message.source, message.ordering.key) : ''
 
 const keyOf = (message: ConsumedMessage): string => message.ordering?.key ?? ''
 

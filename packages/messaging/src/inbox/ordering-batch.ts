@@ -9,10 +9,9 @@
  * nothing of it was written here.
  */
 
-import { deferToCommit, execute, queryRows } from '../database.js'
-import { FINISH_MOVE, finishMove, INBOX_INSERT, inboxInsert, moveCursors } from '../sql.js'
+import { moveCursors } from '../sql.js'
 import type { ConsumedMessage, Database, TransactionClient } from '../types.js'
-import { cursorOf } from './ordering.js'
+import { cursorOf, finishMarked, keyId, recordAtCommit } from './ordering.js'
 
 /** A delivery of an ordered batch: its message carries `ordering`. */
 export interface OrderedItem {
@@ -25,8 +24,6 @@ export interface OrderedBatchOutcome<T extends OrderedItem> {
   /** Deliveries whose cursor did not move: each needs a transaction of its own (`inOrder`). */
   rest: T[]
 }
-
-const keyOf = (producer: string, key: string): string => `${producer}\u0000${key}`
 
 /**
  * One transaction for `items` of `handler` (sequenced messages, no key twice), opened with
@@ -48,12 +45,12 @@ export async function inOrderBatch<Tx extends TransactionClient, T extends Order
     const moved = new Map<string, boolean>()
     for (const result of results)
       for (const row of result.rows as Array<{ producer: string; key: string; marked: boolean }>)
-        moved.set(keyOf(row.producer, row.key), row.marked)
+        moved.set(keyId(row.producer, row.key), row.marked)
     const outcome: OrderedBatchOutcome<T> = { handled: [], rest: [] }
     const plain: Array<{ messageId: string; handler: string }> = []
     for (const item of items) {
       const { message } = item
-      const marked = moved.get(keyOf(message.source, (message.ordering as { key: string }).key))
+      const marked = moved.get(keyId(message.source, (message.ordering as { key: string }).key))
       if (marked === undefined) {
         outcome.rest.push(item)
         continue
@@ -62,25 +59,13 @@ export async function inOrderBatch<Tx extends TransactionClient, T extends Order
       const handled = { item, next: false }
       outcome.handled.push(handled)
       if (!marked) plain.push({ messageId: message.id, handler })
-      else await finishMarked(tx, handler, message, (next) => (handled.next = next))
+      else {
+        const { sequence } = message.ordering as { sequence: number }
+        const cursor = cursorOf(handler, message)
+        await finishMarked(tx, cursor, sequence, message.id, (next) => (handled.next = next))
+      }
     }
-    if (plain.length > 0 && !deferToCommit(tx, inboxInsert(plain), 'INSERT', () => undefined))
-      for (const entry of plain) await execute(tx, INBOX_INSERT, [entry.messageId, entry.handler])
+    if (plain.length > 0) await recordAtCommit(tx, plain)
     return outcome
   })
-}
-
-/** `FINISH_MOVE` for `message`, with COMMIT where the database can; `onNext` gets whether its next is held. */
-async function finishMarked(
-  tx: TransactionClient,
-  handler: string,
-  message: ConsumedMessage,
-  onNext: (next: boolean) => void,
-): Promise<void> {
-  const cursor = cursorOf(handler, message)
-  const sequence = (message.ordering as { sequence: number }).sequence
-  const read = (rows: unknown[]): void => onNext((rows[0] as { next?: boolean } | undefined)?.next === true)
-  if (deferToCommit(tx, finishMove(cursor, sequence, message.id), 'SELECT', (result) => read(result.rows)))
-    return
-  read(await queryRows(tx, FINISH_MOVE, [...cursor, sequence, message.id]))
 }

@@ -4,7 +4,13 @@ import { READY_KEYS, START_SETTLED } from '../sql.js'
 import type { ConsumedMessage, Database, HandlerDefinition, Logger, TransactionClient } from '../types.js'
 import type { DeliveryRuntime, HandlerCounters } from './handle-delivery.js'
 import { drainKey, type DrainContext } from './ordering-drain.js'
-import { orderingReport, type OrderingReport, type OrderingSettings, type PutBack } from './ordering.js'
+import {
+  keyId,
+  orderingReport,
+  type OrderingReport,
+  type OrderingSettings,
+  type PutBack,
+} from './ordering.js'
 
 /** What an ordered handler's sweep needs. */
 export interface SweepOptions<Tx extends TransactionClient> {
@@ -129,7 +135,7 @@ export interface OrderedParts {
 function keyTurns(): OrderedRuntime['turn'] {
   const tails = new Map<string, Promise<void>>()
   return async (producer, key) => {
-    const id = `${producer}\u0000${key}`
+    const id = keyId(producer, key)
     const before = tails.get(id)
     let end = (): void => undefined
     const mine = new Promise<void>((resolve) => (end = resolve))

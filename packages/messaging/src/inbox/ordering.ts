@@ -48,7 +48,6 @@ import {
   FINISH_MOVE,
   finishMove,
   FIRST_CURSOR,
-  INBOX_INSERT,
   inboxInsert,
   MOVE_CURSOR,
   moveCursor,
@@ -58,7 +57,8 @@ import {
   ORDERING_REPORT,
   START_CURSOR,
 } from '../sql.js'
-import type { ConsumedMessage, Database, Logger, TransactionClient } from '../types.js'
+import type { ConsumedMessage, Database, InboxEntry, Logger, TransactionClient } from '../types.js'
+import { recordInbox } from './inbox-record.js'
 
 /** Settings of per-key order, ms. */
 export interface OrderingSettings {
@@ -167,16 +167,9 @@ export function inOrder<Tx extends TransactionClient>(
       return handled
     }
     await run(tx)
-    if (!moved.marked) {
-      // Nothing of the key is held, nor is it blocked or settling: only the inbox pair to record.
-      const entry = { messageId: message.id, handler }
-      if (!deferToCommit(tx, inboxInsert([entry]), 'INSERT', () => undefined))
-        await execute(tx, INBOX_INSERT, [message.id, handler])
-      return handled
-    }
-    const finish = finishMove(cursor, sequence, message.id)
-    if (deferToCommit(tx, finish, 'SELECT', (result) => (next = movedNext(result.rows)))) return handled
-    next = movedNext(await queryRows(tx, FINISH_MOVE, [...cursor, sequence, message.id]))
+    // Nothing of the key held, nor blocked or settling: only the inbox pair to record.
+    if (!moved.marked) await recordAtCommit(tx, [{ messageId: message.id, handler }])
+    else await finishMarked(tx, cursor, sequence, message.id, (found) => (next = found))
     return handled
   }
   if (database.beginWith) {
@@ -188,6 +181,35 @@ export function inOrder<Tx extends TransactionClient>(
 }
 
 const movedNext = (rows: unknown[]): boolean => (rows[0] as { next?: boolean } | undefined)?.next === true
+
+/**
+ * Records the inbox pairs of handled messages whose cursor moved unmarked: with COMMIT where the
+ * database can (`deferToCommit`), else now (`recordInbox`). @throws the database's errors
+ */
+export async function recordAtCommit(tx: TransactionClient, entries: readonly InboxEntry[]): Promise<void> {
+  if (deferToCommit(tx, inboxInsert(entries), 'INSERT', () => undefined)) return
+  for (const { messageId, handler } of entries) await recordInbox(tx, messageId, handler)
+}
+
+/**
+ * `FINISH_MOVE` for the message `messageId` with `sequence` on a moved, `marked` cursor: with COMMIT
+ * where the database can (then `onNext` runs after COMMIT), else now. `onNext` gets whether the
+ * key's next sequence is held. @throws the database's errors
+ */
+export async function finishMarked(
+  tx: TransactionClient,
+  cursor: readonly [string, string, string],
+  sequence: number,
+  messageId: string,
+  onNext: (next: boolean) => void,
+): Promise<void> {
+  const finish = finishMove(cursor, sequence, messageId)
+  if (deferToCommit(tx, finish, 'SELECT', (result) => onNext(movedNext(result.rows)))) return
+  onNext(movedNext(await queryRows(tx, FINISH_MOVE, [...cursor, sequence, messageId])))
+}
+
+/** A key's identity within one handler: its producer and key, one string (a map key). */
+export const keyId = (producer: string, key: string): string => `${producer}\u0000${key}`
 
 /**
  * A cursor that did not move to `sequence`, read under its lock (made at 0 when new, settling when
